@@ -1,0 +1,182 @@
+"""The aiohttp application: routes, auth, faults, rate limits and JSON errors. No state logic."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from fake_queue.client_routes import add_client_routes
+from fake_queue.faults import ROUTES, RUNPOD_RATE_LIMITS, FaultInjector, RateLimiter
+from fake_queue.http_util import QUEUE_KEY, SETTINGS_KEY, BadRequest, error, int_query, json_body
+from fake_queue.latency import LatencyModel, LatencySampler, LatencySpecError
+from fake_queue.queue import JobError, JobQueue, now_ns
+from fake_queue.settings import BENCH_PREFIX, ServerSettings
+from fake_queue.worker_routes import add_worker_routes
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+MAX_BODY_BYTES = 32 * 1024 * 1024
+MAX_BURST = 1_000_000
+
+
+def _route_name(request: web.Request) -> str:
+    name = request.match_info.route.name or ""
+    return name.removesuffix("-post")
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except (JobError, BadRequest) as exc:
+        return error(exc.status, exc.message)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return error(exc.status, f"{exc.reason}: {request.method} {request.path}")
+
+
+def auth_middleware(api_key: str) -> Any:
+    accepted = {api_key, f"Bearer {api_key}"}
+
+    @web.middleware
+    async def require_key(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.headers.get("Authorization", "").strip() not in accepted:
+            return error(401, "missing or wrong API key: send 'Authorization: Bearer KEY'")
+        return await handler(request)
+
+    return require_key
+
+
+def fault_middleware(injector: FaultInjector) -> Any:
+    @web.middleware
+    async def inject(request: web.Request, handler: Handler) -> web.StreamResponse:
+        rule = injector.pick(_route_name(request))
+        if rule is None:
+            return await handler(request)
+        if rule.kind == "status":
+            return error(rule.status, f"injected fault {rule.describe()}")
+        if rule.kind == "drop":
+            if request.transport is not None:
+                request.transport.close()
+            raise asyncio.CancelledError()
+        await asyncio.sleep(rule.delay_s)
+        return await handler(request)
+
+    return inject
+
+
+def rate_limit_middleware(limiter: RateLimiter) -> Any:
+    @web.middleware
+    async def limit(request: web.Request, handler: Handler) -> web.StreamResponse:
+        route = _route_name(request)
+        if not limiter.admit(route):
+            return error(429, f"rate limit of /{route} exceeded (RunPod's documented limits)")
+        try:
+            return await handler(request)
+        finally:
+            limiter.release(route)
+
+    return limit
+
+
+async def bench_burst(request: web.Request) -> web.Response:
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise BadRequest(400, "burst body must be {\"count\": N, \"input\": {...}} or "
+                              "{\"inputs\": [...]}")
+    if "inputs" in body:
+        inputs = body["inputs"]
+        if not isinstance(inputs, list) or not inputs:
+            raise BadRequest(400, "inputs must be a non-empty list of job inputs")
+        count = int(body.get("count", len(inputs)))
+        payloads = [inputs[i % len(inputs)] for i in range(count)]
+    else:
+        raw_count = body.get("count")
+        if not isinstance(raw_count, int) or isinstance(raw_count, bool):
+            raise BadRequest(400, "count must be an integer number of jobs")
+        payloads = [body.get("input", {})] * raw_count
+    if not 1 <= len(payloads) <= MAX_BURST:
+        raise BadRequest(400, f"count must be 1..{MAX_BURST}")
+    jobs = request.app[QUEUE_KEY].submit_many(payloads)
+    return web.json_response({"count": len(jobs), "first": jobs[0].id,
+                              "submitted_ns": jobs[0].submitted_ns})
+
+
+async def bench_reset(request: web.Request) -> web.Response:
+    queue = request.app[QUEUE_KEY]
+    queue.reset()
+    return web.json_response({"ok": True, "cursor": queue.events_base})
+
+
+async def bench_events(request: web.Request) -> web.Response:
+    cursor = int_query(request, "cursor", 0, 0, 2**62)
+    limit = int_query(request, "limit", 50_000, 1, 1_000_000)
+    events, after = request.app[QUEUE_KEY].events_since(cursor, limit)
+    return web.json_response({"events": events, "next": after})
+
+
+async def bench_state(request: web.Request) -> web.Response:
+    queue = request.app[QUEUE_KEY]
+    return web.json_response({"counts": queue.counts(), "conservation": queue.conservation_error(),
+                              "now_ns": now_ns(), "waiting_takes": len(queue.waiting)})
+
+
+async def bench_workers(request: web.Request) -> web.Response:
+    queue, at = request.app[QUEUE_KEY], now_ns()
+    return web.json_response({
+        worker: {"polling": r.waiting_takes, "held": len(r.held),
+                 "last_seen_s": round((at - r.last_seen_ns) / 1e9, 3)}
+        for worker, r in queue.workers.items()
+    })
+
+
+async def bench_latency(request: web.Request) -> web.Response:
+    queue = request.app[QUEUE_KEY]
+    if request.method in ("PUT", "POST"):
+        body = await json_body(request)
+        if not isinstance(body, dict):
+            raise BadRequest(400, "latency body must be an object like {\"take\": 0.5}")
+        try:
+            model = LatencyModel.from_mapping(body, queue.sampler.model)
+        except LatencySpecError as exc:
+            raise BadRequest(400, str(exc)) from None
+        queue.sampler = LatencySampler(model, queue.sampler.seed)
+    return web.json_response(queue.sampler.model.to_json())
+
+
+async def unknown_endpoint(request: web.Request) -> web.Response:
+    expected = request.app[SETTINGS_KEY].endpoint_id
+    if request.match_info["endpoint"] == expected:
+        route = request.match_info["tail"].split("/")[0]
+        if route in ROUTES:
+            return error(405, f"{request.method} is not allowed on /{route}")
+        return error(404, f"no route /v2/{expected}/{request.match_info['tail']}")
+    return error(404, f"unknown endpoint id {request.match_info['endpoint']!r}; this server "
+                      f"serves /v2/{expected}/")
+
+
+def build_app(settings: ServerSettings) -> web.Application:
+    middlewares: list[Any] = [json_errors]
+    if settings.api_key:
+        middlewares.append(auth_middleware(settings.api_key))
+    if settings.rate_limits == "runpod":
+        middlewares.append(rate_limit_middleware(RateLimiter(RUNPOD_RATE_LIMITS)))
+    if settings.faults:
+        middlewares.append(fault_middleware(FaultInjector(settings.faults, settings.seed)))
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY_BYTES)
+    app[SETTINGS_KEY] = settings
+    app[QUEUE_KEY] = JobQueue(LatencySampler(settings.latency, settings.seed))
+    prefix = f"/v2/{settings.endpoint_id}"
+    add_worker_routes(app, prefix)
+    add_client_routes(app, prefix)
+    app.router.add_post(BENCH_PREFIX + "/burst", bench_burst)
+    app.router.add_post(BENCH_PREFIX + "/reset", bench_reset)
+    app.router.add_get(BENCH_PREFIX + "/events", bench_events)
+    app.router.add_get(BENCH_PREFIX + "/state", bench_state)
+    app.router.add_get(BENCH_PREFIX + "/workers", bench_workers)
+    app.router.add_route("*", BENCH_PREFIX + "/latency", bench_latency)
+    app.router.add_route("*", "/v2/{endpoint}/{tail:.*}", unknown_endpoint)
+    return app

@@ -1,0 +1,67 @@
+"""Small HTTP helpers shared by the route modules: JSON errors and body parsing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from aiohttp import web
+
+from fake_queue.queue import JobQueue, now_ns
+from fake_queue.settings import ServerSettings
+
+QUEUE_KEY: web.AppKey[JobQueue] = web.AppKey("queue", JobQueue)
+SETTINGS_KEY: web.AppKey[ServerSettings] = web.AppKey("settings", ServerSettings)
+
+
+def error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message, "status": status}, status=status)
+
+
+class BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+async def json_body(request: web.Request, limit_bytes: int | None = None) -> Any:
+    """Parse the body as JSON whatever the Content-Type says (the SDK posts JSON as form)."""
+    if limit_bytes is not None and (request.content_length or 0) > limit_bytes:
+        raise BadRequest(413, f"body of {request.content_length} bytes is over the "
+                              f"{limit_bytes // 1_000_000} MB limit of this route")
+    raw = await request.read()
+    if limit_bytes is not None and len(raw) > limit_bytes:
+        raise BadRequest(413, f"body of {len(raw)} bytes is over the "
+                              f"{limit_bytes // 1_000_000} MB limit of this route")
+    if not raw:
+        raise BadRequest(400, "empty body; send a JSON object")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(400, f"body is not valid JSON: {exc}") from None
+
+
+def int_query(request: web.Request, name: str, default: int, low: int, high: int) -> int:
+    text = request.query.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise BadRequest(400, f"{name}={text!r} is not an integer") from None
+    if not low <= value <= high:
+        raise BadRequest(400, f"{name}={value} is out of range; use {low}..{high}")
+    return value
+
+
+async def sleep_until(target_ns: int) -> None:
+    delay = (target_ns - now_ns()) / 1e9
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+def client_gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()

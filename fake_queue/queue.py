@@ -1,0 +1,493 @@
+"""Job state machine, waiting takes and the event log. Pure asyncio: no HTTP in here.
+
+Every take claims its jobs at one instant (FIFO) and is answered after a latency (design.md
+section 4). The handler that owns a take sleeps until `take.answer_at`, then calls `deliver`, or
+`abandon` when its client went away; claimed jobs then go back to the front of the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fake_queue.latency import LatencySampler
+
+IN_QUEUE = "IN_QUEUE"
+IN_PROGRESS = "IN_PROGRESS"
+COMPLETED = "COMPLETED"
+FAILED = "FAILED"
+CANCELLED = "CANCELLED"
+TIMED_OUT = "TIMED_OUT"
+TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED, TIMED_OUT})
+
+DEFAULT_TTL_S = 86_400.0
+WORKER_SEEN_GRACE_S = 10.0
+
+Event = dict[str, Any]
+
+
+def now_ns() -> int:
+    return time.monotonic_ns()
+
+
+@dataclass(slots=True, eq=False)
+class Job:
+    id: str
+    input: Any
+    submitted_ns: int
+    extra: dict[str, Any] = field(default_factory=dict)
+    status: str = IN_QUEUE
+    worker: str | None = None
+    take: Take | None = None
+    handed_to: set[str] = field(default_factory=set)
+    delivered_ns: int | None = None
+    done_ns: int | None = None
+    output: Any = None
+    error: Any = None
+    progress: Any = None
+    stream: list[Any] = field(default_factory=list)
+    execution_timeout_s: float | None = None
+    ttl_s: float = DEFAULT_TTL_S
+    retries: int = 0
+    timeout_handle: asyncio.TimerHandle | None = None
+    watchers: list[asyncio.Future[None]] = field(default_factory=list)
+
+    def payload(self) -> dict[str, Any]:
+        """What a worker receives for this job."""
+        return {"id": self.id, "input": self.input, **self.extra}
+
+    def expired(self, at_ns: int) -> bool:
+        return at_ns - self.submitted_ns > self.ttl_s * 1e9
+
+
+@dataclass(slots=True, eq=False)
+class Take:
+    id: int
+    worker: str
+    asked: int
+    job_in_progress: bool
+    arrived_ns: int
+    claimed: asyncio.Future[None]
+    jobs: list[Job] = field(default_factory=list)
+    kind: str = "empty"  # queued | woken | empty
+    answer_at_ns: int = 0
+    gone: bool = False
+    settled: bool = False
+
+
+@dataclass(slots=True)
+class WorkerSeen:
+    last_seen_ns: int
+    waiting_takes: int = 0
+    held: set[str] = field(default_factory=set)
+    stops: list[str] = field(default_factory=list)
+    stop_waiter: asyncio.Future[None] | None = None
+
+
+class JobError(Exception):
+    """A request about a job the queue cannot honour; `status` is the HTTP answer."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class JobQueue:
+    def __init__(self, sampler: LatencySampler) -> None:
+        self.sampler = sampler
+        self.jobs: dict[str, Job] = {}
+        self.queued: deque[Job] = deque()
+        self.waiting: deque[Take] = deque()
+        self.workers: dict[str, WorkerSeen] = {}
+        self.events: list[Event] = []
+        self.events_base = 0
+        self.retried = 0
+        self._job_ids = itertools.count(1)
+        self._take_ids = itertools.count(1)
+
+    # ---- event log -------------------------------------------------------------------------
+    def _log(self, event: Event) -> None:
+        self.events.append(event)
+
+    def events_since(self, cursor: int, limit: int = 50_000) -> tuple[list[Event], int]:
+        """Events from absolute index `cursor`; returns them and the next cursor."""
+        start = max(cursor - self.events_base, 0)
+        chunk = self.events[start : start + limit]
+        return chunk, self.events_base + start + len(chunk)
+
+    # ---- client side -----------------------------------------------------------------------
+    def submit(
+        self,
+        payload: Any,
+        *,
+        extra: dict[str, Any] | None = None,
+        execution_timeout_s: float | None = None,
+        ttl_s: float | None = None,
+    ) -> Job:
+        return self.submit_many([payload], extra=extra, execution_timeout_s=execution_timeout_s,
+                                ttl_s=ttl_s)[0]
+
+    def submit_many(
+        self,
+        payloads: Iterable[Any],
+        *,
+        extra: dict[str, Any] | None = None,
+        execution_timeout_s: float | None = None,
+        ttl_s: float | None = None,
+    ) -> list[Job]:
+        """Enqueue jobs at one instant, then wake waiting takes oldest first."""
+        at = now_ns()
+        jobs = []
+        for payload in payloads:
+            job = Job(
+                id=f"job-{next(self._job_ids)}",
+                input=payload,
+                submitted_ns=at,
+                extra=dict(extra or {}),
+                execution_timeout_s=execution_timeout_s,
+                ttl_s=DEFAULT_TTL_S if ttl_s is None else ttl_s,
+            )
+            self.jobs[job.id] = job
+            self.queued.append(job)
+            self._log({"t": at, "ev": "submit", "job": job.id})
+            jobs.append(job)
+        self._wake_waiting(at)
+        return jobs
+
+    def get(self, job_id: str) -> Job:
+        job = self.jobs.get(job_id)
+        if job is None or (job.status in TERMINAL and job.expired(now_ns())):
+            raise JobError(404, f"no job with id {job_id!r} (unknown, or its ttl expired)")
+        if job.status == IN_QUEUE and job.expired(now_ns()):
+            self._expire(job)
+            raise JobError(404, f"job {job_id!r} expired (ttl) before a worker took it")
+        return job
+
+    def cancel(self, job_id: str) -> Job:
+        job = self.get(job_id)
+        if job.status in TERMINAL:
+            return job
+        at = now_ns()
+        if job.status == IN_QUEUE:
+            if job.take is not None:  # claimed, answer not yet sent: the take must not carry it
+                job.take.jobs.remove(job)
+                job.take = None
+            else:
+                self.queued.remove(job)
+        else:
+            self._signal_stop(job)
+        self._finish(job, CANCELLED, at, reason="cancel")
+        return job
+
+    def retry(self, job_id: str) -> Job:
+        job = self.get(job_id)
+        if job.status not in (FAILED, TIMED_OUT):
+            raise JobError(400, f"job {job_id!r} is {job.status}; only FAILED or TIMED_OUT jobs "
+                                "can be retried")
+        at = now_ns()
+        job.status, job.worker, job.output, job.error = IN_QUEUE, None, None, None
+        job.delivered_ns = job.done_ns = None
+        job.retries += 1
+        self.retried += 1
+        self.queued.append(job)
+        self._log({"t": at, "ev": "retry", "job": job.id})
+        self._wake_waiting(at)
+        return job
+
+    def purge(self) -> int:
+        """Remove every queued job no take has claimed yet; they end CANCELLED."""
+        at = now_ns()
+        removed = list(self.queued)
+        self.queued.clear()
+        for job in removed:
+            self._finish(job, CANCELLED, at, reason="purge")
+        return len(removed)
+
+    async def wait_terminal(self, job: Job, timeout_s: float) -> None:
+        if job.status in TERMINAL:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        job.watchers.append(future)
+        try:
+            await asyncio.wait_for(asyncio.shield(future), timeout_s)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            if future in job.watchers:
+                job.watchers.remove(future)
+
+    # ---- worker side -----------------------------------------------------------------------
+    def seen(self, worker: str) -> WorkerSeen:
+        at = now_ns()
+        record = self.workers.get(worker)
+        if record is None:
+            record = self.workers[worker] = WorkerSeen(at)
+        record.last_seen_ns = at
+        return record
+
+    def take(self, worker: str, asked: int, job_in_progress: bool = False) -> Take:
+        """A take arrives: claim queued jobs now, or wait for the next arrival."""
+        at = now_ns()
+        take = Take(
+            id=next(self._take_ids),
+            worker=worker,
+            asked=asked,
+            job_in_progress=job_in_progress,
+            arrived_ns=at,
+            claimed=asyncio.get_running_loop().create_future(),
+        )
+        self.seen(worker).waiting_takes += 1
+        if self._claim(take, at):
+            take.kind = "queued"
+            take.answer_at_ns = at + int(self.sampler.take() * 1e9)
+        else:
+            self.waiting.append(take)
+        return take
+
+    def _claim(self, take: Take, at: int) -> bool:
+        while self.queued and len(take.jobs) < take.asked:
+            job = self.queued.popleft()
+            if job.expired(at):
+                self._expire(job)
+                continue
+            job.take = take
+            take.jobs.append(job)
+            self._log({"t": at, "ev": "claim", "job": job.id, "take": take.id,
+                       "worker": take.worker})
+        if take.jobs and not take.claimed.done():
+            take.claimed.set_result(None)
+        return bool(take.jobs)
+
+    def _wake_waiting(self, at: int) -> None:
+        while self.queued and self.waiting:
+            take = self.waiting.popleft()
+            if take.gone:
+                continue
+            if self._claim(take, at):
+                take.kind = "woken"
+                take.answer_at_ns = at + int(self.sampler.wake() * 1e9)
+
+    def give_up_waiting(self, take: Take) -> None:
+        """The hold ran out with nothing claimed: the take will be answered 204."""
+        if take in self.waiting:
+            self.waiting.remove(take)
+        take.answer_at_ns = now_ns()
+        self._settle(take)
+
+    def deliver(self, take: Take) -> list[dict[str, Any]]:
+        """The answer is about to go out: its jobs are now IN_PROGRESS on that worker."""
+        at = now_ns()
+        record = self.seen(take.worker)
+        payloads = []
+        for job in take.jobs:
+            job.take = None
+            job.status = IN_PROGRESS
+            job.worker = take.worker
+            job.delivered_ns = at
+            job.handed_to.add(take.worker)
+            record.held.add(job.id)
+            self._log({"t": at, "ev": "deliver", "job": job.id, "take": take.id,
+                       "worker": take.worker})
+            if job.execution_timeout_s is not None:
+                job.timeout_handle = asyncio.get_running_loop().call_later(
+                    job.execution_timeout_s, self._time_out, job
+                )
+            payloads.append(job.payload())
+        self._settle(take)
+        return payloads
+
+    def abandon(self, take: Take) -> None:
+        """The take's client went away: it keeps nothing; claimed jobs return to the front."""
+        take.gone = True
+        if take.settled:
+            return
+        if take in self.waiting:
+            self.waiting.remove(take)
+        at = now_ns()
+        for job in reversed(take.jobs):
+            job.take = None
+            self.queued.appendleft(job)
+            self._log({"t": at, "ev": "requeue", "job": job.id, "take": take.id,
+                       "worker": take.worker})
+        take.jobs = []
+        take.kind = "gone"
+        take.answer_at_ns = at
+        self._settle(take)
+        self._wake_waiting(at)
+
+    def undeliver(self, take: Take, jobs: list[Job]) -> None:
+        """The answer could not be written: the delivered jobs go back to the front."""
+        at = now_ns()
+        record = self.seen(take.worker)
+        for job in reversed(jobs):
+            if job.status != IN_PROGRESS or job.worker != take.worker:
+                continue
+            if job.timeout_handle is not None:
+                job.timeout_handle.cancel()
+            job.status, job.worker, job.delivered_ns = IN_QUEUE, None, None
+            record.held.discard(job.id)
+            self.queued.appendleft(job)
+            self._log({"t": at, "ev": "requeue", "job": job.id, "take": take.id,
+                       "worker": take.worker})
+        self._wake_waiting(at)
+
+    def _settle(self, take: Take) -> None:
+        if take.settled:
+            return
+        take.settled = True
+        record = self.workers.get(take.worker)
+        if record is not None:
+            record.waiting_takes -= 1
+        # t: when the answer went out; due: when the latency model meant it to (timer fidelity).
+        self._log({"t": now_ns(), "ev": "take", "take": take.id, "worker": take.worker,
+                   "asked": take.asked, "got": len(take.jobs), "arrived": take.arrived_ns,
+                   "due": take.answer_at_ns, "kind": take.kind,
+                   "in_progress": take.job_in_progress})
+
+    def finish(self, worker: str, job_id: str, body: dict[str, Any]) -> str:
+        """A job-done POST. Returns what it was: done, progress or ignored (404 raises)."""
+        at = now_ns()
+        self.seen(worker)
+        job = self.jobs.get(job_id)
+        if job is None or worker not in job.handed_to:
+            raise JobError(404, f"job {job_id!r} was never handed to worker {worker!r}")
+        if job.status != IN_PROGRESS or job.worker != worker:
+            self._log({"t": at, "ev": "ignored", "job": job_id, "worker": worker,
+                       "status": job.status})
+            return "ignored"
+        if body.get("status") == IN_PROGRESS:
+            job.progress = body.get("output")
+            self._log({"t": at, "ev": "progress", "job": job_id, "worker": worker})
+            return "progress"
+        job.output = body.get("output")
+        job.error = body.get("error")
+        self._finish(job, FAILED if "error" in body else COMPLETED, at)
+        return "done"
+
+    def add_stream(self, worker: str, job_id: str, chunk: Any) -> str:
+        job = self.jobs.get(job_id)
+        if job is None or worker not in job.handed_to:
+            raise JobError(404, f"job {job_id!r} was never handed to worker {worker!r}")
+        if job.status != IN_PROGRESS or job.worker != worker:
+            self._log({"t": now_ns(), "ev": "ignored", "job": job_id, "worker": worker,
+                       "status": job.status})
+            return "ignored"
+        job.stream.append(chunk)
+        return "stream"
+
+    def _finish(self, job: Job, status: str, at: int, reason: str | None = None) -> None:
+        if job.timeout_handle is not None:
+            job.timeout_handle.cancel()
+            job.timeout_handle = None
+        if job.worker is not None and job.worker in self.workers:
+            self.workers[job.worker].held.discard(job.id)
+        job.status = status
+        job.done_ns = at
+        event: Event = {"t": at, "ev": "done", "job": job.id, "status": status,
+                        "worker": job.worker}
+        if reason:
+            event["reason"] = reason
+        self._log(event)
+        for waiter in job.watchers:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _expire(self, job: Job) -> None:
+        if job in self.queued:
+            self.queued.remove(job)
+        self._finish(job, TIMED_OUT, now_ns(), reason="ttl")
+
+    def _time_out(self, job: Job) -> None:
+        if job.status != IN_PROGRESS:
+            return
+        job.timeout_handle = None
+        self._signal_stop(job)
+        self._finish(job, TIMED_OUT, now_ns(), reason="executionTimeout")
+
+    def _signal_stop(self, job: Job) -> None:
+        if job.worker is None:
+            return
+        record = self.seen(job.worker)
+        record.stops.append(job.id)
+        if record.stop_waiter is not None and not record.stop_waiter.done():
+            record.stop_waiter.set_result(None)
+
+    async def next_stops(self, worker: str, hold_s: float) -> list[str]:
+        """Job-stop long-poll: the ids this worker must stop, or [] after the hold."""
+        record = self.seen(worker)
+        if not record.stops:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            record.stop_waiter = waiter
+            try:
+                await asyncio.wait_for(waiter, hold_s)
+            except asyncio.TimeoutError:
+                return []
+            finally:
+                if record.stop_waiter is waiter:
+                    record.stop_waiter = None
+        stops, record.stops = record.stops, []
+        at = now_ns()
+        for job_id in stops:
+            self._log({"t": at, "ev": "stop", "job": job_id, "worker": worker})
+        return stops
+
+    # ---- bench control ---------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        counts = {"submitted": len(self.jobs), "completed": 0, "failed": 0, "cancelled": 0,
+                  "timed_out": 0, "in_queue": 0, "in_progress": 0}
+        key = {COMPLETED: "completed", FAILED: "failed", CANCELLED: "cancelled",
+               TIMED_OUT: "timed_out", IN_QUEUE: "in_queue", IN_PROGRESS: "in_progress"}
+        for job in self.jobs.values():
+            counts[key[job.status]] += 1
+        return counts
+
+    def conservation_error(self) -> str | None:
+        """None when every job is in exactly one place, else what is wrong."""
+        claimed = [job for take in self.waiting for job in take.jobs]
+        in_queue = [job for job in self.jobs.values() if job.status == IN_QUEUE]
+        held = sum(len(r.held) for r in self.workers.values())
+        in_progress = sum(1 for job in self.jobs.values() if job.status == IN_PROGRESS)
+        if claimed:
+            return f"{len(claimed)} jobs claimed by takes still waiting"
+        if held != in_progress:
+            return f"workers hold {held} jobs but {in_progress} are IN_PROGRESS"
+        queued_ids = [job.id for job in self.queued]
+        if len(set(queued_ids)) != len(queued_ids):
+            return "a job is queued twice"
+        pending_claims = sum(1 for job in in_queue if job.take is not None)
+        if len(self.queued) + pending_claims != len(in_queue):
+            return (f"{len(in_queue)} jobs IN_QUEUE but {len(self.queued)} queued and "
+                    f"{pending_claims} claimed")
+        return None
+
+    def reset(self) -> None:
+        """Forget jobs and events between reps; waiting takes (live long-polls) stay."""
+        for job in self.jobs.values():
+            if job.timeout_handle is not None:
+                job.timeout_handle.cancel()
+        self.jobs.clear()
+        self.queued.clear()
+        for record in self.workers.values():
+            record.held.clear()
+            record.stops.clear()
+        self.events_base += len(self.events)
+        self.events = []
+        self.retried = 0
+
+    def health(self, hold_s: float) -> dict[str, Any]:
+        counts = self.counts()
+        horizon = now_ns() - int((hold_s + WORKER_SEEN_GRACE_S) * 1e9)
+        alive = [r for r in self.workers.values() if r.last_seen_ns >= horizon]
+        running = sum(1 for r in alive if r.held)
+        return {
+            "jobs": {"completed": counts["completed"], "failed": counts["failed"],
+                     "inProgress": counts["in_progress"], "inQueue": counts["in_queue"],
+                     "retried": self.retried},
+            "workers": {"idle": len(alive) - running, "running": running},
+        }

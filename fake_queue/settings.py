@@ -1,0 +1,95 @@
+"""Server settings: flags and the `--config FILE` TOML, validated into one frozen value."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from fake_queue.faults import FaultRule, parse_fault
+from fake_queue.latency import LatencyModel, LatencySpecError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+BENCH_PREFIX = "/_bench"
+MAX_BATCH_SIZE = 10_000
+
+
+class SettingsError(ValueError):
+    """Bad server settings; the message names the flag or key and the fix."""
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    endpoint_id: str = "local"
+    latency: LatencyModel = field(default_factory=LatencyModel)
+    api_key: str | None = None
+    rate_limits: str = "off"  # off | runpod
+    faults: tuple[FaultRule, ...] = ()
+    seed: int | None = None
+
+    @property
+    def is_loopback(self) -> bool:
+        return self.host in LOOPBACK_HOSTS or self.host.startswith("127.")
+
+    def validate(self) -> ServerSettings:
+        if not 0 <= self.port <= 65535:
+            raise SettingsError(f"--port {self.port}: use 0 (pick a free port) to 65535")
+        if self.rate_limits not in ("off", "runpod"):
+            raise SettingsError(f"--rate-limits {self.rate_limits!r}: use off or runpod")
+        if not self.endpoint_id or "/" in self.endpoint_id:
+            raise SettingsError(f"--endpoint-id {self.endpoint_id!r}: use a non-empty id "
+                                "without '/'")
+        if self.latency.hold.mean <= 0:
+            raise SettingsError("--hold must be > 0 seconds (an empty take waits this long)")
+        return self
+
+
+_KEYS = {"host", "port", "endpoint_id", "api_key", "rate_limits", "fault", "faults", "seed",
+         "latency", "take_latency", "wake_latency", "hold", "done_latency"}
+
+
+def settings_from_mapping(values: dict[str, Any], base: ServerSettings | None = None
+                          ) -> ServerSettings:
+    """Apply a TOML table (or parsed flags) onto `base`; unknown keys are an error."""
+    settings = base or ServerSettings()
+    unknown = set(values) - _KEYS
+    if unknown:
+        raise SettingsError(f"config: unknown key(s) {sorted(unknown)}; known: {sorted(_KEYS)}")
+    latency_values: dict[str, Any] = dict(values.get("latency", {}))
+    for key in ("take_latency", "wake_latency", "hold", "done_latency"):
+        if key in values:
+            latency_values[key] = values[key]
+    try:
+        latency = LatencyModel.from_mapping(latency_values, settings.latency)
+        faults = tuple(parse_fault(str(f)) for f in values.get("faults", values.get("fault", [])))
+    except (LatencySpecError, ValueError) as exc:
+        raise SettingsError(str(exc)) from None
+    changes: dict[str, Any] = {"latency": latency}
+    if faults:
+        changes["faults"] = settings.faults + faults
+    for key in ("host", "port", "endpoint_id", "api_key", "rate_limits", "seed"):
+        if key in values and values[key] is not None:
+            changes[key] = values[key]
+    return replace(settings, **changes).validate()
+
+
+def load_settings_file(path: Path) -> dict[str, Any]:
+    """Read a TOML file; settings may sit at top level or under `[server]`."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise SettingsError(f"--config {path}: cannot read it ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"--config {path}: not valid TOML ({exc})") from None
+    table = data.get("server", data)
+    if not isinstance(table, dict):
+        raise SettingsError(f"--config {path}: [server] must be a table")
+    return table

@@ -1,0 +1,111 @@
+"""Worker-facing routes, exactly as the runpod SDK 1.12.0 worker calls them (protocol doc 1-2)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from fake_queue.http_util import (
+    QUEUE_KEY,
+    BadRequest,
+    client_gone,
+    error,
+    int_query,
+    json_body,
+    sleep_until,
+)
+from fake_queue.queue import JobError
+from fake_queue.settings import MAX_BATCH_SIZE
+
+
+async def job_take(request: web.Request) -> web.StreamResponse:
+    return await _take(request, batch=False)
+
+
+async def job_take_batch(request: web.Request) -> web.StreamResponse:
+    return await _take(request, batch=True)
+
+
+async def _take(request: web.Request, *, batch: bool) -> web.StreamResponse:
+    queue = request.app[QUEUE_KEY]
+    worker = request.match_info["worker"]
+    asked = int_query(request, "batch_size", 1, 1, MAX_BATCH_SIZE) if batch else 1
+    take = queue.take(worker, asked, request.query.get("job_in_progress") == "1")
+    try:
+        if not take.claimed.done():
+            hold = queue.sampler.hold()
+            try:
+                await asyncio.wait_for(asyncio.shield(take.claimed), hold)
+            except asyncio.TimeoutError:
+                if not take.claimed.done():
+                    queue.give_up_waiting(take)
+                    return web.Response(status=204)
+        await sleep_until(take.answer_at_ns)
+        if client_gone(request):
+            queue.abandon(take)
+            return web.Response(status=204)
+        jobs = list(take.jobs)
+        payloads = queue.deliver(take)
+        if not payloads:  # every claimed job was cancelled before the answer went out
+            return web.Response(status=204)
+        response = web.json_response(payloads if batch else payloads[0])
+        try:
+            await response.prepare(request)
+            await response.write_eof()
+        except (ConnectionError, RuntimeError):
+            queue.undeliver(take, jobs)
+            raise
+        return response
+    except asyncio.CancelledError:
+        queue.abandon(take)
+        raise
+
+
+async def job_done(request: web.Request) -> web.Response:
+    return await _post_result(request, stream=False)
+
+
+async def job_stream(request: web.Request) -> web.Response:
+    return await _post_result(request, stream=True)
+
+
+async def _post_result(request: web.Request, *, stream: bool) -> web.Response:
+    queue = request.app[QUEUE_KEY]
+    worker, job_id = request.match_info["worker"], request.match_info["job_id"]
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise BadRequest(400, "body must be a JSON object like {\"output\": ...}")
+    try:
+        if stream:
+            outcome = queue.add_stream(worker, job_id, body.get("output"))
+        else:
+            outcome = queue.finish(worker, job_id, body)
+    except JobError as exc:
+        return error(exc.status, exc.message)
+    await asyncio.sleep(queue.sampler.done())
+    return web.json_response({"ok": True, "recorded": outcome})
+
+
+async def job_stop(request: web.Request) -> web.Response:
+    queue = request.app[QUEUE_KEY]
+    stops = await queue.next_stops(request.match_info["worker"], queue.sampler.hold())
+    if not stops:
+        return web.Response(status=204)
+    return web.json_response({"jobsToStop": stops})
+
+
+async def ping(request: web.Request) -> web.Response:
+    request.app[QUEUE_KEY].seen(request.match_info["worker"])
+    return web.json_response({"ok": True})
+
+
+def add_worker_routes(app: web.Application, prefix: str) -> None:
+    app.router.add_get(prefix + "/job-take/{worker}", job_take, name="job-take")
+    app.router.add_get(prefix + "/job-take-batch/{worker}", job_take_batch,
+                       name="job-take-batch")
+    app.router.add_post(prefix + "/job-done/{worker}/{job_id}", job_done, name="job-done")
+    app.router.add_post(prefix + "/job-stream/{worker}/{job_id}", job_stream,
+                        name="job-stream")
+    app.router.add_get(prefix + "/job-stop/{worker}", job_stop, name="job-stop")
+    app.router.add_get(prefix + "/ping/{worker}", ping, name="ping")

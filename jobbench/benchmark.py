@@ -1,0 +1,124 @@
+"""Run one or more labelled plans, interleaved rep by rep, saving every result after each rep."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jobbench import metrics
+from jobbench.config import RunConfig, Scenario
+from jobbench.errors import Interrupted
+from jobbench.results import (
+    EventsWriter,
+    environment,
+    new_document,
+    result_path,
+    write_json,
+)
+from jobbench.runner import Progress, ScenarioSession, make_workdir
+from jobbench.workers.kinds import describe_sdk
+
+
+@dataclass
+class Plan:
+    """One side of a run: its config and where its result goes."""
+
+    config: RunConfig
+    api_key: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return result_path(self.config.out, self.config.label)
+
+
+def scenario_entry(s: Scenario, sdk: dict[str, Any] | None) -> dict[str, Any]:
+    ideal = metrics.ideal_time(s.burst, s.workers, s.slots, s.job_seconds, s.latency.wake.mean)
+    return {"name": s.name, "params": s.params(), "ideal_s": ideal,
+            "worker": s.worker.describe(), "sdk": sdk, "reps": [], "summary": {}}
+
+
+def _add_rep(entry: dict[str, Any], figures: dict[str, Any], raw: list[dict[str, Any]]) -> None:
+    entry["reps"].append({k: v for k, v in figures.items() if k != "_samples"})
+    raw.append(figures)
+    entry["summary"] = metrics.summarise_reps(entry["reps"])
+    entry["pooled_phases"] = metrics.pooled_phases(raw)
+
+
+def run_plans(plans: list[Plan], progress: Progress) -> list[dict[str, Any]]:
+    """Run every plan's scenarios; with several plans, reps alternate A, B, A, B..."""
+    docs = [_document(plan) for plan in plans]
+    writers = [EventsWriter(plan.path.with_suffix(".events.jsonl"))
+               if plan.config.save_events else None for plan in plans]
+    try:
+        for index in range(len(plans[0].config.scenarios)):
+            _run_scenario(plans, docs, writers, index, progress)
+        for doc in docs:
+            doc["complete"] = True
+    except KeyboardInterrupt:
+        _mark_failed(docs, "interrupted (Ctrl-C) before every rep ran", interrupted=True)
+        raise Interrupted("interrupted: partial results saved and marked incomplete in "
+                          + ", ".join(str(p.path) for p in plans)) from None
+    except Exception as exc:
+        _mark_failed(docs, str(exc), interrupted=False)
+        raise
+    finally:
+        for plan, doc, writer in zip(plans, docs, writers):
+            write_json(doc, plan.path)
+            if writer is not None:
+                writer.close()
+    return docs
+
+
+def _document(plan: Plan) -> dict[str, Any]:
+    target = {"kind": "fake", "endpoint": plan.config.server_url or "embedded"}
+    return new_document(plan.config.label, target, environment(None))
+
+
+def _mark_failed(docs: list[dict[str, Any]], error: str, *, interrupted: bool) -> None:
+    for doc in docs:
+        doc["complete"] = False
+        doc["interrupted"] = interrupted
+        doc["error"] = error
+
+
+def _run_scenario(plans: list[Plan], docs: list[dict[str, Any]],
+                  writers: list[EventsWriter | None], index: int, progress: Progress) -> None:
+    workdirs = [make_workdir() for _ in plans]
+    sessions = [
+        ScenarioSession(plan.config.scenarios[index], workdir, progress,
+                        server_url=plan.config.server_url, api_key=plan.api_key,
+                        seed=plan.config.seed)
+        for plan, workdir in zip(plans, workdirs)
+    ]
+    succeeded = False
+    try:
+        for session in sessions:
+            progress.message(f"starting {session.scenario.workers} x "
+                             f"{session.scenario.worker.describe()}")
+            session.start()
+        entries = []
+        for session, doc in zip(sessions, docs):
+            entry = scenario_entry(session.scenario, session.sdk)
+            doc["scenarios"].append(entry)
+            doc["environment"]["runpod"] = doc["environment"]["runpod"] or describe_sdk(
+                session.sdk)
+            entries.append(entry)
+        raws: list[list[dict[str, Any]]] = [[] for _ in plans]
+        reps = plans[0].config.reps
+        for rep in range(1, reps + 1):
+            for plan, session, entry, raw, doc, writer in zip(plans, sessions, entries, raws,
+                                                               docs, writers):
+                outcome = session.run_rep(rep, reps)
+                _add_rep(entry, outcome.figures, raw)
+                if writer is not None:
+                    writer.write_rep(session.scenario.name, rep, outcome.events)
+                write_json(doc, plan.path)
+        succeeded = True
+    finally:
+        for session in sessions:
+            session.stop()
+        if succeeded:  # on failure the worker logs stay for the error message to point at
+            for workdir in workdirs:
+                shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,103 @@
+"""The Typer app: parse flags into frozen config, call one core function, render, exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from jobbench.errors import EXIT_USAGE, JobbenchError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="Benchmark queue-based serverless workers against a fake RunPod queue.")
+
+Opt = typer.Option
+LATENCY_HELP = "seconds, or kind:a,b (uniform, normal, lognormal), or samples:FILE"
+
+
+def fail(exc: JobbenchError) -> NoReturn:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(exc.exit_code)
+
+
+def use_rich() -> bool:
+    return sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("1", "true")
+
+
+@app.command()
+def run(
+    workers: Annotated[int, Opt(help="worker processes")] = 4,
+    slots: Annotated[int, Opt(help="concurrent jobs per worker")] = 32,
+    burst: Annotated[int, Opt(help="jobs per burst")] = 1024,
+    job_seconds: Annotated[float, Opt(help="how long each bench job sleeps")] = 0.5,
+    take_ahead: Annotated[int, Opt(help="extra jobs a worker takes while busy (0: off)")] = 0,
+    worker: Annotated[str, Opt(help="runpod | model | a command like 'python h.py'")] = "runpod",
+    policy: Annotated[str | None, Opt(help="model worker: sdk-1.12 | drain | take-ahead")] = None,
+    sdk: Annotated[Path | None, Opt(help="runpod-python checkout to put first on the path")] = None,
+    python: Annotated[str | None, Opt(help="python that runs the runpod workers")] = None,
+    input_json: Annotated[str | None, Opt("--input", help="JSON input for every job")] = None,
+    inputs: Annotated[Path | None, Opt(help="JSONL file of job inputs, cycled")] = None,
+    reps: Annotated[int, Opt(help="bursts to run; figures are medians over reps")] = 5,
+    label: Annotated[str, Opt(help="name of the saved result")] = "run",
+    out: Annotated[Path, Opt(help="folder for results")] = Path("reports"),
+    server: Annotated[str | None, Opt(help="an already running fake queue URL")] = None,
+    api_key: Annotated[str | None, Opt(help="key of the --server queue", envvar=None)] = None,
+    take_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0.5",
+    wake_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0.05",
+    hold: Annotated[str, Opt(help="long-poll hold, seconds")] = "20",
+    done_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0",
+    seed: Annotated[int | None, Opt(help="seed for sampled latencies")] = None,
+    events: Annotated[bool, Opt(help="save raw events to LABEL.events.jsonl")] = True,
+    json_out: Annotated[bool, Opt("--json", help="print only the result JSON")] = False,
+    quiet: Annotated[bool, Opt(help="no progress output")] = False,
+) -> None:
+    """Run bursts through worker processes and print median / min / max per figure."""
+    from jobbench.commands import run_command
+
+    try:
+        code = run_command(locals())
+    except JobbenchError as exc:
+        fail(exc)
+    raise typer.Exit(code)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, Opt(help="bind address")] = "127.0.0.1",
+    port: Annotated[int, Opt(help="port; 0 picks a free one")] = 8000,
+    endpoint_id: Annotated[str, Opt(help="endpoint id in /v2/ID/")] = "local",
+    take_latency: Annotated[str | None, Opt(help=LATENCY_HELP)] = None,
+    wake_latency: Annotated[str | None, Opt(help=LATENCY_HELP)] = None,
+    hold: Annotated[str | None, Opt(help="long-poll hold, seconds")] = None,
+    done_latency: Annotated[str | None, Opt(help=LATENCY_HELP)] = None,
+    api_key: Annotated[str | None, Opt(help="require this key on every route")] = None,
+    rate_limits: Annotated[str, Opt(help="off | runpod")] = "off",
+    fault: Annotated[list[str] | None, Opt(help="ROUTE:KIND:RATE, repeatable")] = None,
+    seed: Annotated[int | None, Opt(help="seed for sampled latencies and faults")] = None,
+    config: Annotated[Path | None, Opt(help="TOML file with these settings")] = None,
+) -> None:
+    """Serve the fake RunPod queue (worker, client and bench-control APIs) until Ctrl-C."""
+    from fake_queue.__main__ import main as serve_main
+
+    argv = ["--host", host, "--port", str(port), "--endpoint-id", endpoint_id,
+            "--rate-limits", rate_limits]
+    optional: dict[str, Any] = {"--take-latency": take_latency, "--wake-latency": wake_latency,
+                                "--hold": hold, "--done-latency": done_latency,
+                                "--api-key": api_key, "--seed": seed, "--config": config}
+    argv += [str(x) for flag, value in optional.items() if value is not None
+             for x in (flag, value)]
+    argv += [x for rule in fault or [] for x in ("--fault", rule)]
+    raise typer.Exit(serve_main(argv))
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except JobbenchError as exc:  # pragma: no cover - commands catch their own
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code or EXIT_USAGE)

@@ -1,0 +1,81 @@
+"""Command cores: flags (a plain dict from the CLI) -> frozen config -> run -> render -> exit code.
+
+Kept apart from cli.py so the Typer layer stays thin and these stay testable without Typer.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from fake_queue.latency import LatencyModel, LatencySpecError
+from jobbench.benchmark import Plan, run_plans
+from jobbench.config import RunConfig, Scenario, read_inputs, validate_run, worker_spec
+from jobbench.errors import EXIT_OK, UsageError
+from jobbench.results import print_json
+
+
+def latency_from_flags(flags: dict[str, Any]) -> LatencyModel:
+    try:
+        return LatencyModel.from_mapping({
+            "take": flags["take_latency"], "wake": flags["wake_latency"],
+            "hold": flags["hold"], "done": flags["done_latency"],
+        })
+    except LatencySpecError as exc:
+        raise UsageError(f"--{exc}".replace("_", "-", 1)) from None
+
+
+def scenario_name(workers: int, burst: int, job_seconds: float) -> str:
+    return f"{workers}w-{burst}j-{job_seconds:g}s"
+
+
+def run_config(flags: dict[str, Any]) -> RunConfig:
+    spec = worker_spec(flags["worker"], flags["policy"], flags["take_ahead"], flags["sdk"],
+                       flags["python"])
+    scenario = Scenario(
+        name=scenario_name(flags["workers"], flags["burst"], flags["job_seconds"]),
+        workers=flags["workers"], slots=flags["slots"], burst=flags["burst"],
+        job_seconds=flags["job_seconds"], worker=spec, latency=latency_from_flags(flags),
+        inputs=read_inputs(flags["input_json"], flags["inputs"]),
+    )
+    return validate_run(RunConfig(
+        scenarios=(scenario,), reps=flags["reps"], label=flags["label"], out=Path(flags["out"]),
+        server_url=flags["server"], seed=flags["seed"], quiet=flags["quiet"] or flags["json_out"],
+        save_events=flags["events"],
+    ))
+
+
+def run_command(flags: dict[str, Any]) -> int:
+    config = run_config(flags)
+    plan = Plan(config, api_key=flags["api_key"])
+    console, progress = make_progress(config.quiet)
+    docs = run_plans([plan], progress)
+    if flags["json_out"]:
+        print_json(docs[0])
+    else:
+        from jobbench.render.terminal import render_result
+
+        render_result(docs[0], console or _stdout_console(), saved_to=str(plan.path))
+    return EXIT_OK
+
+
+def make_progress(quiet: bool) -> tuple[Any, Any]:
+    """Rich bars on a TTY, sparse plain lines otherwise (or when CI=true)."""
+    from jobbench.cli import use_rich
+    from jobbench.render.plain_progress import PlainProgress
+
+    if quiet or not use_rich():
+        return None, PlainProgress(quiet=quiet)
+    from rich.console import Console
+
+    from jobbench.render.terminal import RichProgress
+
+    console = Console(stderr=True)
+    return Console(), RichProgress(console)
+
+
+def _stdout_console() -> Any:
+    from rich.console import Console
+
+    return Console(file=sys.stdout, width=100)

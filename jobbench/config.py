@@ -1,0 +1,166 @@
+"""Frozen run configuration and its validation. Core code sees these, never CLI objects."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fake_queue.latency import LatencyModel
+from jobbench.errors import UsageError
+
+WORKER_KINDS = ("runpod", "model")
+POLICIES = ("sdk-1.12", "drain", "take-ahead")
+DEFAULT_SLOTS = 32
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What runs in each worker process.
+
+    kind: `runpod` (the SDK), `model` (policy-model worker) or `command` (user's `command`).
+    """
+
+    kind: str = "runpod"
+    policy: str | None = None
+    take_ahead: int = 0
+    sdk_path: Path | None = None
+    python: str | None = None
+    command: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+
+    def describe(self) -> str:
+        if self.kind == "model":
+            extra = f", take-ahead {self.take_ahead}" if self.take_ahead else ""
+            return f"model worker ({self.policy}{extra})"
+        if self.kind == "command":
+            return f"command {self.command!r}"
+        sdk = f" from {self.sdk_path}" if self.sdk_path else ""
+        extra = f", take-ahead {self.take_ahead}" if self.take_ahead else ""
+        return f"runpod SDK worker{sdk}{extra}"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    workers: int = 4
+    slots: int = DEFAULT_SLOTS
+    burst: int = 1024
+    job_seconds: float = 0.5
+    worker: WorkerSpec = field(default_factory=WorkerSpec)
+    latency: LatencyModel = field(default_factory=LatencyModel)
+    inputs: tuple[Any, ...] = ()  # empty: every job gets {"seconds": job_seconds}
+
+    def job_inputs(self) -> list[Any]:
+        return list(self.inputs) if self.inputs else [{"seconds": self.job_seconds}]
+
+    def params(self) -> dict[str, Any]:
+        """The parameters a result records and comparisons match on."""
+        return {
+            "workers": self.workers, "slots": self.slots, "burst": self.burst,
+            "job_seconds": self.job_seconds, "take_ahead": self.worker.take_ahead,
+            "worker": self.worker.kind if self.worker.kind != "command" else self.worker.command,
+            "policy": self.worker.policy, "latency": self.latency.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    scenarios: tuple[Scenario, ...]
+    reps: int = 5
+    label: str = "run"
+    out: Path = Path("reports")
+    server_url: str | None = None  # None: start the embedded fake queue
+    seed: int | None = None
+    quiet: bool = False
+    save_events: bool = True
+
+
+def validate_scenario(s: Scenario) -> Scenario:
+    _positive_int("--workers", s.workers)
+    _positive_int("--slots", s.slots)
+    _positive_int("--burst", s.burst)
+    if not math.isfinite(s.job_seconds) or s.job_seconds < 0:
+        raise UsageError(f"--job-seconds {s.job_seconds}: use a number of seconds >= 0")
+    validate_worker(s.worker)
+    return s
+
+
+def validate_worker(w: WorkerSpec) -> WorkerSpec:
+    if w.take_ahead < 0:
+        raise UsageError(f"--take-ahead {w.take_ahead}: use 0 (off) or a positive job count")
+    if w.kind == "model":
+        if w.policy not in POLICIES:
+            raise UsageError(f"--policy {w.policy!r}: use one of {', '.join(POLICIES)}")
+        if w.policy == "take-ahead" and w.take_ahead == 0:
+            raise UsageError("--policy take-ahead needs --take-ahead K (K > 0), e.g. 32")
+        if w.policy != "take-ahead" and w.take_ahead:
+            raise UsageError(f"--take-ahead {w.take_ahead}: policy {w.policy} has no take-ahead;"
+                             " use --policy take-ahead")
+    elif w.policy is not None:
+        raise UsageError(f"--policy {w.policy}: only the model worker has policies; add "
+                         "--worker model")
+    if w.kind == "command" and not (w.command or "").strip():
+        raise UsageError("--worker: the command is empty; give e.g. --worker 'python handler.py'")
+    if w.kind == "command" and w.take_ahead:
+        raise UsageError("--take-ahead: a user command gets RUNPOD_TAKE_AHEAD only via its own "
+                         "code; drop --take-ahead or use --worker runpod")
+    if w.sdk_path is not None and not w.sdk_path.is_dir():
+        raise UsageError(f"--sdk {w.sdk_path}: not a folder; give a runpod-python checkout")
+    return w
+
+
+def validate_run(cfg: RunConfig) -> RunConfig:
+    _positive_int("--reps", cfg.reps)
+    if not cfg.label or any(c in cfg.label for c in "/\\") or cfg.label.startswith("."):
+        raise UsageError(f"--label {cfg.label!r}: use a plain file name like main or pr-123")
+    for scenario in cfg.scenarios:
+        validate_scenario(scenario)
+    return cfg
+
+
+def _positive_int(flag: str, value: int) -> None:
+    if value < 1:
+        raise UsageError(f"{flag} {value}: must be a whole number >= 1")
+
+
+def worker_spec(worker: str, policy: str | None, take_ahead: int, sdk: Path | None,
+                python: str | None) -> WorkerSpec:
+    """Read `--worker runpod|model|"CMD ..."` and its companions."""
+    if worker in WORKER_KINDS:
+        kind, command = worker, None
+    elif " " in worker.strip() or "/" in worker or worker.endswith(".py"):
+        kind, command = "command", worker
+    else:
+        raise UsageError(f"--worker {worker!r}: use runpod, model, or a command like "
+                         "'python handler.py'")
+    if kind == "model" and policy is None:
+        policy = "take-ahead" if take_ahead else "drain"
+    return validate_worker(WorkerSpec(kind=kind, policy=policy, take_ahead=take_ahead,
+                                      sdk_path=sdk, python=python, command=command))
+
+
+def read_inputs(input_json: str | None, inputs_file: Path | None) -> tuple[Any, ...]:
+    """`--input JSON` (one input for every job) or `--inputs FILE.jsonl` (cycled)."""
+    if input_json is not None and inputs_file is not None:
+        raise UsageError("--input and --inputs: give one of them, not both")
+    if input_json is not None:
+        try:
+            return (json.loads(input_json),)
+        except ValueError as exc:
+            raise UsageError(f"--input: not valid JSON ({exc}); e.g. '{{\"seconds\": 0.5}}'"
+                             ) from None
+    if inputs_file is None:
+        return ()
+    try:
+        lines = [line for line in inputs_file.read_text().splitlines() if line.strip()]
+        values = tuple(json.loads(line) for line in lines)
+    except OSError as exc:
+        raise UsageError(f"--inputs {inputs_file}: cannot read it ({exc.strerror})") from None
+    except ValueError as exc:
+        raise UsageError(f"--inputs {inputs_file}: a line is not valid JSON ({exc})") from None
+    if not values:
+        raise UsageError(f"--inputs {inputs_file}: no inputs; write one JSON value per line")
+    return values

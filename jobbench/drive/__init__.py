@@ -1,0 +1,1 @@
+"""Load drivers: the fake queue's bench-control client and the embedded fake queue process."""

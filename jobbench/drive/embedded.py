@@ -1,0 +1,74 @@
+"""The embedded fake queue: its own process, so worker and driver CPU cannot stall its timers."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobbench.errors import RunFailed
+
+READY_TIMEOUT_S = 20.0
+
+
+@dataclass
+class EmbeddedQueue:
+    base_url: str
+    endpoint_url: str
+    process: subprocess.Popen[str]
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def start_embedded_queue(log_path: Path, endpoint_id: str = "local", seed: int | None = None,
+                         api_key: str | None = None) -> EmbeddedQueue:
+    argv = [sys.executable, "-m", "fake_queue", "--host", "127.0.0.1", "--port", "0",
+            "--endpoint-id", endpoint_id, "--ready-json"]
+    if seed is not None:
+        argv += ["--seed", str(seed)]
+    if api_key:
+        argv += ["--api-key", api_key]
+    with log_path.open("wb") as log:  # the child keeps its own handle
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+    assert process.stdout is not None
+    line = _read_line(process.stdout, READY_TIMEOUT_S)
+    if not line:
+        process.kill()
+        err = log_path.read_text(errors="replace")
+        raise RunFailed(f"the embedded fake queue did not start: {err.strip()[-400:]}")
+    ready = json.loads(line)
+    return EmbeddedQueue(ready["url"], ready["endpoint_url"], process)
+
+
+def _read_line(stream: object, timeout_s: float) -> str:
+    selector = selectors.DefaultSelector()
+    selector.register(stream, selectors.EVENT_READ)  # type: ignore[arg-type]
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            if selector.select(timeout=deadline - time.monotonic()):
+                return str(stream.readline())  # type: ignore[attr-defined]
+        return ""
+    finally:
+        selector.close()

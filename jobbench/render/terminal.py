@@ -1,0 +1,104 @@
+"""Rich terminal output: the live progress bar and the result tables (the only rich importer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+ROWS: tuple[tuple[str, str, str], ...] = (
+    ("time to 50 %", "time_to_p50_s", "s"),
+    ("time to 99 %", "time_to_p99_s", "s"),
+    ("time to 100 %", "time_to_p100_s", "s"),
+    ("throughput", "throughput_jps", "jobs/s"),
+    ("queue wait p50", "queue_wait_p50_s", "s"),
+    ("queue wait p99", "queue_wait_p99_s", "s"),
+    ("service p50", "service_p50_s", "s"),
+    ("service p99", "service_p99_s", "s"),
+    ("end-to-end p50", "e2e_p50_s", "s"),
+    ("end-to-end p99", "e2e_p99_s", "s"),
+    ("takes", "takes_count", ""),
+    ("mean take size", "takes_got_mean", "jobs"),
+    ("efficiency", "efficiency", "%"),
+)
+
+
+def fmt(value: Any, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "%":
+        return f"{value:.1%}"
+    if unit == "s":
+        return f"{value:.3f} s"
+    if unit == "":
+        return f"{value:.0f}"
+    return f"{value:.1f} {unit}"
+
+
+class RichProgress:
+    """A bar per rep (done / burst, elapsed) on a TTY."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TimeElapsedColumn(), console=console, transient=True)
+        self._task: Any = None
+
+    def message(self, text: str) -> None:
+        self.console.print(f"[dim]{text}[/dim]")
+
+    def rep_started(self, scenario: str, rep: int, reps: int, burst: int) -> None:
+        self._bar.start()
+        self._task = self._bar.add_task(f"{scenario} rep {rep}/{reps}", total=burst)
+
+    def rep_progress(self, done: int, total: int) -> None:
+        if self._task is not None:
+            self._bar.update(self._task, completed=done)
+
+    def rep_finished(self, scenario: str, rep: int, figures: dict[str, Any]) -> None:
+        if self._task is not None:
+            self._bar.remove_task(self._task)
+            self._task = None
+        self._bar.stop()
+        p99 = figures.get("time_to_p99_s")
+        if p99 is not None:
+            self.console.print(f"[dim]{scenario} rep {rep}: time to 99 % {p99:.3f} s[/dim]")
+
+
+def scenario_table(entry: dict[str, Any]) -> Table:
+    summary = entry.get("summary", {})
+    table = Table(title=entry["name"], title_justify="left", show_edge=False, pad_edge=False)
+    table.add_column("metric")
+    for column in ("median", "min", "max"):
+        table.add_column(column, justify="right")
+    for title, key, unit in ROWS:
+        stats = summary.get(key)
+        if stats:
+            table.add_row(title, *(fmt(stats.get(c), unit) for c in ("median", "min", "max")))
+    return table
+
+
+def scenario_footer(entry: dict[str, Any]) -> Text:
+    summary = entry.get("summary", {})
+    eff = summary.get("efficiency", {}).get("median")
+    reps = entry.get("reps", [])
+    lines = [f"ideal {entry['ideal_s']:.3f} s" + (f", efficiency {eff:.1%}" if eff else "")]
+    if reps:
+        split = reps[-1].get("split", {}).get("jobs_per_worker", {})
+        if split:
+            parts = ", ".join(f"{w} {n}" for w, n in split.items())
+            lines.append(f"split (last rep): {parts}")
+    return Text("\n".join(lines), style="dim")
+
+
+def render_result(doc: dict[str, Any], console: Console, saved_to: str | None = None) -> None:
+    for entry in doc["scenarios"]:
+        console.print(Group(scenario_table(entry), scenario_footer(entry)))
+        console.print()
+    if not doc.get("complete"):
+        console.print(f"[bold red]incomplete:[/bold red] {doc.get('error')}")
+    if saved_to:
+        console.print(f"saved {saved_to}")

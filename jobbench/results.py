@@ -1,0 +1,119 @@
+"""Result documents (design.md section 7): build, write atomically, read and validate."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from jobbench import __version__
+from jobbench.errors import ResultsError
+
+SCHEMA = "jobbench.result/1"
+
+
+def environment(runpod: str | None) -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "runpod": runpod,
+        "git_sha": _git_sha(),
+    }
+
+
+def _git_sha() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def new_document(label: str, target: dict[str, Any], env: dict[str, Any]) -> dict[str, Any]:
+    """An empty result; `complete` turns true only when every rep of every scenario ran."""
+    return {
+        "schema": SCHEMA,
+        "label": label,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "jobbench": __version__,
+        "environment": env,
+        "target": target,
+        "complete": False,
+        "interrupted": False,
+        "error": None,
+        "scenarios": [],
+    }
+
+
+def result_path(out: Path, label: str) -> Path:
+    return out / f"{label}.json"
+
+
+def write_json(doc: dict[str, Any], path: Path) -> Path:
+    """Write atomically: a reader never sees half a file, a crash leaves the previous one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(doc, handle, indent=1)
+            handle.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; results are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_result(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such result file; run `jobbench run --label "
+                           f"{path.stem}` first or check the path") from None
+    except (OSError, ValueError) as exc:
+        raise ResultsError(f"{path}: not a readable JSON result ({exc})") from None
+    if not isinstance(doc, dict) or "schema" not in doc:
+        raise ResultsError(f"{path}: not a jobbench result (no \"schema\" key)")
+    if doc["schema"] != SCHEMA:
+        raise ResultsError(f"{path}: schema {doc['schema']!r} is not {SCHEMA!r}; re-run it with "
+                           "this jobbench or use the jobbench version that wrote it")
+    if not isinstance(doc.get("scenarios"), list):
+        raise ResultsError(f"{path}: \"scenarios\" must be a list")
+    return doc
+
+
+class EventsWriter:
+    """Appends raw events (times in microseconds from the rep's burst start) to a JSONL file."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._handle = path.open("w")
+
+    def write_rep(self, scenario: str, rep: int, events: list[dict[str, Any]]) -> None:
+        starts = [e["t"] for e in events if e["ev"] == "submit"]
+        zero = min(starts) if starts else (events[0]["t"] if events else 0)
+        for event in events:
+            row = dict(event)
+            for key in ("t", "arrived", "due"):
+                if key in row:
+                    row[key] = (row[key] - zero) // 1000
+            row["scenario"], row["rep"] = scenario, rep
+            self._handle.write(json.dumps(row, separators=(",", ":")) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def print_json(doc: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(doc, indent=1) + "\n")

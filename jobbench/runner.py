@@ -1,0 +1,170 @@
+"""One scenario end to end: queue up, workers polling, reps of atomic bursts, events, metrics."""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from jobbench import metrics
+from jobbench.config import Scenario
+from jobbench.drive.bench_client import BenchClient
+from jobbench.drive.embedded import EmbeddedQueue, start_embedded_queue
+from jobbench.errors import RunFailed
+from jobbench.workers.kinds import check_take_ahead_support, sdk_info, worker_process_spec
+from jobbench.workers.spawn import WorkerProcess, stop_all
+
+POLL_S = 0.05
+READY_TIMEOUT_S = 90.0  # eight real SDK workers importing runpod on two cores take a while
+
+
+class Progress(Protocol):
+    def message(self, text: str) -> None: ...
+    def rep_started(self, scenario: str, rep: int, reps: int, burst: int) -> None: ...
+    def rep_progress(self, done: int, total: int) -> None: ...
+    def rep_finished(self, scenario: str, rep: int, figures: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class RepOutcome:
+    figures: dict[str, Any]
+    events: list[dict[str, Any]]
+
+
+def rep_timeout_s(s: Scenario) -> float:
+    """Generous bound from the slowest modelled policy (a 1 s re-check per batch), never tight."""
+    batches = math.ceil(s.burst / (s.workers * s.slots))
+    cycle = s.latency.take.mean + max(1.0, s.job_seconds) + 0.5
+    return 30.0 + 3.0 * (s.latency.wake.mean + batches * cycle)
+
+
+@dataclass
+class ScenarioSession:
+    """Queue and workers for one scenario, started once and reused across reps."""
+
+    scenario: Scenario
+    workdir: Path
+    progress: Progress
+    server_url: str | None = None
+    api_key: str | None = None
+    seed: int | None = None
+    sdk: dict[str, Any] | None = None
+    queue: EmbeddedQueue | None = None
+    client: BenchClient | None = None
+    endpoint_url: str = ""
+    workers: list[WorkerProcess] = field(default_factory=list)
+
+    @property
+    def worker_ids(self) -> list[str]:
+        return [w.worker_id for w in self.workers]
+
+    def start(self) -> None:
+        spec = self.scenario.worker
+        if spec.kind == "runpod":
+            self.sdk = sdk_info(spec)
+            check_take_ahead_support(spec, self.sdk)
+        if self.server_url is None:
+            self.queue = start_embedded_queue(self.workdir / "fake_queue.log", seed=self.seed)
+            base, self.endpoint_url = self.queue.base_url, self.queue.endpoint_url
+        else:
+            base = self.server_url.split("/v2/")[0].rstrip("/")
+            self.endpoint_url = self.server_url if "/v2/" in self.server_url else base + "/v2/local"
+        self.client = BenchClient(base, self.api_key)
+        self.client.set_latency(self.scenario.latency.to_json())
+        self._spawn_workers()
+        self.wait_all_polling()
+
+    def _spawn_workers(self) -> None:
+        home = self.workdir / "home"
+        home.mkdir(exist_ok=True)
+        tag = self.scenario.name.replace(" ", "-")[:24]
+        for index in range(self.scenario.workers):
+            worker_id = f"{tag}-w{index}"
+            argv, env = worker_process_spec(self.scenario.worker, worker_id, self.endpoint_url,
+                                            self.scenario.slots, self.api_key, home)
+            worker = WorkerProcess(worker_id, argv, env, self.workdir / f"{worker_id}.log")
+            self.workers.append(worker)
+            worker.start()
+
+    def check_workers(self) -> None:
+        for worker in self.workers:
+            worker.check_alive()
+        if self.queue is not None and not self.queue.alive():
+            raise RunFailed("the embedded fake queue died; see its log in " + str(self.workdir))
+
+    def wait_all_polling(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """A rep starts only when every worker has a take waiting at the queue."""
+        assert self.client is not None
+        deadline = time.monotonic() + timeout_s
+        while True:
+            for worker in self.workers:
+                worker.check_alive("exited before it started polling")
+            seen = self.client.workers()
+            missing = [w for w in self.worker_ids if seen.get(w, {}).get("polling", 0) < 1]
+            if not missing:
+                return
+            if time.monotonic() > deadline:
+                raise RunFailed(f"workers {', '.join(missing)} did not poll the queue within "
+                                f"{timeout_s:.0f} s; see their logs in {self.workdir}")
+            time.sleep(POLL_S)
+
+    def run_rep(self, rep: int, reps: int) -> RepOutcome:
+        assert self.client is not None
+        s = self.scenario
+        self.wait_all_polling()
+        cursor = self.client.reset()
+        self.progress.rep_started(s.name, rep, reps, s.burst)
+        self.client.burst(s.burst, s.job_inputs())
+        deadline = time.monotonic() + rep_timeout_s(s)
+        while True:
+            time.sleep(POLL_S)
+            self.check_workers()
+            counts = self.client.state()["counts"]
+            done = counts["submitted"] - counts["in_queue"] - counts["in_progress"]
+            self.progress.rep_progress(done, s.burst)
+            if done >= s.burst:
+                break
+            if time.monotonic() > deadline:
+                raise RunFailed(f"rep {rep} of {s.name} did not finish within "
+                                f"{rep_timeout_s(s):.0f} s: {s.burst - done} jobs unfinished")
+        events, _ = self.client.events(cursor)
+        check_conservation(self.client.state(), events, s.burst)
+        figures = metrics.rep_metrics(
+            events, workers=s.workers, slots=s.slots, burst=s.burst, job_seconds=s.job_seconds,
+            wake_latency_s=s.latency.wake.mean, worker_ids=self.worker_ids, keep_samples=True,
+        )
+        self.progress.rep_finished(s.name, rep, figures)
+        return RepOutcome(figures, events)
+
+    def stop(self) -> None:
+        stop_all(self.workers)
+        if self.client is not None:
+            self.client.close()
+        if self.queue is not None:
+            self.queue.stop()
+
+
+def check_conservation(state: dict[str, Any], events: list[dict[str, Any]], burst: int) -> None:
+    """No job lost or counted twice: the server's books and the event log must both agree."""
+    counts = state["counts"]
+    if state.get("conservation"):
+        raise RunFailed(f"the queue's books do not balance: {state['conservation']}")
+    terminal = sum(counts[k] for k in ("completed", "failed", "cancelled", "timed_out"))
+    if counts["submitted"] != burst or terminal + counts["in_queue"] + counts["in_progress"] != (
+        counts["submitted"]
+    ):
+        raise RunFailed(f"jobs lost: submitted {counts['submitted']} of {burst}, counts {counts}")
+    done = Counter(e["job"] for e in events if e["ev"] == "done")
+    doubled = [job for job, n in done.items() if n > 1]
+    if doubled:
+        raise RunFailed(f"jobs counted twice: {doubled[:5]} ({len(doubled)} in all)")
+    if len(done) != terminal:
+        raise RunFailed(f"event log has {len(done)} finished jobs, the queue counts {terminal}")
+
+
+def make_workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="jobbench-"))

@@ -1,0 +1,1 @@
+"""Worker kinds: the runpod SDK entrypoint, the policy-model worker, a user command."""

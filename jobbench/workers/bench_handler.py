@@ -1,0 +1,41 @@
+"""jobbench's bench handler: what every bench job does. Standalone (stdlib only), so worker
+processes in any environment can load it without importing jobbench's CLI stack."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+
+def job_spec(job: dict[str, Any]) -> tuple[float, float, int]:
+    """(seconds to sleep, CPU milliseconds to burn, result payload bytes) from a job's input."""
+    raw = job.get("input")
+    spec: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    seconds = float(spec.get("seconds", 0.0) or 0.0)
+    cpu_ms = float(spec.get("cpu_ms", 0.0) or 0.0)
+    payload = int(spec.get("payload_bytes", 0) or 0)
+    return max(seconds, 0.0), max(cpu_ms, 0.0), max(payload, 0)
+
+
+def burn_cpu(milliseconds: float) -> None:
+    deadline = time.perf_counter() + milliseconds / 1000
+    while time.perf_counter() < deadline:
+        pass
+
+
+async def bench_handler(job: dict[str, Any]) -> dict[str, Any]:
+    """Sleep the job's `seconds` (async: slots run concurrently), burn `cpu_ms`, return
+    `payload_bytes` of output. `fail: true` in the input raises, to exercise FAILED jobs."""
+    seconds, cpu_ms, payload = job_spec(job)
+    if cpu_ms:
+        burn_cpu(cpu_ms)
+    if seconds:
+        await asyncio.sleep(seconds)
+    raw = job.get("input")
+    if isinstance(raw, dict) and raw.get("fail"):
+        raise RuntimeError("bench job asked to fail")
+    result: dict[str, Any] = {"ok": True}
+    if payload:
+        result["payload"] = "x" * payload
+    return result

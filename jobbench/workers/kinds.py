@@ -1,0 +1,104 @@
+"""Worker kinds: the command line and environment of each worker process, and what SDK it uses."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from fake_queue.server import worker_env
+from jobbench.config import WorkerSpec
+from jobbench.errors import RunFailed, UsageError
+
+HERE = Path(__file__).resolve().parent
+RUNPOD_ENTRY = HERE / "runpod_entry.py"
+LOCAL_KEY = "jobbench-local"  # what workers send when the fake queue needs no key
+
+# Read the SDK's version and whether it knows take_ahead without importing it (import is ~2 s).
+_SDK_PROBE = r"""
+import importlib.util, json, pathlib, re
+spec = importlib.util.find_spec("runpod")
+if spec is None or not spec.origin:
+    print(json.dumps(None))
+else:
+    root = pathlib.Path(spec.origin).parent
+    text = (root / "version.py").read_text() if (root / "version.py").exists() else ""
+    match = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", text)
+    serverless = " ".join(p.read_text(errors="ignore") for p in (root / "serverless").rglob("*.py"))
+    print(json.dumps({"version": match.group(1) if match else None, "path": str(root),
+                      "take_ahead": "take_ahead" in serverless.lower()}))
+"""
+
+
+def _base_env(spec: WorkerSpec) -> dict[str, str]:
+    # The user's RUNPOD_* settings (a real key, realtime mode) must not leak into bench workers.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUNPOD_")}
+    env.pop("PYTHONPATH", None)
+    if spec.sdk_path is not None:
+        env["PYTHONPATH"] = str(spec.sdk_path.resolve())
+    env.update(dict(spec.env))
+    return env
+
+
+def sdk_info(spec: WorkerSpec) -> dict[str, Any]:
+    """Version, path and take-ahead support of the runpod SDK the workers will import."""
+    python = spec.python or sys.executable
+    try:
+        out = subprocess.run([python, "-c", _SDK_PROBE], env=_base_env(spec), capture_output=True,
+                             text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise UsageError(f"--python {python}: cannot run it to find the runpod SDK ({exc})"
+                         ) from None
+    info = json.loads(out.strip().splitlines()[-1])
+    if info is None:
+        raise UsageError(f"--worker runpod: the runpod SDK is not importable by {python}; "
+                         "pip install runpod there, or pass --sdk PATH to a checkout")
+    return dict(info)
+
+
+def worker_process_spec(spec: WorkerSpec, worker_id: str, endpoint_url: str, slots: int,
+                        api_key: str | None, home: Path) -> tuple[list[str], dict[str, str]]:
+    """argv and env for one worker process."""
+    env = _base_env(spec)
+    env.update(worker_env(endpoint_url, worker_id))
+    env.update({
+        "RUNPOD_AI_API_KEY": api_key or LOCAL_KEY,
+        "JOBBENCH_SLOTS": str(slots),
+        "JOBBENCH_TAKE_AHEAD": str(spec.take_ahead),
+        "PYTHONUNBUFFERED": "1",
+    })
+    if spec.take_ahead:
+        env["RUNPOD_TAKE_AHEAD"] = str(spec.take_ahead)
+    if spec.kind == "model":
+        env["JOBBENCH_POLICY"] = spec.policy or "drain"
+        return [sys.executable, "-m", "jobbench.workers.model_worker"], env
+    if spec.kind == "runpod":
+        env["HOME"] = str(home)  # so no ~/.runpod/config.toml overrides the key
+        return [spec.python or sys.executable, str(RUNPOD_ENTRY)], env
+    try:
+        argv = shlex.split(spec.command or "")
+    except ValueError as exc:
+        raise UsageError(f"--worker {spec.command!r}: cannot split it ({exc})") from None
+    return argv, env
+
+
+def check_take_ahead_support(spec: WorkerSpec, info: dict[str, Any]) -> None:
+    if spec.kind == "runpod" and spec.take_ahead and not info.get("take_ahead"):
+        raise UsageError(
+            f"--take-ahead {spec.take_ahead}: the runpod SDK {info.get('version')} at "
+            f"{info.get('path')} has no take-ahead, so this would measure without it; point "
+            "--sdk at a branch that has it, or use --worker model --policy take-ahead"
+        )
+
+
+def describe_sdk(info: dict[str, Any] | None) -> str | None:
+    if not info:
+        return None
+    return str(info.get("version") or info.get("path"))
+
+
+__all__ = ["RunFailed", "check_take_ahead_support", "sdk_info", "worker_process_spec"]

@@ -1,0 +1,44 @@
+"""Shared fixtures: a real fake-queue server on a loopback port 0, latencies scaled down."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from fake_queue.latency import LatencyModel
+from fake_queue.server import RunningServer, ServerThread
+from fake_queue.settings import ServerSettings, settings_from_mapping
+
+# design.md section 9: tests run the model at 1/10 scale (50 ms takes, 5 ms wakes).
+FAST = {"take_latency": 0.05, "wake_latency": 0.005, "hold": 2.0}
+
+
+@pytest.fixture
+def start_server() -> Iterator[Callable[..., RunningServer]]:
+    """Start servers with `start_server(take_latency=..., api_key=...)`; all stop at teardown."""
+    threads: list[ServerThread] = []
+
+    def start(**overrides: Any) -> RunningServer:
+        values: dict[str, Any] = {**FAST, "port": 0, "seed": 1, **overrides}
+        settings = settings_from_mapping(values, ServerSettings(latency=LatencyModel()))
+        thread = ServerThread(settings)
+        threads.append(thread)
+        return thread.start()
+
+    yield start
+    for thread in threads:
+        thread.stop()
+
+
+@pytest.fixture
+def server(start_server: Callable[..., RunningServer]) -> RunningServer:
+    return start_server()
+
+
+@pytest.fixture
+def client(server: RunningServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.base_url, timeout=10) as http:
+        yield http
