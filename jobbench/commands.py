@@ -41,7 +41,7 @@ def run_config(flags: dict[str, Any]) -> RunConfig:
     )
     return validate_run(RunConfig(
         scenarios=(scenario,), reps=flags["reps"], label=flags["label"], out=Path(flags["out"]),
-        server_url=flags["server"], seed=flags["seed"], quiet=flags["quiet"] or flags["json_out"],
+        server_url=flags["server"], seed=flags["seed"], quiet=flags["quiet"],
         save_events=flags["events"],
     ))
 

@@ -20,16 +20,21 @@ LOCAL_KEY = "jobbench-local"  # what workers send when the fake queue needs no k
 
 # Read the SDK's version and whether it knows take_ahead without importing it (import is ~2 s).
 _SDK_PROBE = r"""
-import importlib.util, json, pathlib, re
+import importlib.metadata as md, importlib.util, json, pathlib
 spec = importlib.util.find_spec("runpod")
 if spec is None or not spec.origin:
     print(json.dumps(None))
 else:
-    root = pathlib.Path(spec.origin).parent
-    text = (root / "version.py").read_text() if (root / "version.py").exists() else ""
-    match = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", text)
+    origin = pathlib.Path(spec.origin).resolve()
+    root = origin.parent
+    try:  # the installed distribution's version, if that is what will be imported
+        dist = md.distribution("runpod")
+        installed = pathlib.Path(dist.locate_file("runpod/__init__.py")).resolve()
+        version = dist.version if installed == origin else None
+    except md.PackageNotFoundError:
+        version = None
     serverless = " ".join(p.read_text(errors="ignore") for p in (root / "serverless").rglob("*.py"))
-    print(json.dumps({"version": match.group(1) if match else None, "path": str(root),
+    print(json.dumps({"version": version, "path": str(root),
                       "take_ahead": "take_ahead" in serverless.lower()}))
 """
 

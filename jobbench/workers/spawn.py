@@ -7,7 +7,9 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -97,7 +99,29 @@ def _wait_group_gone(pgid: int, timeout_s: float = 5.0) -> None:
 
 
 def stop_all(workers: list[WorkerProcess]) -> None:
-    """Stop every worker at once: SIGTERM all, one shared grace, then SIGKILL the rest."""
+    """Stop every worker at once: SIGTERM all, one shared grace, then SIGKILL the rest.
+
+    A second Ctrl-C while this runs must not leave processes behind, so SIGINT waits."""
+    with _sigint_deferred():
+        _stop_all(workers)
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
+def _stop_all(workers: list[WorkerProcess]) -> None:
     for worker in workers:
         if worker.popen is not None:
             _signal_group(worker.popen.pid, signal.SIGTERM)

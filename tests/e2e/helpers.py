@@ -1,0 +1,51 @@
+"""Helpers for tests that run real worker processes against a real loopback server."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from fake_queue.server import RunningServer
+from jobbench.config import WorkerSpec
+from jobbench.workers.kinds import worker_process_spec
+from jobbench.workers.spawn import WorkerProcess
+
+
+def spawn_worker(server: RunningServer, spec: WorkerSpec, worker_id: str, slots: int,
+                 tmp_path: Path) -> WorkerProcess:
+    argv, env = worker_process_spec(spec, worker_id, server.endpoint_url, slots, None, tmp_path)
+    worker = WorkerProcess(worker_id, argv, env, tmp_path / f"{worker_id}.log")
+    worker.start()
+    return worker
+
+
+def wait_polling(server: RunningServer, worker_ids: list[str], workers: list[WorkerProcess],
+                 timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for worker in workers:
+            worker.check_alive()
+        seen = httpx.get(server.base_url + "/_bench/workers").json()
+        if all(seen.get(w, {}).get("polling", 0) >= 1 for w in worker_ids):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"workers {worker_ids} never polled")
+
+
+def run_burst(server: RunningServer, count: int, job_input: dict[str, Any],
+              timeout_s: float = 60) -> list[dict[str, Any]]:
+    """Enqueue atomically, wait until every job is terminal, return the rep's events."""
+    cursor = httpx.post(server.base_url + "/_bench/reset").json()["cursor"]
+    httpx.post(server.base_url + "/_bench/burst", json={"count": count, "input": job_input})
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        counts = httpx.get(server.base_url + "/_bench/state").json()["counts"]
+        if counts["in_queue"] == 0 and counts["in_progress"] == 0:
+            events: list[dict[str, Any]] = httpx.get(
+                server.base_url + "/_bench/events", params={"cursor": cursor}).json()["events"]
+            return events
+        time.sleep(0.05)
+    raise AssertionError(f"burst of {count} did not finish in {timeout_s} s")

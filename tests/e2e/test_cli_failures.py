@@ -1,0 +1,120 @@
+"""`jobbench run` failure paths with real processes: exit codes, partial results, no orphans."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+HERE = Path(__file__).parent
+FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
+
+
+def jobbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "jobbench", *args], cwd=cwd, text=True,
+                          capture_output=True, timeout=120, env={**os.environ, "CI": "true"})
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--workers", "0"], "--workers"),
+        (["--burst", "-5"], "--burst"),
+        (["--job-seconds", "-1"], "--job-seconds"),
+        (["--worker", "model", "--policy", "fastest"], "--policy"),
+        (["--worker", "model", "--policy", "drain", "--take-ahead", "8"], "--take-ahead"),
+        (["--take-latency", "soon"], "--take-latency"),
+        (["--reps", "0"], "--reps"),
+        (["--input", "{not json"], "--input"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_naming_the_flag(
+    args: list[str], flag: str, tmp_path: Path
+) -> None:
+    result = jobbench("run", *args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and flag in lines[0], result.stderr
+    assert not (tmp_path / "reports").exists()
+
+
+def test_worker_command_that_cannot_start_exits_4_naming_it(tmp_path: Path) -> None:
+    result = jobbench("run", "--worker", "python no_such_handler.py", "--workers", "1",
+                      "--burst", "4", "--reps", "1", *FAST, cwd=tmp_path)
+    assert result.returncode == 4, result.stderr
+    assert "worker 1w-4j-0.5s-w0" in result.stderr
+    assert "no_such_handler.py" in result.stderr  # the tail of its stderr
+    doc = json.loads((tmp_path / "reports" / "run.json").read_text())
+    assert doc["complete"] is False and "exited before it started polling" in doc["error"]
+
+
+def test_worker_dying_mid_run_exits_4_keeps_partial_result_and_leaves_no_process(
+    tmp_path: Path,
+) -> None:
+    inputs = tmp_path / "inputs.jsonl"
+    inputs.write_text("\n".join([json.dumps({"seconds": 0.05})] * 15 + [json.dumps({"crash": 1})]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jobbench", "run", "--worker",
+         f"{sys.executable} {HERE / 'crash_handler.py'}", "--workers", "2", "--slots", "4",
+         "--burst", "64", "--inputs", str(inputs), "--reps", "2", *FAST],
+        cwd=tmp_path, text=True, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+        env={**os.environ, "CI": "true"},
+    )
+    descendants = _descendants_while_running(proc)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 4, stderr
+    assert "died (exit code 3)" in stderr and "dying on purpose" in stderr
+    doc = json.loads((tmp_path / "reports" / "run.json").read_text())
+    assert doc["complete"] is False and doc["interrupted"] is False
+    _assert_all_gone(descendants)
+
+
+def test_ctrl_c_stops_promptly_saves_partial_result_marked_interrupted(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jobbench", "run", "--workers", "2", "--slots", "4",
+         "--burst", "400", "--job-seconds", "0.05", "--reps", "3", *FAST],
+        cwd=tmp_path, text=True, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+        env={**os.environ, "CI": "true"},
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:  # wait until a rep is under way
+        if "rep 1/3" in line:
+            break
+    descendants = psutil.Process(proc.pid).children(recursive=True)
+    assert len(descendants) >= 3  # queue + 2 workers (+ SDK heartbeat children)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    assert time.monotonic() - sent < 10
+    assert proc.returncode == 130
+    doc = json.loads((tmp_path / "reports" / "run.json").read_text())
+    assert doc["complete"] is False and doc["interrupted"] is True
+    _assert_all_gone(descendants)
+
+
+def _descendants_while_running(proc: subprocess.Popen[str]) -> list[psutil.Process]:
+    seen: dict[int, psutil.Process] = {}
+    while proc.poll() is None:
+        try:
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                seen.setdefault(child.pid, child)
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.1)
+    return list(seen.values())
+
+
+def _assert_all_gone(processes: list[psutil.Process]) -> None:
+    deadline = time.monotonic() + 5
+    alive = processes
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        time.sleep(0.1)
+    assert not alive, [p.cmdline() for p in alive]

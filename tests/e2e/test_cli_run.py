@@ -1,0 +1,70 @@
+"""`jobbench run` end to end: real processes, the result document the checks read."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
+
+
+def run_json(*args: str, cwd: Path) -> tuple[dict[str, Any], str]:
+    result = subprocess.run([sys.executable, "-m", "jobbench", "run", "--json", *args],
+                            cwd=cwd, text=True, capture_output=True, timeout=180,
+                            env={**os.environ, "CI": "true"})
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout), result.stderr
+
+
+def test_run_with_real_sdk_workers_writes_the_documented_result(tmp_path: Path) -> None:
+    doc, _ = run_json("--workers", "2", "--slots", "8", "--burst", "64", "--job-seconds", "0.05",
+                      "--reps", "2", "--label", "sdk", *FAST, cwd=tmp_path)
+    saved = json.loads((tmp_path / "reports" / "sdk.json").read_text())
+    assert saved == doc  # --json prints exactly the saved document
+    assert doc["schema"] == "jobbench.result/1" and doc["complete"] is True
+    assert doc["environment"]["runpod"] == "1.12.0"
+    assert doc["target"] == {"kind": "fake", "endpoint": "embedded"}
+    (scenario,) = doc["scenarios"]
+    assert scenario["params"]["workers"] == 2 and scenario["params"]["slots"] == 8
+    assert abs(scenario["ideal_s"] - (0.005 + 4 * 0.05)) < 1e-9
+    assert len(scenario["reps"]) == 2
+    for rep in scenario["reps"]:
+        assert rep["jobs"]["submitted"] == 64 and rep["jobs"]["completed"] == 64
+        assert rep["jobs"]["failed"] == rep["jobs"]["cancelled"] == rep["jobs"]["timed_out"] == 0
+        for phase in ("queue_wait", "service", "e2e"):
+            assert set(rep["phases"][phase]) == {"p50", "p90", "p99", "max"}
+        assert sum(rep["split"]["jobs_per_worker"].values()) == 64
+        assert len(rep["split"]["jobs_per_worker"]) == 2
+        # SDK 1.12.0: 4 batches of 8 per worker, a batch every take + 1 s re-check
+        assert 3.0 < rep["time_to_p99_s"] < 4.0
+        assert abs(rep["efficiency"] - rep["ideal_s"] / rep["time_to_p99_s"]) < 1e-5
+    p99 = scenario["summary"]["time_to_p99_s"]
+    assert p99["min"] <= p99["median"] <= p99["max"]
+    lines = (tmp_path / "reports" / "sdk.events.jsonl").read_text().splitlines()
+    assert {json.loads(line)["rep"] for line in lines} == {1, 2}
+
+
+def test_run_user_command_gets_inputs_and_runpod_env(tmp_path: Path) -> None:
+    handler = tmp_path / "echo_handler.py"
+    handler.write_text(
+        "import asyncio, os, runpod\n"
+        "async def handler(job):\n"
+        "    await asyncio.sleep(job['input']['seconds'])\n"
+        "    return {'tag': job['input']['tag'], 'pod': os.environ['RUNPOD_POD_ID']}\n"
+        "if __name__ == '__main__':\n"
+        "    runpod.serverless.start({'handler': handler, 'concurrency_modifier': lambda _: 4})\n"
+    )
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text('{"seconds": 0.01, "tag": "a"}\n{"seconds": 0.02, "tag": "b"}\n')
+    doc, stderr = run_json("--worker", f"{sys.executable} {handler}", "--workers", "1",
+                           "--slots", "4", "--burst", "8", "--inputs", str(inputs), "--reps", "1",
+                           "--no-events", *FAST, cwd=tmp_path)
+    rep = doc["scenarios"][0]["reps"][0]
+    assert rep["jobs"]["completed"] == 8
+    assert doc["scenarios"][0]["params"]["worker"].endswith("echo_handler.py")
+    assert not (tmp_path / "reports" / "run.events.jsonl").exists()
+    assert "rep 1/1" in stderr  # sparse plain progress when not a TTY

@@ -1,0 +1,57 @@
+"""The real runpod 1.12.0 worker against the fake queue: it cannot tell it from the platform."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from fake_queue.server import RunningServer
+from jobbench.config import WorkerSpec
+from jobbench.workers.spawn import group_alive
+from tests.e2e.helpers import run_burst, spawn_worker, wait_polling
+
+
+def test_real_sdk_worker_drains_burst_in_full_batches_about_take_plus_1s_apart(
+    start_server: Callable[..., RunningServer], tmp_path: Path
+) -> None:
+    server = start_server(take_latency=0.05, wake_latency=0.005, hold=2.0)
+    worker = spawn_worker(server, WorkerSpec(kind="runpod"), "sdk-w0", 32, tmp_path)
+    try:
+        wait_polling(server, ["sdk-w0"], [worker])
+        events = run_burst(server, 96, {"seconds": 0.05})
+    finally:
+        worker.stop()
+    done = [e for e in events if e["ev"] == "done"]
+    assert len(done) == 96 and {e["status"] for e in done} == {"COMPLETED"}
+    assert len({e["job"] for e in done}) == 96
+    takes = sorted((e for e in events if e["ev"] == "take" and e["got"] > 0),
+                   key=lambda e: e["arrived"])
+    # 32 slots: three full batches of 32, each asked for with batch_size=32
+    assert [(t["asked"], t["got"]) for t in takes] == [(32, 32)] * 3
+    # SDK 1.12.0 re-checks every 1 s when full: cycle = take (0.05 s) + 1 s
+    gaps = [(b["arrived"] - a["arrived"]) / 1e9 for a, b in zip(takes, takes[1:])]
+    assert all(1.0 <= gap <= 1.3 for gap in gaps), gaps
+    # the bench handler's output came back through job-done, posted as form-encoded JSON
+    job_id = done[0]["job"]
+    status = httpx.get(f"{server.endpoint_url}/status/{job_id}").json()
+    assert status["status"] == "COMPLETED" and status["output"] == {"ok": True}
+    assert status["workerId"] == "sdk-w0"
+    assert not group_alive(worker.popen.pid)  # type: ignore[union-attr]
+
+
+def test_real_sdk_worker_reports_handler_errors_as_failed(
+    start_server: Callable[..., RunningServer], tmp_path: Path
+) -> None:
+    server = start_server(take_latency=0.05, wake_latency=0.005, hold=2.0)
+    worker = spawn_worker(server, WorkerSpec(kind="runpod"), "sdk-w1", 4, tmp_path)
+    try:
+        wait_polling(server, ["sdk-w1"], [worker])
+        events = run_burst(server, 3, {"seconds": 0.01, "fail": True})
+    finally:
+        worker.stop()
+    done = [e for e in events if e["ev"] == "done"]
+    assert [e["status"] for e in done] == ["FAILED"] * 3
+    status = httpx.get(f"{server.endpoint_url}/status/{done[0]['job']}").json()
+    assert "bench job asked to fail" in status["error"]
