@@ -88,6 +88,7 @@ def _run_scenario(plans: list[Plan], docs: list[dict[str, Any]],
     workdirs = [make_workdir() for _ in plans]
     sessions = [
         ScenarioSession(plan.config.scenarios[index], workdir, progress,
+                        label=plan.config.label if len(plans) > 1 else "",
                         server_url=plan.config.server_url, api_key=plan.api_key,
                         seed=plan.config.seed)
         for plan, workdir in zip(plans, workdirs)
@@ -95,7 +96,7 @@ def _run_scenario(plans: list[Plan], docs: list[dict[str, Any]],
     succeeded = False
     try:
         for session in sessions:
-            progress.message(f"starting {session.scenario.workers} x "
+            progress.message(f"{session.title}: starting {session.scenario.workers} x "
                              f"{session.scenario.worker.describe()}")
             session.start()
         entries = []

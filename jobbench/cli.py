@@ -93,6 +93,62 @@ def serve(
     raise typer.Exit(serve_main(argv))
 
 
+@app.command()
+def compare(
+    baseline: Annotated[str, typer.Argument(help="result file, saved label, variant or git ref")],
+    candidate: Annotated[str, typer.Argument(help="the same kinds of name as BASELINE")],
+    suite: Annotated[str | None, Opt(help="suite of scenarios (default seed)")] = None,
+    reps: Annotated[int | None, Opt(help="reps per side (default: the suite's)")] = None,
+    fmt: Annotated[str, Opt("--format", help="table | markdown | json | csv")] = "table",
+    out: Annotated[Path, Opt(help="folder for results")] = Path("reports"),
+    repo: Annotated[Path | None, Opt(help="SDK checkout whose git refs are names")] = None,
+    rerun: Annotated[bool, Opt(help="run variants even if a saved label exists")] = False,
+    metric: Annotated[str, Opt(help="metric the verdict rests on")] = "time_to_p99_s",
+    max_regression: Annotated[str, Opt(help="slowdown still passing, e.g. 5%")] = "5%",
+    fail_on_regression: Annotated[bool, Opt(help="exit 1 / 3 like jobbench gate")] = False,
+    markdown: Annotated[Path | None, Opt(help="also write a PR-comment body here")] = None,
+    quiet: Annotated[bool, Opt(help="no progress output")] = False,
+) -> None:
+    """Compare a candidate against a baseline, side by side, with a verdict."""
+    raise typer.Exit(_compare(locals(), fail_on_regression))
+
+
+@app.command()
+def gate(
+    baseline: Annotated[str, typer.Argument(help="result file, saved label, variant or git ref")],
+    candidate: Annotated[str, typer.Argument(help="the same kinds of name as BASELINE")],
+    metric: Annotated[str, Opt(help="metric the verdict rests on")] = "time_to_p99_s",
+    max_regression: Annotated[str, Opt(help="slowdown still passing, e.g. 5%")] = "5%",
+    suite: Annotated[str | None, Opt(help="suite, when a side runs now")] = None,
+    reps: Annotated[int | None, Opt(help="reps per side, when a side runs now")] = None,
+    out: Annotated[Path, Opt(help="folder for results")] = Path("reports"),
+    repo: Annotated[Path | None, Opt(help="SDK checkout whose git refs are names")] = None,
+    markdown: Annotated[Path | None, Opt(help="write a PR-comment body here")] = None,
+    fmt: Annotated[str, Opt("--format", help="table | markdown | json | csv")] = "markdown",
+    quiet: Annotated[bool, Opt(help="no progress output")] = False,
+) -> None:
+    """CI perf gate: exit 0 pass, 1 regression, 3 inconclusive."""
+    raise typer.Exit(_compare({**locals(), "rerun": False}, True))
+
+
+def _compare(flags: dict[str, Any], fail_on_regression: bool) -> int:
+    from jobbench.commands import make_progress
+    from jobbench.compare_command import CompareRequest, compare_command
+    from jobbench.gate import GateConfig, parse_percent
+
+    try:
+        request = CompareRequest(
+            baseline=flags["baseline"], candidate=flags["candidate"], suite=flags["suite"],
+            reps=flags["reps"], fmt=flags["fmt"], out=flags["out"], repo=flags["repo"],
+            rerun=flags["rerun"], fail_on_regression=fail_on_regression,
+            gate=GateConfig(flags["metric"], parse_percent(flags["max_regression"])),
+            markdown_file=flags["markdown"],
+        )
+        return compare_command(request, make_progress(flags["quiet"])[1])
+    except JobbenchError as exc:
+        fail(exc)
+
+
 def main() -> None:
     try:
         app()

@@ -49,6 +49,7 @@ class ScenarioSession:
     scenario: Scenario
     workdir: Path
     progress: Progress
+    label: str = ""
     server_url: str | None = None
     api_key: str | None = None
     seed: int | None = None
@@ -57,6 +58,10 @@ class ScenarioSession:
     client: BenchClient | None = None
     endpoint_url: str = ""
     workers: list[WorkerProcess] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        return f"{self.label} {self.scenario.name}" if self.label else self.scenario.name
 
     @property
     def worker_ids(self) -> list[str]:
@@ -117,7 +122,7 @@ class ScenarioSession:
         s = self.scenario
         self.wait_all_polling()
         cursor = self.client.reset()
-        self.progress.rep_started(s.name, rep, reps, s.burst)
+        self.progress.rep_started(self.title, rep, reps, s.burst)
         self.client.burst(s.burst, s.job_inputs())
         deadline = time.monotonic() + rep_timeout_s(s)
         while True:
@@ -137,7 +142,7 @@ class ScenarioSession:
             events, workers=s.workers, slots=s.slots, burst=s.burst, job_seconds=s.job_seconds,
             wake_latency_s=s.latency.wake.mean, worker_ids=self.worker_ids, keep_samples=True,
         )
-        self.progress.rep_finished(s.name, rep, figures)
+        self.progress.rep_finished(self.title, rep, figures)
         return RepOutcome(figures, events)
 
     def stop(self) -> None:

@@ -1,1 +1,27 @@
-"""One module per output format; rich is imported only by render/terminal.py."""
+"""One module per output format behind one signature: render(comparison, out, width).
+
+rich is imported only by render/terminal.py, and only when the table format is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol, TextIO
+
+
+class Renderer(Protocol):
+    def __call__(self, comparison: dict[str, Any], out: TextIO, width: int = 100) -> None: ...
+
+
+FORMATS = {
+    "table": ("jobbench.render.terminal", "render_comparison"),
+    "markdown": ("jobbench.render.markdown", "render"),
+    "json": ("jobbench.render.json_format", "render"),
+    "csv": ("jobbench.render.csv_format", "render"),
+}
+
+
+def renderer(fmt: str) -> Renderer:
+    module, name = FORMATS[fmt]
+    fn: Renderer = getattr(importlib.import_module(module), name)
+    return fn

@@ -102,3 +102,21 @@ def render_result(doc: dict[str, Any], console: Console, saved_to: str | None = 
         console.print(f"[bold red]incomplete:[/bold red] {doc.get('error')}")
     if saved_to:
         console.print(f"saved {saved_to}")
+
+
+def render_comparison(comparison: dict[str, Any], out: Any, width: int = 100) -> None:
+    """The comparison as a rich table (the `table` format)."""
+    from jobbench.render.cells import HEADER, row_cells, title, verdict_lines
+
+    console = Console(file=out, width=width)
+    table = Table(title=title(comparison), title_justify="left", show_edge=False,
+                  pad_edge=False)
+    for index, name in enumerate(HEADER):
+        table.add_column(name, justify="left" if index == 0 else "right", overflow="fold")
+    for row in comparison["rows"]:
+        cells = row_cells(row, with_ci=False)  # intervals are in the Markdown and JSON
+        style = {"REGRESSION": "bold red", "better": "green"}.get(cells[-1], "")
+        table.add_row(*cells, style=style)
+    console.print(table)
+    for line in verdict_lines(comparison):
+        console.print(line)

@@ -1,0 +1,34 @@
+"""What the latency model predicts for each scheduling policy (design.md section 2).
+
+Deep-queue bursts split evenly: every worker runs `batches` full batches of `slots` jobs, all
+workers in step. These are the numbers an implementation is checked against.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def batches_until(fraction: float, burst: int, workers: int, slots: int) -> int:
+    """How many rounds of full batches it takes until `fraction` of the burst is done."""
+    jobs = math.ceil(fraction * burst - 1e-9)
+    return max(1, math.ceil(jobs / (workers * slots)))
+
+
+def sdk_recheck_s(job_seconds: float, pickup_s: float = 0.1) -> float:
+    """SDK 1.12.0 re-checks a full worker every 1 s, so a batch waits whole seconds."""
+    return max(1.0, float(math.ceil(job_seconds + pickup_s)))
+
+
+def expected_time_s(policy: str, *, burst: int, workers: int, slots: int, job_seconds: float,
+                    take_s: float, wake_s: float, fraction: float = 0.99) -> float:
+    """Time from burst start until `fraction` of the jobs are done, by the model."""
+    rounds = batches_until(fraction, burst, workers, slots)
+    first = wake_s + job_seconds  # the first batch was long-polling: woken, then run
+    if policy == "drain":
+        return first + (rounds - 1) * (take_s + job_seconds)
+    if policy == "take-ahead":
+        return first + (rounds - 1) * max(take_s, job_seconds)
+    if policy == "sdk-1.12":
+        return first + (rounds - 1) * (take_s + sdk_recheck_s(job_seconds))
+    raise ValueError(f"no analytic model for policy {policy!r}")

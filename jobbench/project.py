@@ -1,0 +1,172 @@
+"""Variants and suites: built-ins plus `jobbench.toml` or `[tool.jobbench]` in pyproject.toml."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from fake_queue.latency import LatencyModel, LatencySpecError
+from jobbench.config import Scenario, WorkerSpec, validate_scenario, worker_spec
+from jobbench.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SEED_ROWS = (  # design.md section 2
+    ("1w-512j-0.5s", 1, 512, 0.5),
+    ("1w-256j-2s", 1, 256, 2.0),
+    ("4w-1024j-0.5s", 4, 1024, 0.5),
+    ("4w-64j-0.5s-shallow", 4, 64, 0.5),
+)
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    worker: WorkerSpec
+    latency: dict[str, Any] = field(default_factory=dict)  # overrides of the suite's model
+
+    def describe(self) -> str:
+        extra = f", latency {self.latency}" if self.latency else ""
+        return f"{self.worker.describe()}{extra}"
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    scenarios: tuple[Scenario, ...]
+    reps: int = 5
+
+
+@dataclass(frozen=True)
+class Project:
+    variants: dict[str, Variant]
+    suites: dict[str, Suite]
+    source: Path | None = None
+
+
+BUILTIN_VARIANTS = {
+    "main": Variant("main", WorkerSpec(kind="model", policy="drain")),
+    "pr": Variant("pr", WorkerSpec(kind="model", policy="take-ahead", take_ahead=32)),
+}
+BUILTIN_SUITES = {
+    "seed": Suite("seed", tuple(Scenario(name=n, workers=w, slots=32, burst=b, job_seconds=j)
+                                for n, w, b, j in SEED_ROWS)),
+}
+
+
+def load_project(folder: Path) -> Project:
+    """Built-ins, overlaid by the first of jobbench.toml or pyproject's [tool.jobbench]."""
+    table, source = _find_table(folder)
+    variants = dict(BUILTIN_VARIANTS)
+    suites = dict(BUILTIN_SUITES)
+    if table is None:
+        return Project(variants, suites)
+    where = str(source)
+    unknown = set(table) - {"variants", "suites"}
+    if unknown:
+        raise UsageError(f"{where}: unknown key(s) {sorted(unknown)}; use [variants.NAME] and "
+                         "[suites.NAME]")
+    for name, spec in _tables(table, "variants", where).items():
+        variants[name] = _variant(name, spec, f"{where} variants.{name}", folder)
+    for name, spec in _tables(table, "suites", where).items():
+        suites[name] = _suite(name, spec, f"{where} suites.{name}")
+    return Project(variants, suites, source)
+
+
+def _find_table(folder: Path) -> tuple[dict[str, Any] | None, Path | None]:
+    for path, keys in ((folder / "jobbench.toml", ()), (folder / "pyproject.toml",
+                                                         ("tool", "jobbench"))):
+        if not path.is_file():
+            continue
+        try:
+            data: Any = tomllib.loads(path.read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise UsageError(f"{path}: not valid TOML ({exc})") from None
+        for key in keys:
+            data = data.get(key) if isinstance(data, dict) else None
+        if isinstance(data, dict):
+            return data, path
+    return None, None
+
+
+def _tables(table: dict[str, Any], key: str, where: str) -> dict[str, dict[str, Any]]:
+    value = table.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise UsageError(f"{where}: [{key}] must hold tables like [{key}.NAME]")
+    return value
+
+
+VARIANT_KEYS = {"worker", "policy", "take_ahead", "sdk", "python", "env", "latency"}
+
+
+def _variant(name: str, spec: dict[str, Any], where: str, folder: Path) -> Variant:
+    unknown = set(spec) - VARIANT_KEYS
+    if unknown:
+        raise UsageError(f"{where}: unknown key(s) {sorted(unknown)}; known: "
+                         f"{sorted(VARIANT_KEYS)}")
+    sdk = spec.get("sdk")
+    sdk_path = (folder / sdk).resolve() if sdk else None
+    try:
+        worker = worker_spec(str(spec.get("worker", "runpod")), spec.get("policy"),
+                             int(spec.get("take_ahead", 0)), sdk_path, spec.get("python"))
+    except UsageError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    env = spec.get("env", {})
+    if not isinstance(env, dict):
+        raise UsageError(f"{where}: env must be a table of NAME = \"value\"")
+    worker = replace(worker, env=tuple((str(k), str(v)) for k, v in env.items()))
+    latency = spec.get("latency", {})
+    _check_latency(latency, where)
+    return Variant(name, worker, dict(latency))
+
+
+def _check_latency(latency: Any, where: str) -> LatencyModel:
+    if not isinstance(latency, dict):
+        raise UsageError(f"{where}: latency must be a table like {{take = 0.5, wake = 0.05}}")
+    try:
+        return LatencyModel.from_mapping(latency)
+    except LatencySpecError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+
+
+SCENARIO_KEYS = {"name", "workers", "slots", "burst", "job_seconds"}
+
+
+def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
+    latency = _check_latency(spec.get("latency", {}), where)
+    rows = spec.get("scenarios")
+    if not isinstance(rows, list) or not rows:
+        raise UsageError(f"{where}: scenarios must be a non-empty list of tables like "
+                         "{name = \"deep\", workers = 4, burst = 1024, job_seconds = 0.5}")
+    scenarios = []
+    for index, row in enumerate(rows):
+        unknown = set(row) - SCENARIO_KEYS if isinstance(row, dict) else {"?"}
+        if unknown:
+            raise UsageError(f"{where}: scenario {index + 1} has unknown key(s) "
+                             f"{sorted(unknown)}; known: {sorted(SCENARIO_KEYS)}")
+        scenario = Scenario(name=str(row.get("name", f"s{index + 1}")),
+                            workers=int(row.get("workers", 4)), slots=int(row.get("slots", 32)),
+                            burst=int(row.get("burst", 1024)),
+                            job_seconds=float(row.get("job_seconds", 0.5)), latency=latency)
+        try:
+            scenarios.append(validate_scenario(scenario))
+        except UsageError as exc:
+            raise UsageError(f"{where}: scenario {scenario.name}: {exc}") from None
+    reps = int(spec.get("reps", 5))
+    if reps < 1:
+        raise UsageError(f"{where}: reps must be >= 1")
+    return Suite(name, tuple(scenarios), reps)
+
+
+def apply_variant(suite: Suite, variant: Variant) -> tuple[Scenario, ...]:
+    """The suite's scenarios run by this variant's workers (and its latency overrides)."""
+    out = []
+    for scenario in suite.scenarios:
+        latency = LatencyModel.from_mapping(variant.latency, scenario.latency)
+        out.append(replace(scenario, worker=variant.worker, latency=latency))
+    return tuple(out)

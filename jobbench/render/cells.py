@@ -1,0 +1,62 @@
+"""Cell text shared by every comparison renderer, so the formats agree to the character."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MARKS = {"pass": "ok", "better": "better", "regression": "REGRESSION",
+         "inconclusive": "inconclusive", None: ""}
+HEADER = ("scenario", "A p99", "B p99", "change", "A e2e p50", "B e2e p50", "change",
+          "A e2e p99", "B e2e p99", "change", "ideal", "eff A", "eff B", "verdict")
+
+
+def seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f} s"
+
+
+def change(metric: dict[str, Any], with_ci: bool = True) -> str:
+    value = metric.get("change")
+    if value is None:
+        return "-"
+    text = f"{value:+.1%}"
+    ci = metric.get("ci")
+    return f"{text} [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci and with_ci else text
+
+
+def median(metric: dict[str, Any], side: str) -> float | None:
+    summary = metric.get(side)
+    return None if summary is None else float(summary["median"])
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def row_cells(row: dict[str, Any], with_ci: bool = True) -> list[str]:
+    cells = [row["scenario"]]
+    for name in ("time_to_p99_s", "e2e_p50_s", "e2e_p99_s"):
+        metric = row["metrics"][name]
+        cells += [seconds(median(metric, "baseline")), seconds(median(metric, "candidate")),
+                  change(metric, with_ci)]
+    verdict = (row.get("verdict") or {}).get("verdict")
+    cells += [seconds(row["ideal_s"]), percent(row["efficiency"]["baseline"]),
+              percent(row["efficiency"]["candidate"]), MARKS.get(verdict, str(verdict))]
+    return cells
+
+
+def title(comparison: dict[str, Any]) -> str:
+    a, b = comparison["baseline"]["label"], comparison["candidate"]["label"]
+    return f"A = {a} (baseline), B = {b} (candidate)"
+
+
+def verdict_lines(comparison: dict[str, Any]) -> list[str]:
+    lines = []
+    for row in comparison["rows"]:
+        verdict = row.get("verdict") or {}
+        if verdict:
+            lines.append(f"{row['scenario']}: {verdict['verdict']}: {verdict['reason']}")
+    if comparison.get("verdict"):
+        gate = comparison.get("gate", {})
+        lines.append(f"overall: {comparison['verdict']} (metric {gate.get('metric')}, max "
+                     f"regression {gate.get('max_regression', 0):.0%})")
+    return lines

@@ -1,0 +1,12 @@
+"""The comparison document as JSON (schema jobbench.comparison/1)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+
+def render(comparison: dict[str, Any], out: TextIO, width: int = 100) -> None:
+    del width
+    json.dump(comparison, out, indent=1)
+    out.write("\n")

@@ -1,0 +1,85 @@
+"""A name on the command line -> a side of a comparison: a saved result or a variant to run.
+
+Tried in order: a result file path, a saved label (reports/NAME.json), a variant (config or
+built-in), a git ref of --repo (an SDK checkout: the variant runs the real SDK from a worktree).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from jobbench.config import WorkerSpec
+from jobbench.errors import UsageError
+from jobbench.gitrefs import is_git_repo, resolve_commit, worktree_for
+from jobbench.project import Project, Variant
+from jobbench.results import read_result, result_path
+
+
+@dataclass(frozen=True)
+class Side:
+    name: str
+    doc: dict[str, Any] | None = None  # a saved result
+    path: Path | None = None
+    variant: Variant | None = None  # or something to run now
+    origin: str = ""
+
+    @property
+    def runs_now(self) -> bool:
+        return self.variant is not None
+
+
+def resolve(name: str, project: Project, out: Path, repo: Path | None, rerun: bool) -> Side:
+    tried = []
+    path = Path(name)
+    if name.endswith(".json") or path.is_file():
+        tried.append(f"file {path}")
+        if path.is_file():
+            return _saved(name, path)
+    saved = result_path(out, name)
+    tried.append(f"saved label {saved}")
+    if saved.is_file() and not rerun:
+        return _saved(name, saved)
+    tried.append("variants " + ", ".join(sorted(project.variants)))
+    if name in project.variants:
+        variant = project.variants[name]
+        return Side(name, variant=variant, origin=f"variant {name}: {variant.describe()}")
+    if repo is not None:
+        tried.append(f"git ref of {repo}")
+        side = _git_side(name, repo)
+        if side is not None:
+            return side
+    else:
+        tried.append("git ref (no --repo given)")
+    raise UsageError(f"{name!r} is not a result, a saved label, a variant or a git ref; tried "
+                     + "; ".join(tried))
+
+
+def _saved(name: str, path: Path) -> Side:
+    doc = read_result(path)
+    age = time.time() - path.stat().st_mtime
+    state = "" if doc.get("complete", True) else ", INCOMPLETE"
+    return Side(name, doc=doc, path=path,
+                origin=f"result {path} ({_age(age)} old, created {doc.get('created')}{state})")
+
+
+def _git_side(name: str, repo: Path) -> Side | None:
+    if not is_git_repo(repo):
+        raise UsageError(f"--repo {repo}: not a git checkout; point it at a runpod-python clone")
+    commit = resolve_commit(repo, name)
+    if commit is None:
+        return None
+    tree = worktree_for(repo, commit)
+    worker = replace(WorkerSpec(kind="runpod"), sdk_path=tree)
+    variant = Variant(name, worker)
+    return Side(name, variant=variant, origin=f"git ref {name} of {repo} = commit {commit[:12]} "
+                                              f"(worktree {tree})")
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"

@@ -1,0 +1,327 @@
+"""Scheduling policies of the policy-model worker (design.md section 5).
+
+`Sdk112` ports runpod 1.12.0's JobScaler loops (protocol doc section 2); `Drain` is the drain
+policy and, with `take_ahead > 0`, take-ahead. Policies reach the queue only through a `Link`
+(model_worker.HttpLink), so this module holds no HTTP code. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Protocol
+
+Job = dict[str, Any]
+
+TAKE_TIMEOUT_S = 90.0  # JobScaler.jobs_fetcher_timeout
+STOP_TIMEOUT_S = 90.0  # JobScaler.stop_signals_fetcher_timeout
+FULL_RECHECK_S = 1.0  # 1.12.0 get_jobs: sleep(1) while no slot is free
+PICKUP_S = 0.1  # 1.12.0 run_jobs: FIRST_COMPLETED timeout and idle sleep
+RATE_LIMIT_S = 5.0  # debounce after a 429
+STOP_FLOOR_S = 1.0  # 1.12.0 monitor_stop_signals: floor after an empty poll or an error
+ERROR_PAUSE_S = 1.0  # ours (drain, take-ahead): don't spin on a failing job-take
+
+
+class RateLimited(Exception):
+    """job-take or job-stop answered 429."""
+
+
+class Link(Protocol):
+    """The worker-facing protocol, as the policies need it."""
+
+    stop_enabled: bool
+
+    async def take(self, count: int, in_progress: bool) -> list[Job]: ...
+
+    async def stops(self) -> list[str]: ...
+
+    async def process(self, job: Job) -> None:
+        """Run the handler and post job-done; cancelling it posts nothing."""
+
+
+class ErrorLog:
+    """stderr lines, each distinct message at most once per `every_s`: retry loops can't flood."""
+
+    def __init__(self, prefix: str, every_s: float = 10.0) -> None:
+        self.prefix = prefix
+        self.every_s = every_s
+        self._seen: dict[str, tuple[float, int]] = {}  # message -> (last printed, held back)
+
+    def __call__(self, message: str) -> None:
+        now = time.monotonic()
+        printed, held = self._seen.get(message, (-self.every_s, 0))
+        if now - printed < self.every_s:
+            self._seen[message] = (printed, held + 1)
+            return
+        if len(self._seen) > 1000:  # messages naming jobs are all distinct
+            self._seen.clear()
+        self._seen[message] = (now, 0)
+        more = f" (and {held} more times)" if held else ""
+        print(f"{self.prefix}: {message}{more}", file=sys.stderr, flush=True)
+
+
+log = ErrorLog("model_worker")
+
+
+class Policy:
+    """What every policy shares: the take and stop loops, and a prompt shutdown."""
+
+    error_pause_s = ERROR_PAUSE_S
+
+    def __init__(self, link: Link, slots: int) -> None:
+        self.link = link
+        self.slots = slots
+        self.stopping = asyncio.Event()
+        self._taker: asyncio.Task[None] | None = None
+        self._stopper: asyncio.Task[None] | None = None
+
+    # -- per policy ---------------------------------------------------------------------------
+    async def take_loop(self) -> None:
+        raise NotImplementedError
+
+    def accept(self, jobs: list[Job]) -> None:
+        """Take charge of jobs a take brought (synchronous: nothing can come in between)."""
+        raise NotImplementedError
+
+    async def run_jobs(self) -> None:
+        """Run jobs until the taker has ended and every job is finished."""
+        raise NotImplementedError
+
+    def stop_job(self, job_id: str) -> None:
+        raise NotImplementedError
+
+    def job_ids(self) -> list[str]:
+        """Ids in progress on this worker (the heartbeat's `job_id`)."""
+        raise NotImplementedError
+
+    def _wake(self) -> None:
+        """Wake anything waiting on the policy's state (shutdown and the taker's end change it)."""
+
+    # -- shared -------------------------------------------------------------------------------
+    async def run(self) -> None:
+        self._taker = asyncio.create_task(self.take_loop())
+        self._taker.add_done_callback(lambda _: self._wake())
+        self._stopper = asyncio.create_task(monitor_stops(self.link, self.stop_job))
+        try:
+            await self.run_jobs()
+        finally:
+            self._stopper.cancel()
+            self._taker.cancel()
+            await asyncio.wait([self._stopper, self._taker])
+        if not self._taker.cancelled() and self._taker.exception() is not None:
+            raise RuntimeError("the take loop failed") from self._taker.exception()
+
+    def shutdown(self) -> None:
+        """Stop taking and polling now; running (and held) jobs still finish and post."""
+        if self.stopping.is_set():
+            return
+        self.stopping.set()
+        # A long-poll could hold for the server's whole `hold`: cancel it, the server puts back
+        # what it claimed. A take whose answer already arrived has handed its jobs to accept().
+        for task in (self._taker, self._stopper):
+            if task is not None:
+                task.cancel()
+        self._wake()
+
+    def taker_done(self) -> bool:
+        return self._taker is not None and self._taker.done()
+
+    async def fetch(self, count: int, in_progress: bool) -> list[Job]:
+        """One take, bounded like 1.12.0's wait_for; [] on 204, errors and timeouts."""
+        try:
+            return await asyncio.create_task(self._take_and_accept(count, in_progress))
+        except RateLimited:
+            await asyncio.sleep(RATE_LIMIT_S)
+        except asyncio.TimeoutError:
+            pass
+        except Exception as exc:
+            log(f"job-take failed: {type(exc).__name__}: {exc}")
+            await asyncio.sleep(self.error_pause_s)
+        return []
+
+    async def _take_and_accept(self, count: int, in_progress: bool) -> list[Job]:
+        # Accepting inside the same task as the request: once the answer is read, cancelling
+        # the taker can no longer lose its jobs.
+        jobs = await asyncio.wait_for(self.link.take(count, in_progress), TAKE_TIMEOUT_S)
+        self.accept(jobs)
+        return jobs
+
+
+async def run_logged(link: Link, job: Job) -> None:
+    """Process one job; an unexpected error is logged, not left in an unawaited task."""
+    try:
+        await link.process(job)
+    except Exception as exc:
+        log(f"job {job.get('id')!r} failed outside its handler: {type(exc).__name__}: {exc}")
+
+
+async def monitor_stops(link: Link, stop_job: Callable[[str], None]) -> None:
+    """1.12.0's monitor_stop_signals: long-poll job-stop and stop the listed jobs."""
+    if not link.stop_enabled:
+        log("the job-take URL has no /job-take/: per-job stop is disabled")
+        return
+    while True:
+        try:
+            job_ids = await asyncio.wait_for(link.stops(), STOP_TIMEOUT_S)
+            for job_id in job_ids:
+                stop_job(job_id)
+            if not job_ids:
+                await asyncio.sleep(STOP_FLOOR_S)
+        except RateLimited:
+            await asyncio.sleep(RATE_LIMIT_S)
+        except asyncio.TimeoutError:
+            pass
+        except Exception as exc:
+            log(f"job-stop failed: {type(exc).__name__}: {exc}")
+            await asyncio.sleep(STOP_FLOOR_S)
+
+
+class Sdk112(Policy):
+    """runpod 1.12.0 JobScaler: re-check every 1 s when full; 0.1 s pickup from a local queue."""
+
+    error_pause_s = 0.0  # 1.12.0 re-takes at once after an error
+
+    def __init__(self, link: Link, slots: int) -> None:
+        super().__init__(link, slots)
+        self.queue: asyncio.Queue[Job] = asyncio.Queue()
+        self.progress: set[str] = set()  # JobsProgress: from take until job-done returned
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+
+    def job_ids(self) -> list[str]:
+        return sorted(self.progress)
+
+    async def take_loop(self) -> None:
+        while not self.stopping.is_set():
+            # Taken jobs count twice (queue and progress) until run_jobs picks them up.
+            need = self.slots - (self.queue.qsize() + len(self.progress))
+            if need <= 0:
+                await asyncio.sleep(FULL_RECHECK_S)
+                continue
+            await self.fetch(need, bool(self.progress))
+            await asyncio.sleep(0)
+
+    def accept(self, jobs: list[Job]) -> None:
+        for job in jobs:
+            self.queue.put_nowait(job)
+            self.progress.add(job["id"])
+
+    async def run_jobs(self) -> None:
+        tasks: set[asyncio.Task[None]] = set()
+        while not self.taker_done() or not self.queue.empty():
+            while len(tasks) < self.slots and not self.queue.empty():
+                job = self.queue.get_nowait()
+                task = asyncio.create_task(self._handle(job))
+                tasks.add(task)
+                self.tasks[job["id"]] = task
+            if tasks:
+                done, _ = await asyncio.wait(
+                    tasks, timeout=PICKUP_S, return_when=asyncio.FIRST_COMPLETED
+                )
+                tasks.difference_update(done)
+            else:
+                await asyncio.sleep(PICKUP_S)
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _handle(self, job: Job) -> None:
+        try:
+            await run_logged(self.link, job)
+        finally:
+            self.progress.discard(job["id"])
+            self.tasks.pop(job["id"], None)
+
+    def stop_job(self, job_id: str) -> None:
+        # As in 1.12.0, only a started job can be stopped; one still queued locally runs later.
+        task = self.tasks.get(job_id)
+        if task is not None:
+            task.cancel()
+
+
+class Drain(Policy):
+    """drain (take_ahead == 0) and take-ahead (take_ahead == K > 0), event-driven.
+
+    A job takes its slot from arrival until its job-done POST returned; held jobs (take-ahead's
+    buffer) move into slots the instant one frees.
+    """
+
+    def __init__(self, link: Link, slots: int, take_ahead: int = 0) -> None:
+        super().__init__(link, slots)
+        self.take_ahead = take_ahead
+        # Keyed by task, not job id: slot accounting must survive a job id seen twice.
+        self.running: dict[asyncio.Task[None], str] = {}
+        self.held: deque[Job] = deque()
+        self._changed = asyncio.Event()
+
+    def job_ids(self) -> list[str]:
+        return sorted([*self.running.values(), *(str(job["id"]) for job in self.held)])
+
+    def free(self) -> int:
+        return self.slots - len(self.running) - len(self.held)
+
+    async def take_loop(self) -> None:
+        last_full = False
+        while not self.stopping.is_set():
+            count = await self._next_count(last_full)
+            if count <= 0:
+                continue
+            jobs = await self.fetch(count, bool(self.running or self.held))
+            last_full = len(jobs) >= count
+
+    async def _next_count(self, last_full: bool) -> int:
+        """How many jobs to ask for next; 0 when it waited for a change: decide again."""
+        if self.free() > 0:
+            return self.free()  # drained, or the last take came back short: free slots only
+        if self.take_ahead and last_full:
+            if not self.held:
+                return self.take_ahead  # slots busy, buffer empty: take ahead
+            await self._wait_until(lambda: not self.held)  # one buffer at a time
+            return 0
+        await self._wait_until(lambda: not self.running and not self.held)  # drain
+        return 0
+
+    async def run_jobs(self) -> None:
+        await self._wait_until(self.taker_done, stop=False)
+        await self._wait_until(lambda: not self.running and not self.held, stop=False)
+
+    def accept(self, jobs: list[Job]) -> None:
+        self.held.extend(jobs)
+        self._fill()
+
+    def _fill(self) -> None:
+        while self.held and len(self.running) < self.slots:
+            job = self.held.popleft()
+            task = asyncio.create_task(run_logged(self.link, job))
+            task.add_done_callback(self._finished)
+            self.running[task] = str(job["id"])
+        self._changed.set()
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self.running.pop(task, None)
+        self._fill()  # held jobs start the instant a slot frees
+
+    async def _wait_until(self, ready: Callable[[], bool], stop: bool = True) -> None:
+        while not ready() and not (stop and self.stopping.is_set()):
+            self._changed.clear()
+            await self._changed.wait()
+
+    def _wake(self) -> None:
+        self._changed.set()
+
+    def stop_job(self, job_id: str) -> None:
+        for task, running_id in self.running.items():
+            if running_id == job_id:
+                task.cancel()  # no job-done; its slot frees when the task ends
+                return
+        for job in self.held:
+            if job["id"] == job_id:
+                self.held.remove(job)  # dropped before it ran: no job-done either
+                self._changed.set()
+                return
+
+
+def make_policy(name: str, link: Link, slots: int, take_ahead: int) -> Policy:
+    if name == "sdk-1.12":
+        return Sdk112(link, slots)
+    return Drain(link, slots, take_ahead if name == "take-ahead" else 0)
