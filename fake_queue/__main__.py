@@ -18,8 +18,10 @@ from fake_queue.settings import (
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m fake_queue",
-                                description="A fake RunPod queue with a measured latency model.")
+    p = argparse.ArgumentParser(
+        prog="python -m fake_queue",
+        description="A fake RunPod queue with a measured latency model.",
+    )
     p.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port; 0 picks a free one (default 8000)")
     p.add_argument("--endpoint-id", default=None, help="endpoint id in /v2/ID/ (default local)")
@@ -32,8 +34,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--fault", action="append", default=[], help="ROUTE:KIND:RATE, repeatable")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--config", type=Path, default=None, help="TOML file with the same settings")
-    p.add_argument("--ready-json", action="store_true",
-                   help="print one JSON line {url, endpoint_url} when ready (for jobbench run)")
+    p.add_argument(
+        "--ready-json",
+        action="store_true",
+        help="print one JSON line {url, endpoint_url} when ready (for jobbench run)",
+    )
     return p.parse_args(argv)
 
 
@@ -42,8 +47,12 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
     if args.config is not None:
         base = settings_from_mapping(load_settings_file(args.config), base)
     flags: dict[str, Any] = {
-        "host": args.host, "port": args.port, "endpoint_id": args.endpoint_id,
-        "api_key": args.api_key, "rate_limits": args.rate_limits, "seed": args.seed,
+        "host": args.host,
+        "port": args.port,
+        "endpoint_id": args.endpoint_id,
+        "api_key": args.api_key,
+        "rate_limits": args.rate_limits,
+        "seed": args.seed,
         "faults": args.fault,
     }
     for key in ("take_latency", "wake_latency", "hold", "done_latency"):
@@ -64,9 +73,11 @@ def ready_banner(server: RunningServer) -> str:
         env["RUNPOD_AI_API_KEY"] = "<your --api-key>"
     lines += [f"  {key}={value}" for key, value in env.items()]
     if not settings.is_loopback:
-        lines.insert(0, f"WARNING: bound to {settings.host}, not loopback: anyone who can reach "
-                        "this machine can use this queue" + ("" if settings.api_key else
-                                                             " (no --api-key set)"))
+        lines.insert(
+            0,
+            f"WARNING: bound to {settings.host}, not loopback: anyone who can reach "
+            "this machine can use this queue" + ("" if settings.api_key else " (no --api-key set)"),
+        )
     return "\n".join(lines)
 
 
@@ -80,16 +91,21 @@ def main(argv: list[str] | None = None) -> int:
 
     def on_ready(server: RunningServer) -> None:
         if args.ready_json:
-            print(json.dumps({"url": server.base_url, "endpoint_url": server.endpoint_url}),
-                  flush=True)
+            print(
+                json.dumps({"url": server.base_url, "endpoint_url": server.endpoint_url}),
+                flush=True,
+            )
         else:
             print(ready_banner(server), flush=True)
 
     try:
         serve_forever(settings, on_ready)
     except OSError as exc:
-        print(f"error: cannot listen on {settings.host}:{settings.port}: {exc.strerror}; "
-              "choose another --port (0 picks a free one)", file=sys.stderr)
+        print(
+            f"error: cannot listen on {settings.host}:{settings.port}: {exc.strerror}; "
+            "choose another --port (0 picks a free one)",
+            file=sys.stderr,
+        )
         return 2
     return 0
 

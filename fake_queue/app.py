@@ -85,24 +85,20 @@ def rate_limit_middleware(limiter: RateLimiter) -> Any:
 async def bench_burst(request: web.Request) -> web.Response:
     body = await json_body(request)
     if not isinstance(body, dict):
-        raise BadRequest(400, "burst body must be {\"count\": N, \"input\": {...}} or "
-                              "{\"inputs\": [...]}")
-    if "inputs" in body:
-        inputs = body["inputs"]
-        if not isinstance(inputs, list) or not inputs:
-            raise BadRequest(400, "inputs must be a non-empty list of job inputs")
-        count = int(body.get("count", len(inputs)))
-        payloads = [inputs[i % len(inputs)] for i in range(count)]
-    else:
-        raw_count = body.get("count")
-        if not isinstance(raw_count, int) or isinstance(raw_count, bool):
-            raise BadRequest(400, "count must be an integer number of jobs")
-        payloads = [body.get("input", {})] * raw_count
-    if not 1 <= len(payloads) <= MAX_BURST:
-        raise BadRequest(400, f"count must be 1..{MAX_BURST}")
+        raise BadRequest(
+            400, 'burst body must be {"count": N, "input": {...}} or {"inputs": [...]}'
+        )
+    inputs = body.get("inputs", [body.get("input", {})])
+    if not isinstance(inputs, list) or not inputs:
+        raise BadRequest(400, "inputs must be a non-empty list of job inputs")
+    count = body.get("count", len(inputs))
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BURST:
+        raise BadRequest(400, f"count must be a whole number of jobs, 1..{MAX_BURST}")
+    payloads = [inputs[i % len(inputs)] for i in range(count)]
     jobs = request.app[QUEUE_KEY].submit_many(payloads)
-    return web.json_response({"count": len(jobs), "first": jobs[0].id,
-                              "submitted_ns": jobs[0].submitted_ns})
+    return web.json_response(
+        {"count": len(jobs), "first": jobs[0].id, "submitted_ns": jobs[0].submitted_ns}
+    )
 
 
 async def bench_reset(request: web.Request) -> web.Response:
@@ -120,17 +116,28 @@ async def bench_events(request: web.Request) -> web.Response:
 
 async def bench_state(request: web.Request) -> web.Response:
     queue = request.app[QUEUE_KEY]
-    return web.json_response({"counts": queue.counts(), "conservation": queue.conservation_error(),
-                              "now_ns": now_ns(), "waiting_takes": len(queue.waiting)})
+    return web.json_response(
+        {
+            "counts": queue.counts(),
+            "conservation": queue.conservation_error(),
+            "now_ns": now_ns(),
+            "waiting_takes": len(queue.waiting),
+        }
+    )
 
 
 async def bench_workers(request: web.Request) -> web.Response:
     queue, at = request.app[QUEUE_KEY], now_ns()
-    return web.json_response({
-        worker: {"polling": r.waiting_takes, "held": len(r.held),
-                 "last_seen_s": round((at - r.last_seen_ns) / 1e9, 3)}
-        for worker, r in queue.workers.items()
-    })
+    return web.json_response(
+        {
+            worker: {
+                "polling": r.waiting_takes,
+                "held": len(r.held),
+                "last_seen_s": round((at - r.last_seen_ns) / 1e9, 3),
+            }
+            for worker, r in queue.workers.items()
+        }
+    )
 
 
 async def bench_latency(request: web.Request) -> web.Response:
@@ -138,7 +145,7 @@ async def bench_latency(request: web.Request) -> web.Response:
     if request.method in ("PUT", "POST"):
         body = await json_body(request)
         if not isinstance(body, dict):
-            raise BadRequest(400, "latency body must be an object like {\"take\": 0.5}")
+            raise BadRequest(400, 'latency body must be an object like {"take": 0.5}')
         try:
             model = LatencyModel.from_mapping(body, queue.sampler.model)
         except LatencySpecError as exc:
@@ -154,8 +161,11 @@ async def unknown_endpoint(request: web.Request) -> web.Response:
         if route in ROUTES:
             return error(405, f"{request.method} is not allowed on /{route}")
         return error(404, f"no route /v2/{expected}/{request.match_info['tail']}")
-    return error(404, f"unknown endpoint id {request.match_info['endpoint']!r}; this server "
-                      f"serves /v2/{expected}/")
+    return error(
+        404,
+        f"unknown endpoint id {request.match_info['endpoint']!r}; this server "
+        f"serves /v2/{expected}/",
+    )
 
 
 def build_app(settings: ServerSettings) -> web.Application:

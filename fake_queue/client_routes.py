@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from fake_queue.http_util import QUEUE_KEY, SETTINGS_KEY, BadRequest, error, int_query, json_body
+from fake_queue.http_util import QUEUE_KEY, BadRequest, error, int_query, json_body
 from fake_queue.queue import TERMINAL, Job, JobError
 
 RUN_LIMIT_BYTES = 10_000_000
@@ -34,16 +34,19 @@ def job_status(job: Job) -> dict[str, Any]:
 def _policy(body: dict[str, Any]) -> tuple[float | None, float | None]:
     policy = body.get("policy") or {}
     if not isinstance(policy, dict):
-        raise BadRequest(400, "policy must be an object like {\"executionTimeout\": 600000}")
+        raise BadRequest(400, 'policy must be an object like {"executionTimeout": 600000}')
     timeout_ms = policy.get("executionTimeout")
     ttl_ms = policy.get("ttl")
     if timeout_ms is not None and not _in_range(timeout_ms, 5_000, MS_PER_7_DAYS):
-        raise BadRequest(400, f"policy.executionTimeout={timeout_ms!r}: use 5000..{MS_PER_7_DAYS} "
-                              "ms")
+        raise BadRequest(
+            400, f"policy.executionTimeout={timeout_ms!r}: use 5000..{MS_PER_7_DAYS} ms"
+        )
     if ttl_ms is not None and not _in_range(ttl_ms, 10_000, MS_PER_7_DAYS):
         raise BadRequest(400, f"policy.ttl={ttl_ms!r}: use 10000..{MS_PER_7_DAYS} ms")
-    return (timeout_ms / 1000 if timeout_ms is not None else None,
-            ttl_ms / 1000 if ttl_ms is not None else None)
+    return (
+        timeout_ms / 1000 if timeout_ms is not None else None,
+        ttl_ms / 1000 if ttl_ms is not None else None,
+    )
 
 
 def _in_range(value: Any, low: int, high: int) -> bool:
@@ -53,11 +56,12 @@ def _in_range(value: Any, low: int, high: int) -> bool:
 async def _submit(request: web.Request, limit: int) -> Job:
     body = await json_body(request, limit)
     if not isinstance(body, dict) or "input" not in body:
-        raise BadRequest(400, "body must be a JSON object with an \"input\" key")
+        raise BadRequest(400, 'body must be a JSON object with an "input" key')
     timeout_s, ttl_s = _policy(body)
     extra = {key: body[key] for key in PASS_THROUGH_KEYS if key in body}
-    return request.app[QUEUE_KEY].submit(body["input"], extra=extra,
-                                         execution_timeout_s=timeout_s, ttl_s=ttl_s)
+    return request.app[QUEUE_KEY].submit(
+        body["input"], extra=extra, execution_timeout_s=timeout_s, ttl_s=ttl_s
+    )
 
 
 async def run(request: web.Request) -> web.Response:
@@ -103,8 +107,8 @@ async def purge_queue(request: web.Request) -> web.Response:
 
 
 async def health(request: web.Request) -> web.Response:
-    hold_s = request.app[SETTINGS_KEY].latency.hold.mean
-    return web.json_response(request.app[QUEUE_KEY].health(hold_s))
+    queue = request.app[QUEUE_KEY]
+    return web.json_response(queue.health(queue.sampler.model.hold.mean))
 
 
 def _job(request: web.Request) -> Job:

@@ -46,14 +46,17 @@ class FaultRule:
 def parse_fault(text: str) -> FaultRule:
     """`job-done:500:0.1`, `run:429:0.05`, `job-take:drop:0.01`, `status:delay=0.2:0.5`."""
     parts = text.split(":")
-    hint = ("write ROUTE:KIND:RATE, e.g. job-done:500:0.1, run:429:0.05, job-take:drop:0.01 or "
-            "status:delay=0.2:0.5")
+    hint = (
+        "write ROUTE:KIND:RATE, e.g. job-done:500:0.1, run:429:0.05, job-take:drop:0.01 or "
+        "status:delay=0.2:0.5"
+    )
     if len(parts) != 3:
         raise FaultSpecError(f"--fault {text!r}: {hint}")
     route, kind, rate_text = parts
     if route != "*" and route not in ROUTES:
-        raise FaultSpecError(f"--fault {text!r}: unknown route {route!r}; use * or one of "
-                             f"{', '.join(ROUTES)}")
+        raise FaultSpecError(
+            f"--fault {text!r}: unknown route {route!r}; use * or one of {', '.join(ROUTES)}"
+        )
     try:
         rate = float(rate_text)
     except ValueError:
@@ -72,8 +75,9 @@ def parse_fault(text: str) -> FaultRule:
         return FaultRule(route, "delay", rate, delay_s=delay)
     if kind.isdigit() and 400 <= int(kind) <= 599:
         return FaultRule(route, "status", rate, status=int(kind))
-    raise FaultSpecError(f"--fault {text!r}: KIND must be an HTTP status 400-599, drop or "
-                         "delay=SECONDS")
+    raise FaultSpecError(
+        f"--fault {text!r}: KIND must be an HTTP status 400-599, drop or delay=SECONDS"
+    )
 
 
 class FaultInjector:
@@ -85,7 +89,8 @@ class FaultInjector:
 
     def pick(self, route: str) -> FaultRule | None:
         for rule in self.rules:
-            if rule.route in ("*", route) and self._rng.random() < rule.rate:
+            matches = rule.route == route or (rule.route == "*" and route in ROUTES)
+            if matches and self._rng.random() < rule.rate:
                 return rule
         return None
 

@@ -29,17 +29,23 @@ class BadRequest(Exception):
 async def json_body(request: web.Request, limit_bytes: int | None = None) -> Any:
     """Parse the body as JSON whatever the Content-Type says (the SDK posts JSON as form)."""
     if limit_bytes is not None and (request.content_length or 0) > limit_bytes:
-        raise BadRequest(413, f"body of {request.content_length} bytes is over the "
-                              f"{limit_bytes // 1_000_000} MB limit of this route")
+        raise BadRequest(
+            413,
+            f"body of {request.content_length} bytes is over the "
+            f"{limit_bytes // 1_000_000} MB limit of this route",
+        )
     raw = await request.read()
     if limit_bytes is not None and len(raw) > limit_bytes:
-        raise BadRequest(413, f"body of {len(raw)} bytes is over the "
-                              f"{limit_bytes // 1_000_000} MB limit of this route")
+        raise BadRequest(
+            413,
+            f"body of {len(raw)} bytes is over the "
+            f"{limit_bytes // 1_000_000} MB limit of this route",
+        )
     if not raw:
         raise BadRequest(400, "empty body; send a JSON object")
     try:
         return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise BadRequest(400, f"body is not valid JSON: {exc}") from None
 
 

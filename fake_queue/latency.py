@@ -39,7 +39,7 @@ class Distribution:
             value = rng.lognormvariate(self.a, self.b)
         else:
             value = rng.choice(self.samples)
-        return max(0.0, value)
+        return min(max(0.0, value), MAX_LATENCY_S)
 
     @property
     def mean(self) -> float:
@@ -50,7 +50,10 @@ class Distribution:
         if self.kind == "normal":
             return max(0.0, self.a)
         if self.kind == "lognormal":
-            return math.exp(self.a + self.b**2 / 2)
+            try:
+                return math.exp(self.a + self.b**2 / 2)
+            except OverflowError:
+                return math.inf
         return sum(self.samples) / len(self.samples)
 
     def describe(self) -> str:
@@ -76,14 +79,7 @@ def parse_distribution(value: Any, name: str) -> Distribution:
     if isinstance(value, (int, float)):
         return _checked(Distribution("fixed", float(value)), name)
     if isinstance(value, dict):
-        kind = str(value.get("kind", "fixed"))
-        if kind == "samples":
-            if "file" in value:
-                return _checked(_samples_from_file(str(value["file"]), name), name)
-            return _checked(Distribution("samples", samples=tuple(value["samples"])), name)
-        return _checked(
-            Distribution(kind, float(value.get("a", 0.0)), float(value.get("b", 0.0))), name
-        )
+        return _from_table(value, name)
     text = str(value).strip()
     kind, sep, rest = text.partition(":")
     if not sep:
@@ -105,12 +101,33 @@ def parse_distribution(value: Any, name: str) -> Distribution:
         ) from None
 
 
+def _from_table(value: dict[str, Any], name: str) -> Distribution:
+    kind = str(value.get("kind", "fixed"))
+    try:
+        if kind == "samples":
+            if "file" in value:
+                return _checked(_samples_from_file(str(value["file"]), name), name)
+            samples = tuple(float(v) for v in value["samples"])
+            return _checked(Distribution("samples", samples=samples), name)
+        return _checked(
+            Distribution(kind, float(value.get("a", 0.0)), float(value.get("b", 0.0))), name
+        )
+    except (KeyError, TypeError, ValueError):
+        raise LatencySpecError(
+            f'{name}: a table needs kind and numbers: {{kind = "uniform", a = 0.4, b = 0.6}} '
+            'or {kind = "samples", samples = [0.5, 0.6]}'
+        ) from None
+
+
 def _samples_from_file(path: str, name: str) -> Distribution:
     try:
         numbers = [float(tok) for tok in Path(path).read_text().split() if tok.strip()]
     except (OSError, ValueError) as exc:
         raise LatencySpecError(f"{name}: cannot read samples from {path!r}: {exc}") from None
     return Distribution("samples", samples=tuple(numbers))
+
+
+MAX_LATENCY_S = 7 * 24 * 3600.0  # RunPod's longest policy limit; anything above is a typo
 
 
 def _checked(dist: Distribution, name: str) -> Distribution:
@@ -124,6 +141,13 @@ def _checked(dist: Distribution, name: str) -> Distribution:
         raise LatencySpecError(f"{name}: the spread of {dist.kind} must be >= 0")
     if dist.kind == "samples" and (not dist.samples or min(dist.samples) < 0):
         raise LatencySpecError(f"{name}: samples must be a non-empty list of seconds >= 0")
+    numbers = (dist.a, dist.b, *dist.samples)
+    if (
+        not all(math.isfinite(x) for x in numbers)
+        or dist.mean > MAX_LATENCY_S
+        or (dist.kind != "lognormal" and max(numbers) > MAX_LATENCY_S)
+    ):
+        raise LatencySpecError(f"{name}: numbers must be finite and at most {MAX_LATENCY_S:g} s")
     return dist
 
 

@@ -130,8 +130,9 @@ class JobQueue:
         execution_timeout_s: float | None = None,
         ttl_s: float | None = None,
     ) -> Job:
-        return self.submit_many([payload], extra=extra, execution_timeout_s=execution_timeout_s,
-                                ttl_s=ttl_s)[0]
+        return self.submit_many(
+            [payload], extra=extra, execution_timeout_s=execution_timeout_s, ttl_s=ttl_s
+        )[0]
 
     def submit_many(
         self,
@@ -188,8 +189,9 @@ class JobQueue:
     def retry(self, job_id: str) -> Job:
         job = self.get(job_id)
         if job.status not in (FAILED, TIMED_OUT):
-            raise JobError(400, f"job {job_id!r} is {job.status}; only FAILED or TIMED_OUT jobs "
-                                "can be retried")
+            raise JobError(
+                400, f"job {job_id!r} is {job.status}; only FAILED or TIMED_OUT jobs can be retried"
+            )
         at = now_ns()
         job.status, job.worker, job.output, job.error = IN_QUEUE, None, None, None
         job.delivered_ns = job.done_ns = None
@@ -243,9 +245,10 @@ class JobQueue:
             claimed=asyncio.get_running_loop().create_future(),
         )
         self.seen(worker).waiting_takes += 1
+        answer_at = at + int(self.sampler.take() * 1e9)
         if self._claim(take, at):
             take.kind = "queued"
-            take.answer_at_ns = at + int(self.sampler.take() * 1e9)
+            take.answer_at_ns = answer_at
         else:
             self.waiting.append(take)
         return take
@@ -258,8 +261,9 @@ class JobQueue:
                 continue
             job.take = take
             take.jobs.append(job)
-            self._log({"t": at, "ev": "claim", "job": job.id, "take": take.id,
-                       "worker": take.worker})
+            self._log(
+                {"t": at, "ev": "claim", "job": job.id, "take": take.id, "worker": take.worker}
+            )
         if take.jobs and not take.claimed.done():
             take.claimed.set_result(None)
         return bool(take.jobs)
@@ -269,9 +273,11 @@ class JobQueue:
             take = self.waiting.popleft()
             if take.gone:
                 continue
-            if self._claim(take, at):
-                take.kind = "woken"
-                take.answer_at_ns = at + int(self.sampler.wake() * 1e9)
+            if not self._claim(take, at):  # every queued job had expired
+                self.waiting.appendleft(take)
+                return
+            take.kind = "woken"
+            take.answer_at_ns = at + int(self.sampler.wake() * 1e9)
 
     def give_up_waiting(self, take: Take) -> None:
         """The hold ran out with nothing claimed: the take will be answered 204."""
@@ -292,8 +298,9 @@ class JobQueue:
             job.delivered_ns = at
             job.handed_to.add(take.worker)
             record.held.add(job.id)
-            self._log({"t": at, "ev": "deliver", "job": job.id, "take": take.id,
-                       "worker": take.worker})
+            self._log(
+                {"t": at, "ev": "deliver", "job": job.id, "take": take.id, "worker": take.worker}
+            )
             if job.execution_timeout_s is not None:
                 job.timeout_handle = asyncio.get_running_loop().call_later(
                     job.execution_timeout_s, self._time_out, job
@@ -313,8 +320,9 @@ class JobQueue:
         for job in reversed(take.jobs):
             job.take = None
             self.queued.appendleft(job)
-            self._log({"t": at, "ev": "requeue", "job": job.id, "take": take.id,
-                       "worker": take.worker})
+            self._log(
+                {"t": at, "ev": "requeue", "job": job.id, "take": take.id, "worker": take.worker}
+            )
         take.jobs = []
         take.kind = "gone"
         take.answer_at_ns = at
@@ -333,8 +341,9 @@ class JobQueue:
             job.status, job.worker, job.delivered_ns = IN_QUEUE, None, None
             record.held.discard(job.id)
             self.queued.appendleft(job)
-            self._log({"t": at, "ev": "requeue", "job": job.id, "take": take.id,
-                       "worker": take.worker})
+            self._log(
+                {"t": at, "ev": "requeue", "job": job.id, "take": take.id, "worker": take.worker}
+            )
         self._wake_waiting(at)
 
     def _settle(self, take: Take) -> None:
@@ -345,10 +354,20 @@ class JobQueue:
         if record is not None:
             record.waiting_takes -= 1
         # t: when the answer went out; due: when the latency model meant it to (timer fidelity).
-        self._log({"t": now_ns(), "ev": "take", "take": take.id, "worker": take.worker,
-                   "asked": take.asked, "got": len(take.jobs), "arrived": take.arrived_ns,
-                   "due": take.answer_at_ns, "kind": take.kind,
-                   "in_progress": take.job_in_progress})
+        self._log(
+            {
+                "t": now_ns(),
+                "ev": "take",
+                "take": take.id,
+                "worker": take.worker,
+                "asked": take.asked,
+                "got": len(take.jobs),
+                "arrived": take.arrived_ns,
+                "due": take.answer_at_ns,
+                "kind": take.kind,
+                "in_progress": take.job_in_progress,
+            }
+        )
 
     def finish(self, worker: str, job_id: str, body: dict[str, Any]) -> str:
         """A job-done POST. Returns what it was: done, progress or ignored (404 raises)."""
@@ -358,8 +377,9 @@ class JobQueue:
         if job is None or worker not in job.handed_to:
             raise JobError(404, f"job {job_id!r} was never handed to worker {worker!r}")
         if job.status != IN_PROGRESS or job.worker != worker:
-            self._log({"t": at, "ev": "ignored", "job": job_id, "worker": worker,
-                       "status": job.status})
+            self._log(
+                {"t": at, "ev": "ignored", "job": job_id, "worker": worker, "status": job.status}
+            )
             return "ignored"
         if body.get("status") == IN_PROGRESS:
             job.progress = body.get("output")
@@ -375,8 +395,15 @@ class JobQueue:
         if job is None or worker not in job.handed_to:
             raise JobError(404, f"job {job_id!r} was never handed to worker {worker!r}")
         if job.status != IN_PROGRESS or job.worker != worker:
-            self._log({"t": now_ns(), "ev": "ignored", "job": job_id, "worker": worker,
-                       "status": job.status})
+            self._log(
+                {
+                    "t": now_ns(),
+                    "ev": "ignored",
+                    "job": job_id,
+                    "worker": worker,
+                    "status": job.status,
+                }
+            )
             return "ignored"
         job.stream.append(chunk)
         return "stream"
@@ -389,8 +416,13 @@ class JobQueue:
             self.workers[job.worker].held.discard(job.id)
         job.status = status
         job.done_ns = at
-        event: Event = {"t": at, "ev": "done", "job": job.id, "status": status,
-                        "worker": job.worker}
+        event: Event = {
+            "t": at,
+            "ev": "done",
+            "job": job.id,
+            "status": status,
+            "worker": job.worker,
+        }
         if reason:
             event["reason"] = reason
         self._log(event)
@@ -399,7 +431,10 @@ class JobQueue:
                 waiter.set_result(None)
 
     def _expire(self, job: Job) -> None:
-        if job in self.queued:
+        if job.take is not None:  # claimed, answer not sent yet: the take must not carry it
+            job.take.jobs.remove(job)
+            job.take = None
+        elif job in self.queued:
             self.queued.remove(job)
         self._finish(job, TIMED_OUT, now_ns(), reason="ttl")
 
@@ -411,9 +446,9 @@ class JobQueue:
         self._finish(job, TIMED_OUT, now_ns(), reason="executionTimeout")
 
     def _signal_stop(self, job: Job) -> None:
-        if job.worker is None:
+        record = self.workers.get(job.worker) if job.worker is not None else None
+        if record is None:
             return
-        record = self.seen(job.worker)
         record.stops.append(job.id)
         if record.stop_waiter is not None and not record.stop_waiter.done():
             record.stop_waiter.set_result(None)
@@ -439,10 +474,23 @@ class JobQueue:
 
     # ---- bench control ---------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        counts = {"submitted": len(self.jobs), "completed": 0, "failed": 0, "cancelled": 0,
-                  "timed_out": 0, "in_queue": 0, "in_progress": 0}
-        key = {COMPLETED: "completed", FAILED: "failed", CANCELLED: "cancelled",
-               TIMED_OUT: "timed_out", IN_QUEUE: "in_queue", IN_PROGRESS: "in_progress"}
+        counts = {
+            "submitted": len(self.jobs),
+            "completed": 0,
+            "failed": 0,
+            "cancelled": 0,
+            "timed_out": 0,
+            "in_queue": 0,
+            "in_progress": 0,
+        }
+        key = {
+            COMPLETED: "completed",
+            FAILED: "failed",
+            CANCELLED: "cancelled",
+            TIMED_OUT: "timed_out",
+            IN_QUEUE: "in_queue",
+            IN_PROGRESS: "in_progress",
+        }
         for job in self.jobs.values():
             counts[key[job.status]] += 1
         return counts
@@ -462,8 +510,10 @@ class JobQueue:
             return "a job is queued twice"
         pending_claims = sum(1 for job in in_queue if job.take is not None)
         if len(self.queued) + pending_claims != len(in_queue):
-            return (f"{len(in_queue)} jobs IN_QUEUE but {len(self.queued)} queued and "
-                    f"{pending_claims} claimed")
+            return (
+                f"{len(in_queue)} jobs IN_QUEUE but {len(self.queued)} queued and "
+                f"{pending_claims} claimed"
+            )
         return None
 
     def reset(self) -> None:
@@ -471,6 +521,9 @@ class JobQueue:
         for job in self.jobs.values():
             if job.timeout_handle is not None:
                 job.timeout_handle.cancel()
+            if job.take is not None:  # a take mid-answer must not hand out a forgotten job
+                job.take.jobs.remove(job)
+                job.take = None
         self.jobs.clear()
         self.queued.clear()
         for record in self.workers.values():
@@ -486,8 +539,12 @@ class JobQueue:
         alive = [r for r in self.workers.values() if r.last_seen_ns >= horizon]
         running = sum(1 for r in alive if r.held)
         return {
-            "jobs": {"completed": counts["completed"], "failed": counts["failed"],
-                     "inProgress": counts["in_progress"], "inQueue": counts["in_queue"],
-                     "retried": self.retried},
+            "jobs": {
+                "completed": counts["completed"],
+                "failed": counts["failed"],
+                "inProgress": counts["in_progress"],
+                "inQueue": counts["in_queue"],
+                "retried": self.retried,
+            },
             "workers": {"idle": len(alive) - running, "running": running},
         }

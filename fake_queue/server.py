@@ -41,8 +41,9 @@ class RunningServer:
 async def start_server(settings: ServerSettings) -> RunningServer:
     app = build_app(settings)
     # handler_cancellation: a client that goes away cancels its handler, so its take keeps no jobs.
-    runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
-                           shutdown_timeout=SHUTDOWN_GRACE_S)
+    runner = web.AppRunner(
+        app, handler_cancellation=True, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S
+    )
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port, backlog=4096, reuse_address=True)
     await site.start()
@@ -66,8 +67,7 @@ def worker_env(endpoint_url: str, worker_id: str | None = None) -> dict[str, str
     return env
 
 
-def serve_forever(settings: ServerSettings,
-                  on_ready: Callable[[RunningServer], None]) -> None:
+def serve_forever(settings: ServerSettings, on_ready: Callable[[RunningServer], None]) -> None:
     """Serve until SIGINT or SIGTERM, then stop accepting, end long-polls and return."""
 
     async def main() -> None:

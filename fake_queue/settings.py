@@ -45,19 +45,34 @@ class ServerSettings:
         if self.rate_limits not in ("off", "runpod"):
             raise SettingsError(f"--rate-limits {self.rate_limits!r}: use off or runpod")
         if not self.endpoint_id or "/" in self.endpoint_id:
-            raise SettingsError(f"--endpoint-id {self.endpoint_id!r}: use a non-empty id "
-                                "without '/'")
+            raise SettingsError(
+                f"--endpoint-id {self.endpoint_id!r}: use a non-empty id without '/'"
+            )
         if self.latency.hold.mean <= 0:
             raise SettingsError("--hold must be > 0 seconds (an empty take waits this long)")
         return self
 
 
-_KEYS = {"host", "port", "endpoint_id", "api_key", "rate_limits", "fault", "faults", "seed",
-         "latency", "take_latency", "wake_latency", "hold", "done_latency"}
+_KEYS = {
+    "host",
+    "port",
+    "endpoint_id",
+    "api_key",
+    "rate_limits",
+    "fault",
+    "faults",
+    "seed",
+    "latency",
+    "take_latency",
+    "wake_latency",
+    "hold",
+    "done_latency",
+}
 
 
-def settings_from_mapping(values: dict[str, Any], base: ServerSettings | None = None
-                          ) -> ServerSettings:
+def settings_from_mapping(
+    values: dict[str, Any], base: ServerSettings | None = None
+) -> ServerSettings:
     """Apply a TOML table (or parsed flags) onto `base`; unknown keys are an error."""
     settings = base or ServerSettings()
     unknown = set(values) - _KEYS

@@ -15,7 +15,7 @@ from fake_queue.http_util import (
     json_body,
     sleep_until,
 )
-from fake_queue.queue import JobError
+from fake_queue.queue import Job, JobError
 from fake_queue.settings import MAX_BATCH_SIZE
 
 
@@ -32,11 +32,11 @@ async def _take(request: web.Request, *, batch: bool) -> web.StreamResponse:
     worker = request.match_info["worker"]
     asked = int_query(request, "batch_size", 1, 1, MAX_BATCH_SIZE) if batch else 1
     take = queue.take(worker, asked, request.query.get("job_in_progress") == "1")
+    delivered: list[Job] = []  # handed out but not yet fully written
     try:
         if not take.claimed.done():
-            hold = queue.sampler.hold()
             try:
-                await asyncio.wait_for(asyncio.shield(take.claimed), hold)
+                await asyncio.wait_for(asyncio.shield(take.claimed), queue.sampler.hold())
             except asyncio.TimeoutError:
                 if not take.claimed.done():
                     queue.give_up_waiting(take)
@@ -45,20 +45,21 @@ async def _take(request: web.Request, *, batch: bool) -> web.StreamResponse:
         if client_gone(request):
             queue.abandon(take)
             return web.Response(status=204)
-        jobs = list(take.jobs)
+        delivered = list(take.jobs)
         payloads = queue.deliver(take)
         if not payloads:  # every claimed job was cancelled before the answer went out
             return web.Response(status=204)
         response = web.json_response(payloads if batch else payloads[0])
-        try:
-            await response.prepare(request)
-            await response.write_eof()
-        except (ConnectionError, RuntimeError):
-            queue.undeliver(take, jobs)
-            raise
+        await response.prepare(request)
+        await response.write_eof()
+        delivered = []
         return response
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, ConnectionError, RuntimeError):
+        # The client went away: before the answer, its take keeps nothing; during the write,
+        # the jobs it could not receive go back to the front of the queue.
         queue.abandon(take)
+        if delivered:
+            queue.undeliver(take, delivered)
         raise
 
 
@@ -75,7 +76,7 @@ async def _post_result(request: web.Request, *, stream: bool) -> web.Response:
     worker, job_id = request.match_info["worker"], request.match_info["job_id"]
     body = await json_body(request)
     if not isinstance(body, dict):
-        raise BadRequest(400, "body must be a JSON object like {\"output\": ...}")
+        raise BadRequest(400, 'body must be a JSON object like {"output": ...}')
     try:
         if stream:
             outcome = queue.add_stream(worker, job_id, body.get("output"))
@@ -102,10 +103,8 @@ async def ping(request: web.Request) -> web.Response:
 
 def add_worker_routes(app: web.Application, prefix: str) -> None:
     app.router.add_get(prefix + "/job-take/{worker}", job_take, name="job-take")
-    app.router.add_get(prefix + "/job-take-batch/{worker}", job_take_batch,
-                       name="job-take-batch")
+    app.router.add_get(prefix + "/job-take-batch/{worker}", job_take_batch, name="job-take-batch")
     app.router.add_post(prefix + "/job-done/{worker}/{job_id}", job_done, name="job-done")
-    app.router.add_post(prefix + "/job-stream/{worker}/{job_id}", job_stream,
-                        name="job-stream")
+    app.router.add_post(prefix + "/job-stream/{worker}/{job_id}", job_stream, name="job-stream")
     app.router.add_get(prefix + "/job-stop/{worker}", job_stop, name="job-stop")
     app.router.add_get(prefix + "/ping/{worker}", ping, name="ping")

@@ -20,8 +20,17 @@ def sdk_recheck_s(job_seconds: float, pickup_s: float = 0.1) -> float:
     return max(1.0, float(math.ceil(job_seconds + pickup_s)))
 
 
-def expected_time_s(policy: str, *, burst: int, workers: int, slots: int, job_seconds: float,
-                    take_s: float, wake_s: float, fraction: float = 0.99) -> float:
+def expected_time_s(
+    policy: str,
+    *,
+    burst: int,
+    workers: int,
+    slots: int,
+    job_seconds: float,
+    take_s: float,
+    wake_s: float,
+    fraction: float = 0.99,
+) -> float:
     """Time from burst start until `fraction` of the jobs are done, by the model."""
     rounds = batches_until(fraction, burst, workers, slots)
     first = wake_s + job_seconds  # the first batch was long-polling: woken, then run

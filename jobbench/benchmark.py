@@ -35,8 +35,15 @@ class Plan:
 
 def scenario_entry(s: Scenario, sdk: dict[str, Any] | None) -> dict[str, Any]:
     ideal = metrics.ideal_time(s.burst, s.workers, s.slots, s.job_seconds, s.latency.wake.mean)
-    return {"name": s.name, "params": s.params(), "ideal_s": ideal,
-            "worker": s.worker.describe(), "sdk": sdk, "reps": [], "summary": {}}
+    return {
+        "name": s.name,
+        "params": s.params(),
+        "ideal_s": ideal,
+        "worker": s.worker.describe(),
+        "sdk": sdk,
+        "reps": [],
+        "summary": {},
+    }
 
 
 def _add_rep(entry: dict[str, Any], figures: dict[str, Any], raw: list[dict[str, Any]]) -> None:
@@ -49,8 +56,10 @@ def _add_rep(entry: dict[str, Any], figures: dict[str, Any], raw: list[dict[str,
 def run_plans(plans: list[Plan], progress: Progress) -> list[dict[str, Any]]:
     """Run every plan's scenarios; with several plans, reps alternate A, B, A, B..."""
     docs = [_document(plan) for plan in plans]
-    writers = [EventsWriter(plan.path.with_suffix(".events.jsonl"))
-               if plan.config.save_events else None for plan in plans]
+    writers = [
+        EventsWriter(plan.path.with_suffix(".events.jsonl")) if plan.config.save_events else None
+        for plan in plans
+    ]
     try:
         for index in range(len(plans[0].config.scenarios)):
             _run_scenario(plans, docs, writers, index, progress)
@@ -58,8 +67,10 @@ def run_plans(plans: list[Plan], progress: Progress) -> list[dict[str, Any]]:
             doc["complete"] = True
     except KeyboardInterrupt:
         _mark_failed(docs, "interrupted (Ctrl-C) before every rep ran", interrupted=True)
-        raise Interrupted("interrupted: partial results saved and marked incomplete in "
-                          + ", ".join(str(p.path) for p in plans)) from None
+        raise Interrupted(
+            "interrupted: partial results saved and marked incomplete in "
+            + ", ".join(str(p.path) for p in plans)
+        ) from None
     except Exception as exc:
         _mark_failed(docs, str(exc), interrupted=False)
         raise
@@ -83,34 +94,46 @@ def _mark_failed(docs: list[dict[str, Any]], error: str, *, interrupted: bool) -
         doc["error"] = error
 
 
-def _run_scenario(plans: list[Plan], docs: list[dict[str, Any]],
-                  writers: list[EventsWriter | None], index: int, progress: Progress) -> None:
+def _run_scenario(
+    plans: list[Plan],
+    docs: list[dict[str, Any]],
+    writers: list[EventsWriter | None],
+    index: int,
+    progress: Progress,
+) -> None:
     workdirs = [make_workdir() for _ in plans]
     sessions = [
-        ScenarioSession(plan.config.scenarios[index], workdir, progress,
-                        label=plan.config.label if len(plans) > 1 else "",
-                        server_url=plan.config.server_url, api_key=plan.api_key,
-                        seed=plan.config.seed)
+        ScenarioSession(
+            plan.config.scenarios[index],
+            workdir,
+            progress,
+            label=plan.config.label if len(plans) > 1 else "",
+            server_url=plan.config.server_url,
+            api_key=plan.api_key,
+            seed=plan.config.seed,
+        )
         for plan, workdir in zip(plans, workdirs)
     ]
     succeeded = False
     try:
         for session in sessions:
-            progress.message(f"{session.title}: starting {session.scenario.workers} x "
-                             f"{session.scenario.worker.describe()}")
+            progress.message(
+                f"{session.title}: starting {session.scenario.workers} x "
+                f"{session.scenario.worker.describe()}"
+            )
             session.start()
         entries = []
         for session, doc in zip(sessions, docs):
             entry = scenario_entry(session.scenario, session.sdk)
             doc["scenarios"].append(entry)
-            doc["environment"]["runpod"] = doc["environment"]["runpod"] or describe_sdk(
-                session.sdk)
+            doc["environment"]["runpod"] = doc["environment"]["runpod"] or describe_sdk(session.sdk)
             entries.append(entry)
         raws: list[list[dict[str, Any]]] = [[] for _ in plans]
         reps = plans[0].config.reps
         for rep in range(1, reps + 1):
-            for plan, session, entry, raw, doc, writer in zip(plans, sessions, entries, raws,
-                                                               docs, writers):
+            for plan, session, entry, raw, doc, writer in zip(
+                plans, sessions, entries, raws, docs, writers
+            ):
                 outcome = session.run_rep(rep, reps)
                 _add_rep(entry, outcome.figures, raw)
                 if writer is not None:

@@ -11,8 +11,12 @@ import typer
 
 from jobbench.errors import EXIT_USAGE, JobbenchError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  help="Benchmark queue-based serverless workers against a fake RunPod queue.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Benchmark queue-based serverless workers against a fake RunPod queue.",
+)
 
 Opt = typer.Option
 LATENCY_HELP = "seconds, or kind:a,b (uniform, normal, lognormal), or samples:FILE"
@@ -82,13 +86,26 @@ def serve(
     """Serve the fake RunPod queue (worker, client and bench-control APIs) until Ctrl-C."""
     from fake_queue.__main__ import main as serve_main
 
-    argv = ["--host", host, "--port", str(port), "--endpoint-id", endpoint_id,
-            "--rate-limits", rate_limits]
-    optional: dict[str, Any] = {"--take-latency": take_latency, "--wake-latency": wake_latency,
-                                "--hold": hold, "--done-latency": done_latency,
-                                "--api-key": api_key, "--seed": seed, "--config": config}
-    argv += [str(x) for flag, value in optional.items() if value is not None
-             for x in (flag, value)]
+    argv = [
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--endpoint-id",
+        endpoint_id,
+        "--rate-limits",
+        rate_limits,
+    ]
+    optional: dict[str, Any] = {
+        "--take-latency": take_latency,
+        "--wake-latency": wake_latency,
+        "--hold": hold,
+        "--done-latency": done_latency,
+        "--api-key": api_key,
+        "--seed": seed,
+        "--config": config,
+    }
+    argv += [str(x) for flag, value in optional.items() if value is not None for x in (flag, value)]
     argv += [x for rule in fault or [] for x in ("--fault", rule)]
     raise typer.Exit(serve_main(argv))
 
@@ -138,9 +155,15 @@ def _compare(flags: dict[str, Any], fail_on_regression: bool) -> int:
 
     try:
         request = CompareRequest(
-            baseline=flags["baseline"], candidate=flags["candidate"], suite=flags["suite"],
-            reps=flags["reps"], fmt=flags["fmt"], out=flags["out"], repo=flags["repo"],
-            rerun=flags["rerun"], fail_on_regression=fail_on_regression,
+            baseline=flags["baseline"],
+            candidate=flags["candidate"],
+            suite=flags["suite"],
+            reps=flags["reps"],
+            fmt=flags["fmt"],
+            out=flags["out"],
+            repo=flags["repo"],
+            rerun=flags["rerun"],
+            fail_on_regression=fail_on_regression,
             gate=GateConfig(flags["metric"], parse_percent(flags["max_regression"])),
             markdown_file=flags["markdown"],
         )

@@ -18,10 +18,14 @@ from jobbench.results import print_json
 
 def latency_from_flags(flags: dict[str, Any]) -> LatencyModel:
     try:
-        return LatencyModel.from_mapping({
-            "take": flags["take_latency"], "wake": flags["wake_latency"],
-            "hold": flags["hold"], "done": flags["done_latency"],
-        })
+        return LatencyModel.from_mapping(
+            {
+                "take": flags["take_latency"],
+                "wake": flags["wake_latency"],
+                "hold": flags["hold"],
+                "done": flags["done_latency"],
+            }
+        )
     except LatencySpecError as exc:
         raise UsageError(f"--{exc}".replace("_", "-", 1)) from None
 
@@ -31,19 +35,31 @@ def scenario_name(workers: int, burst: int, job_seconds: float) -> str:
 
 
 def run_config(flags: dict[str, Any]) -> RunConfig:
-    spec = worker_spec(flags["worker"], flags["policy"], flags["take_ahead"], flags["sdk"],
-                       flags["python"])
+    spec = worker_spec(
+        flags["worker"], flags["policy"], flags["take_ahead"], flags["sdk"], flags["python"]
+    )
     scenario = Scenario(
         name=scenario_name(flags["workers"], flags["burst"], flags["job_seconds"]),
-        workers=flags["workers"], slots=flags["slots"], burst=flags["burst"],
-        job_seconds=flags["job_seconds"], worker=spec, latency=latency_from_flags(flags),
+        workers=flags["workers"],
+        slots=flags["slots"],
+        burst=flags["burst"],
+        job_seconds=flags["job_seconds"],
+        worker=spec,
+        latency=latency_from_flags(flags),
         inputs=read_inputs(flags["input_json"], flags["inputs"]),
     )
-    return validate_run(RunConfig(
-        scenarios=(scenario,), reps=flags["reps"], label=flags["label"], out=Path(flags["out"]),
-        server_url=flags["server"], seed=flags["seed"], quiet=flags["quiet"],
-        save_events=flags["events"],
-    ))
+    return validate_run(
+        RunConfig(
+            scenarios=(scenario,),
+            reps=flags["reps"],
+            label=flags["label"],
+            out=Path(flags["out"]),
+            server_url=flags["server"],
+            seed=flags["seed"],
+            quiet=flags["quiet"],
+            save_events=flags["events"],
+        )
+    )
 
 
 def run_command(flags: dict[str, Any]) -> int:

@@ -37,20 +37,25 @@ def first_param_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
     return None
 
 
-def match_scenarios(base: dict[str, Any], cand: dict[str, Any]
-                    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def match_scenarios(
+    base: dict[str, Any], cand: dict[str, Any]
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Pair scenarios by name; parameters must agree except the variant's own."""
     by_name = {entry["name"]: entry for entry in cand["scenarios"]}
     pairs = []
     for entry in base["scenarios"]:
         other = by_name.get(entry["name"])
         if other is None:
-            raise UsageError(f"scenario {entry['name']!r} is in {base['label']} but not in "
-                             f"{cand['label']}; compare results of the same suite")
+            raise UsageError(
+                f"scenario {entry['name']!r} is in {base['label']} but not in "
+                f"{cand['label']}; compare results of the same suite"
+            )
         diff = first_param_difference(entry["params"], other["params"])
         if diff:
-            raise UsageError(f"scenario {entry['name']!r} differs between {base['label']} and "
-                             f"{cand['label']} in {diff}; re-run both with the same settings")
+            raise UsageError(
+                f"scenario {entry['name']!r} differs between {base['label']} and "
+                f"{cand['label']} in {diff}; re-run both with the same settings"
+            )
         pairs.append((entry, other))
     if not pairs:
         raise UsageError(f"{base['label']} has no scenarios to compare")
@@ -59,8 +64,14 @@ def match_scenarios(base: dict[str, Any], cand: dict[str, Any]
 
 def compare_metric(base: list[float], cand: list[float]) -> dict[str, Any]:
     if not base or not cand:
-        return {"baseline": None, "candidate": None, "change": None, "p_value": None,
-                "ci": None, "values": {"baseline": base, "candidate": cand}}
+        return {
+            "baseline": None,
+            "candidate": None,
+            "change": None,
+            "p_value": None,
+            "ci": None,
+            "values": {"baseline": base, "candidate": cand},
+        }
     base_med, cand_med = stats.median(base), stats.median(cand)
     tested = min(len(base), len(cand)) >= MIN_REPS_FOR_TEST
     ci = stats.bootstrap_ratio_ci(base, cand) if tested and base_med > 0 else None
@@ -78,26 +89,40 @@ def compare_docs(base: dict[str, Any], cand: dict[str, Any]) -> dict[str, Any]:
     """Rows per scenario; `verdict` fields are filled in by gate.judge."""
     rows = []
     for b_entry, c_entry in match_scenarios(base, cand):
-        metrics = {name: compare_metric(rep_values(b_entry, path), rep_values(c_entry, path))
-                   for name, path in METRICS.items()}
-        rows.append({
-            "scenario": b_entry["name"],
-            "params": {k: v for k, v in b_entry["params"].items() if k not in VARIANT_PARAMS},
-            "ideal_s": b_entry["ideal_s"],
-            "efficiency": {"baseline": _median_summary(b_entry, "efficiency"),
-                           "candidate": _median_summary(c_entry, "efficiency")},
-            "split": {"baseline": _last_split(b_entry), "candidate": _last_split(c_entry)},
-            "metrics": metrics,
-            "verdict": None,
-        })
-    return {"schema": SCHEMA, "baseline": _side(base), "candidate": _side(cand), "rows": rows,
-            "verdict": None}
+        metrics = {
+            name: compare_metric(rep_values(b_entry, path), rep_values(c_entry, path))
+            for name, path in METRICS.items()
+        }
+        rows.append(
+            {
+                "scenario": b_entry["name"],
+                "params": {k: v for k, v in b_entry["params"].items() if k not in VARIANT_PARAMS},
+                "ideal_s": b_entry["ideal_s"],
+                "efficiency": {
+                    "baseline": _median_summary(b_entry, "efficiency"),
+                    "candidate": _median_summary(c_entry, "efficiency"),
+                },
+                "split": {"baseline": _last_split(b_entry), "candidate": _last_split(c_entry)},
+                "metrics": metrics,
+                "verdict": None,
+            }
+        )
+    return {
+        "schema": SCHEMA,
+        "baseline": _side(base),
+        "candidate": _side(cand),
+        "rows": rows,
+        "verdict": None,
+    }
 
 
 def _side(doc: dict[str, Any]) -> dict[str, Any]:
-    return {"label": doc["label"], "created": doc.get("created"),
-            "complete": doc.get("complete", True),
-            "workers": sorted({e.get("worker", "") for e in doc["scenarios"]})}
+    return {
+        "label": doc["label"],
+        "created": doc.get("created"),
+        "complete": doc.get("complete", True),
+        "workers": sorted({e.get("worker", "") for e in doc["scenarios"]}),
+    }
 
 
 def _median_summary(entry: dict[str, Any], key: str) -> float | None:
@@ -109,5 +134,6 @@ def _median_summary(entry: dict[str, Any], key: str) -> float | None:
 def _last_split(entry: dict[str, Any]) -> list[int]:
     if not entry["reps"]:
         return []
-    return sorted(entry["reps"][-1].get("split", {}).get("jobs_per_worker", {}).values(),
-                  reverse=True)
+    return sorted(
+        entry["reps"][-1].get("split", {}).get("jobs_per_worker", {}).values(), reverse=True
+    )

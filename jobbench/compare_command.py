@@ -7,7 +7,7 @@ import io
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ class CompareRequest:
     out: Path = Path("reports")
     repo: Path | None = None
     rerun: bool = False
-    gate: GateConfig = GateConfig()
+    gate: GateConfig = field(default_factory=GateConfig)
     fail_on_regression: bool = False
     markdown_file: Path | None = None
     folder: Path = Path(".")
@@ -45,21 +45,33 @@ def safe_label(name: str) -> str:
 def pick_suite(project: Project, name: str | None) -> Suite:
     key = name or "seed"
     if key not in project.suites:
-        raise UsageError(f"--suite {key}: no such suite; known: {', '.join(sorted(project.suites))}")
+        raise UsageError(
+            f"--suite {key}: no such suite; known: {', '.join(sorted(project.suites))}"
+        )
     return project.suites[key]
 
 
-def run_sides(sides: list[Side], suite: Suite, request: CompareRequest, progress: Any
-              ) -> list[dict[str, Any]]:
+def run_sides(
+    sides: list[Side], suite: Suite, request: CompareRequest, progress: Any
+) -> list[dict[str, Any]]:
     """Saved sides as they are; the rest run now, interleaved rep by rep."""
     reps = request.reps or suite.reps
     if reps < 1:
         raise UsageError(f"--reps {reps}: must be >= 1")
-    to_run = [s for s in sides if s.runs_now]
-    plans = [Plan(RunConfig(scenarios=apply_variant(suite, s.variant), reps=reps,  # type: ignore[arg-type]
-                            label=safe_label(s.name), out=request.out)) for s in to_run]
-    ran = iter(run_plans(plans, progress)) if plans else iter([])
-    return [next(ran) if s.runs_now else s.doc for s in sides]  # type: ignore[misc]
+    plans = [
+        Plan(
+            RunConfig(
+                scenarios=apply_variant(suite, s.variant),
+                reps=reps,
+                label=safe_label(s.name),
+                out=request.out,
+            )
+        )
+        for s in sides
+        if s.variant is not None
+    ]
+    ran = iter(run_plans(plans, progress) if plans else [])
+    return [s.doc if s.doc is not None else next(ran) for s in sides]
 
 
 def compare_command(request: CompareRequest, progress: Any) -> int:
@@ -67,8 +79,10 @@ def compare_command(request: CompareRequest, progress: Any) -> int:
         raise UsageError(f"--format {request.fmt}: use one of {', '.join(FORMATS)}")
     request.gate.validate()
     project = load_project(request.folder)
-    sides = [resolve(name, project, request.out, request.repo, request.rerun)
-             for name in (request.baseline, request.candidate)]
+    sides = [
+        resolve(name, project, request.out, request.repo, request.rerun)
+        for name in (request.baseline, request.candidate)
+    ]
     for label, side in zip("AB", sides):
         progress.message(f"{label} = {side.name}: {side.origin}")
     suite = pick_suite(project, request.suite)

@@ -59,10 +59,14 @@ class Scenario:
     def params(self) -> dict[str, Any]:
         """The parameters a result records and comparisons match on."""
         return {
-            "workers": self.workers, "slots": self.slots, "burst": self.burst,
-            "job_seconds": self.job_seconds, "take_ahead": self.worker.take_ahead,
+            "workers": self.workers,
+            "slots": self.slots,
+            "burst": self.burst,
+            "job_seconds": self.job_seconds,
+            "take_ahead": self.worker.take_ahead,
             "worker": self.worker.kind if self.worker.kind != "command" else self.worker.command,
-            "policy": self.worker.policy, "latency": self.latency.to_json(),
+            "policy": self.worker.policy,
+            "latency": self.latency.to_json(),
         }
 
 
@@ -97,16 +101,21 @@ def validate_worker(w: WorkerSpec) -> WorkerSpec:
         if w.policy == "take-ahead" and w.take_ahead == 0:
             raise UsageError("--policy take-ahead needs --take-ahead K (K > 0), e.g. 32")
         if w.policy != "take-ahead" and w.take_ahead:
-            raise UsageError(f"--take-ahead {w.take_ahead}: policy {w.policy} has no take-ahead;"
-                             " use --policy take-ahead")
+            raise UsageError(
+                f"--take-ahead {w.take_ahead}: policy {w.policy} has no take-ahead;"
+                " use --policy take-ahead"
+            )
     elif w.policy is not None:
-        raise UsageError(f"--policy {w.policy}: only the model worker has policies; add "
-                         "--worker model")
+        raise UsageError(
+            f"--policy {w.policy}: only the model worker has policies; add --worker model"
+        )
     if w.kind == "command" and not (w.command or "").strip():
         raise UsageError("--worker: the command is empty; give e.g. --worker 'python handler.py'")
     if w.kind == "command" and w.take_ahead:
-        raise UsageError("--take-ahead: a user command gets RUNPOD_TAKE_AHEAD only via its own "
-                         "code; drop --take-ahead or use --worker runpod")
+        raise UsageError(
+            "--take-ahead: a user command gets RUNPOD_TAKE_AHEAD only via its own "
+            "code; drop --take-ahead or use --worker runpod"
+        )
     if w.sdk_path is not None and not w.sdk_path.is_dir():
         raise UsageError(f"--sdk {w.sdk_path}: not a folder; give a runpod-python checkout")
     return w
@@ -126,20 +135,30 @@ def _positive_int(flag: str, value: int) -> None:
         raise UsageError(f"{flag} {value}: must be a whole number >= 1")
 
 
-def worker_spec(worker: str, policy: str | None, take_ahead: int, sdk: Path | None,
-                python: str | None) -> WorkerSpec:
+def worker_spec(
+    worker: str, policy: str | None, take_ahead: int, sdk: Path | None, python: str | None
+) -> WorkerSpec:
     """Read `--worker runpod|model|"CMD ..."` and its companions."""
     if worker in WORKER_KINDS:
         kind, command = worker, None
     elif " " in worker.strip() or "/" in worker or worker.endswith(".py"):
         kind, command = "command", worker
     else:
-        raise UsageError(f"--worker {worker!r}: use runpod, model, or a command like "
-                         "'python handler.py'")
+        raise UsageError(
+            f"--worker {worker!r}: use runpod, model, or a command like 'python handler.py'"
+        )
     if kind == "model" and policy is None:
         policy = "take-ahead" if take_ahead else "drain"
-    return validate_worker(WorkerSpec(kind=kind, policy=policy, take_ahead=take_ahead,
-                                      sdk_path=sdk, python=python, command=command))
+    return validate_worker(
+        WorkerSpec(
+            kind=kind,
+            policy=policy,
+            take_ahead=take_ahead,
+            sdk_path=sdk,
+            python=python,
+            command=command,
+        )
+    )
 
 
 def read_inputs(input_json: str | None, inputs_file: Path | None) -> tuple[Any, ...]:
@@ -150,8 +169,9 @@ def read_inputs(input_json: str | None, inputs_file: Path | None) -> tuple[Any, 
         try:
             return (json.loads(input_json),)
         except ValueError as exc:
-            raise UsageError(f"--input: not valid JSON ({exc}); e.g. '{{\"seconds\": 0.5}}'"
-                             ) from None
+            raise UsageError(
+                f"--input: not valid JSON ({exc}); e.g. '{{\"seconds\": 0.5}}'"
+            ) from None
     if inputs_file is None:
         return ()
     try:

@@ -58,21 +58,29 @@ def judge_row(row: dict[str, Any], gate: GateConfig) -> dict[str, Any]:
     tested = p_value is not None
     if change <= gate.max_regression:
         better = change < -gate.max_regression and (not tested or p_value < SIGNIFICANCE)
-        return {"verdict": "better" if better else "pass",
-                "reason": f"{change:+.1%} (limit +{gate.max_regression:.0%})"}
+        return {
+            "verdict": "better" if better else "pass",
+            "reason": f"{change:+.1%} (limit +{gate.max_regression:.0%})",
+        }
     if not tested:
-        return {"verdict": "regression",
-                "reason": f"{change:+.1%} > +{gate.max_regression:.0%}; fewer than "
-                          f"{MIN_REPS_FOR_TEST} reps a side, so no significance test: the "
-                          "threshold alone decides"}
+        return {
+            "verdict": "regression",
+            "reason": f"{change:+.1%} > +{gate.max_regression:.0%}; fewer than "
+            f"{MIN_REPS_FOR_TEST} reps a side, so no significance test: the "
+            "threshold alone decides",
+        }
     if p_value < SIGNIFICANCE:
-        return {"verdict": "regression",
-                "reason": f"{change:+.1%} > +{gate.max_regression:.0%}, p = {p_value:.3g}"}
+        return {
+            "verdict": "regression",
+            "reason": f"{change:+.1%} > +{gate.max_regression:.0%}, p = {p_value:.3g}",
+        }
     needed = reps_to_settle(figure["values"]["baseline"], figure["values"]["candidate"])
     hint = f"; about {needed} reps a side would settle it" if needed else ""
-    return {"verdict": "inconclusive",
-            "reason": f"{change:+.1%} > +{gate.max_regression:.0%} but not significant "
-                      f"(p = {p_value:.3g}){hint}"}
+    return {
+        "verdict": "inconclusive",
+        "reason": f"{change:+.1%} > +{gate.max_regression:.0%} but not significant "
+        f"(p = {p_value:.3g}){hint}",
+    }
 
 
 def judge(comparison: dict[str, Any], gate: GateConfig) -> int:
@@ -88,6 +96,9 @@ def judge(comparison: dict[str, Any], gate: GateConfig) -> int:
     else:
         overall, code = "pass", EXIT_OK
     comparison["verdict"] = overall
-    comparison["gate"] = {"metric": gate.metric, "max_regression": gate.max_regression,
-                          "significance": SIGNIFICANCE}
+    comparison["gate"] = {
+        "metric": gate.metric,
+        "max_regression": gate.max_regression,
+        "significance": SIGNIFICANCE,
+    }
     return code

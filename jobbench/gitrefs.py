@@ -17,8 +17,9 @@ def cache_root() -> Path:
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                              timeout=120)
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=120
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         raise UsageError(f"--repo {repo}: cannot run git ({exc})") from None
 
@@ -41,8 +42,10 @@ def worktree_for(repo: Path, commit: str) -> Path:
         status = _git(path, "status", "--porcelain", "--untracked-files=no")
         head = _git(path, "rev-parse", "HEAD").stdout.strip()
         if status.returncode != 0 or status.stdout.strip() or head != commit:
-            raise UsageError(f"worktree cache {path} is dirty or not at {commit[:12]}; remove "
-                             f"it (git -C {repo} worktree remove --force {path}) and re-run")
+            raise UsageError(
+                f"worktree cache {path} is dirty or not at {commit[:12]}; remove "
+                f"it (git -C {repo} worktree remove --force {path}) and re-run"
+            )
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     added = _git(repo, "worktree", "add", "--detach", str(path), commit)

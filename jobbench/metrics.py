@@ -238,7 +238,7 @@ def summarise_reps(reps: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]
                 (rep["phases"][phase] or {}).get(stat) for rep in reps
             )
     for stat in ("count", "got_mean"):
-        out[f"takes_{stat}"] = _across(rep["takes"].get(stat) for rep in reps)
+        out[f"takes_{stat}"] = _across(rep.get("takes", {}).get(stat) for rep in reps)
     return out
 
 

@@ -54,8 +54,13 @@ BUILTIN_VARIANTS = {
     "pr": Variant("pr", WorkerSpec(kind="model", policy="take-ahead", take_ahead=32)),
 }
 BUILTIN_SUITES = {
-    "seed": Suite("seed", tuple(Scenario(name=n, workers=w, slots=32, burst=b, job_seconds=j)
-                                for n, w, b, j in SEED_ROWS)),
+    "seed": Suite(
+        "seed",
+        tuple(
+            Scenario(name=n, workers=w, slots=32, burst=b, job_seconds=j)
+            for n, w, b, j in SEED_ROWS
+        ),
+    ),
 }
 
 
@@ -69,8 +74,9 @@ def load_project(folder: Path) -> Project:
     where = str(source)
     unknown = set(table) - {"variants", "suites"}
     if unknown:
-        raise UsageError(f"{where}: unknown key(s) {sorted(unknown)}; use [variants.NAME] and "
-                         "[suites.NAME]")
+        raise UsageError(
+            f"{where}: unknown key(s) {sorted(unknown)}; use [variants.NAME] and [suites.NAME]"
+        )
     for name, spec in _tables(table, "variants", where).items():
         variants[name] = _variant(name, spec, f"{where} variants.{name}", folder)
     for name, spec in _tables(table, "suites", where).items():
@@ -79,8 +85,10 @@ def load_project(folder: Path) -> Project:
 
 
 def _find_table(folder: Path) -> tuple[dict[str, Any] | None, Path | None]:
-    for path, keys in ((folder / "jobbench.toml", ()), (folder / "pyproject.toml",
-                                                         ("tool", "jobbench"))):
+    for path, keys in (
+        (folder / "jobbench.toml", ()),
+        (folder / "pyproject.toml", ("tool", "jobbench")),
+    ):
         if not path.is_file():
             continue
         try:
@@ -107,18 +115,24 @@ VARIANT_KEYS = {"worker", "policy", "take_ahead", "sdk", "python", "env", "laten
 def _variant(name: str, spec: dict[str, Any], where: str, folder: Path) -> Variant:
     unknown = set(spec) - VARIANT_KEYS
     if unknown:
-        raise UsageError(f"{where}: unknown key(s) {sorted(unknown)}; known: "
-                         f"{sorted(VARIANT_KEYS)}")
+        raise UsageError(
+            f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(VARIANT_KEYS)}"
+        )
     sdk = spec.get("sdk")
     sdk_path = (folder / sdk).resolve() if sdk else None
     try:
-        worker = worker_spec(str(spec.get("worker", "runpod")), spec.get("policy"),
-                             int(spec.get("take_ahead", 0)), sdk_path, spec.get("python"))
+        worker = worker_spec(
+            str(spec.get("worker", "runpod")),
+            spec.get("policy"),
+            int(spec.get("take_ahead", 0)),
+            sdk_path,
+            spec.get("python"),
+        )
     except UsageError as exc:
         raise UsageError(f"{where}: {exc}") from None
     env = spec.get("env", {})
     if not isinstance(env, dict):
-        raise UsageError(f"{where}: env must be a table of NAME = \"value\"")
+        raise UsageError(f'{where}: env must be a table of NAME = "value"')
     worker = replace(worker, env=tuple((str(k), str(v)) for k, v in env.items()))
     latency = spec.get("latency", {})
     _check_latency(latency, where)
@@ -141,18 +155,26 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
     latency = _check_latency(spec.get("latency", {}), where)
     rows = spec.get("scenarios")
     if not isinstance(rows, list) or not rows:
-        raise UsageError(f"{where}: scenarios must be a non-empty list of tables like "
-                         "{name = \"deep\", workers = 4, burst = 1024, job_seconds = 0.5}")
+        raise UsageError(
+            f"{where}: scenarios must be a non-empty list of tables like "
+            '{name = "deep", workers = 4, burst = 1024, job_seconds = 0.5}'
+        )
     scenarios = []
     for index, row in enumerate(rows):
         unknown = set(row) - SCENARIO_KEYS if isinstance(row, dict) else {"?"}
         if unknown:
-            raise UsageError(f"{where}: scenario {index + 1} has unknown key(s) "
-                             f"{sorted(unknown)}; known: {sorted(SCENARIO_KEYS)}")
-        scenario = Scenario(name=str(row.get("name", f"s{index + 1}")),
-                            workers=int(row.get("workers", 4)), slots=int(row.get("slots", 32)),
-                            burst=int(row.get("burst", 1024)),
-                            job_seconds=float(row.get("job_seconds", 0.5)), latency=latency)
+            raise UsageError(
+                f"{where}: scenario {index + 1} has unknown key(s) "
+                f"{sorted(unknown)}; known: {sorted(SCENARIO_KEYS)}"
+            )
+        scenario = Scenario(
+            name=str(row.get("name", f"s{index + 1}")),
+            workers=int(row.get("workers", 4)),
+            slots=int(row.get("slots", 32)),
+            burst=int(row.get("burst", 1024)),
+            job_seconds=float(row.get("job_seconds", 0.5)),
+            latency=latency,
+        )
         try:
             scenarios.append(validate_scenario(scenario))
         except UsageError as exc:

@@ -53,16 +53,22 @@ def resolve(name: str, project: Project, out: Path, repo: Path | None, rerun: bo
             return side
     else:
         tried.append("git ref (no --repo given)")
-    raise UsageError(f"{name!r} is not a result, a saved label, a variant or a git ref; tried "
-                     + "; ".join(tried))
+    raise UsageError(
+        f"{name!r} is not a result, a saved label, a variant or a git ref; tried "
+        + "; ".join(tried)
+    )
 
 
 def _saved(name: str, path: Path) -> Side:
     doc = read_result(path)
     age = time.time() - path.stat().st_mtime
     state = "" if doc.get("complete", True) else ", INCOMPLETE"
-    return Side(name, doc=doc, path=path,
-                origin=f"result {path} ({_age(age)} old, created {doc.get('created')}{state})")
+    return Side(
+        name,
+        doc=doc,
+        path=path,
+        origin=f"result {path} ({_age(age)} old, created {doc.get('created')}{state})",
+    )
 
 
 def _git_side(name: str, repo: Path) -> Side | None:
@@ -74,8 +80,11 @@ def _git_side(name: str, repo: Path) -> Side | None:
     tree = worktree_for(repo, commit)
     worker = replace(WorkerSpec(kind="runpod"), sdk_path=tree)
     variant = Variant(name, worker)
-    return Side(name, variant=variant, origin=f"git ref {name} of {repo} = commit {commit[:12]} "
-                                              f"(worktree {tree})")
+    return Side(
+        name,
+        variant=variant,
+        origin=f"git ref {name} of {repo} = commit {commit[:12]} (worktree {tree})",
+    )
 
 
 def _age(seconds: float) -> str:

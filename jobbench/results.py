@@ -30,8 +30,9 @@ def environment(runpod: str | None) -> dict[str, Any]:
 
 def _git_sha() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=5, check=True)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
@@ -77,17 +78,21 @@ def read_result(path: Path) -> dict[str, Any]:
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
-        raise ResultsError(f"{path}: no such result file; run `jobbench run --label "
-                           f"{path.stem}` first or check the path") from None
+        raise ResultsError(
+            f"{path}: no such result file; run `jobbench run --label "
+            f"{path.stem}` first or check the path"
+        ) from None
     except (OSError, ValueError) as exc:
         raise ResultsError(f"{path}: not a readable JSON result ({exc})") from None
     if not isinstance(doc, dict) or "schema" not in doc:
-        raise ResultsError(f"{path}: not a jobbench result (no \"schema\" key)")
+        raise ResultsError(f'{path}: not a jobbench result (no "schema" key)')
     if doc["schema"] != SCHEMA:
-        raise ResultsError(f"{path}: schema {doc['schema']!r} is not {SCHEMA!r}; re-run it with "
-                           "this jobbench or use the jobbench version that wrote it")
+        raise ResultsError(
+            f"{path}: schema {doc['schema']!r} is not {SCHEMA!r}; re-run it with "
+            "this jobbench or use the jobbench version that wrote it"
+        )
     if not isinstance(doc.get("scenarios"), list):
-        raise ResultsError(f"{path}: \"scenarios\" must be a list")
+        raise ResultsError(f'{path}: "scenarios" must be a list')
     return doc
 
 

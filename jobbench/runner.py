@@ -89,8 +89,14 @@ class ScenarioSession:
         tag = self.scenario.name.replace(" ", "-")[:24]
         for index in range(self.scenario.workers):
             worker_id = f"{tag}-w{index}"
-            argv, env = worker_process_spec(self.scenario.worker, worker_id, self.endpoint_url,
-                                            self.scenario.slots, self.api_key, home)
+            argv, env = worker_process_spec(
+                self.scenario.worker,
+                worker_id,
+                self.endpoint_url,
+                self.scenario.slots,
+                self.api_key,
+                home,
+            )
             worker = WorkerProcess(worker_id, argv, env, self.workdir / f"{worker_id}.log")
             self.workers.append(worker)
             worker.start()
@@ -113,8 +119,10 @@ class ScenarioSession:
             if not missing:
                 return
             if time.monotonic() > deadline:
-                raise RunFailed(f"workers {', '.join(missing)} did not poll the queue within "
-                                f"{timeout_s:.0f} s; see their logs in {self.workdir}")
+                raise RunFailed(
+                    f"workers {', '.join(missing)} did not poll the queue within "
+                    f"{timeout_s:.0f} s; see their logs in {self.workdir}"
+                )
             time.sleep(POLL_S)
 
     def run_rep(self, rep: int, reps: int) -> RepOutcome:
@@ -134,13 +142,21 @@ class ScenarioSession:
             if done >= s.burst:
                 break
             if time.monotonic() > deadline:
-                raise RunFailed(f"rep {rep} of {s.name} did not finish within "
-                                f"{rep_timeout_s(s):.0f} s: {s.burst - done} jobs unfinished")
+                raise RunFailed(
+                    f"rep {rep} of {s.name} did not finish within "
+                    f"{rep_timeout_s(s):.0f} s: {s.burst - done} jobs unfinished"
+                )
         events, _ = self.client.events(cursor)
         check_conservation(self.client.state(), events, s.burst)
         figures = metrics.rep_metrics(
-            events, workers=s.workers, slots=s.slots, burst=s.burst, job_seconds=s.job_seconds,
-            wake_latency_s=s.latency.wake.mean, worker_ids=self.worker_ids, keep_samples=True,
+            events,
+            workers=s.workers,
+            slots=s.slots,
+            burst=s.burst,
+            job_seconds=s.job_seconds,
+            wake_latency_s=s.latency.wake.mean,
+            worker_ids=self.worker_ids,
+            keep_samples=True,
         )
         self.progress.rep_finished(self.title, rep, figures)
         return RepOutcome(figures, events)
@@ -159,8 +175,9 @@ def check_conservation(state: dict[str, Any], events: list[dict[str, Any]], burs
     if state.get("conservation"):
         raise RunFailed(f"the queue's books do not balance: {state['conservation']}")
     terminal = sum(counts[k] for k in ("completed", "failed", "cancelled", "timed_out"))
-    if counts["submitted"] != burst or terminal + counts["in_queue"] + counts["in_progress"] != (
-        counts["submitted"]
+    if (
+        counts["submitted"] != burst
+        or terminal + counts["in_queue"] + counts["in_progress"] != (counts["submitted"])
     ):
         raise RunFailed(f"jobs lost: submitted {counts['submitted']} of {burst}, counts {counts}")
     done = Counter(e["job"] for e in events if e["ev"] == "done")

@@ -24,14 +24,19 @@ class BenchClient:
         try:
             response = self._http.request(method, "/_bench" + path, **kwargs)
         except httpx.HTTPError as exc:
-            raise RunFailed(f"fake queue at {self.base_url} is unreachable ({exc}); check "
-                            "--server, or drop it to use the embedded queue") from None
+            raise RunFailed(
+                f"fake queue at {self.base_url} is unreachable ({exc}); check "
+                "--server, or drop it to use the embedded queue"
+            ) from None
         if response.status_code == 401:
-            raise RunFailed(f"fake queue at {self.base_url} refused the API key (401); pass "
-                            "the key it was started with as --api-key")
+            raise RunFailed(
+                f"fake queue at {self.base_url} refused the API key (401); pass "
+                "the key it was started with as --api-key"
+            )
         if response.status_code >= 400:
-            raise RunFailed(f"fake queue answered {response.status_code} to {path}: "
-                            f"{response.text[:200]}")
+            raise RunFailed(
+                f"fake queue answered {response.status_code} to {path}: {response.text[:200]}"
+            )
         return response.json()
 
     def set_latency(self, model: dict[str, Any]) -> dict[str, Any]:
@@ -42,8 +47,11 @@ class BenchClient:
         return int(self._call("POST", "/reset")["cursor"])
 
     def burst(self, count: int, inputs: list[Any]) -> dict[str, Any]:
-        body: dict[str, Any] = ({"count": count, "input": inputs[0]} if len(inputs) == 1
-                                else {"count": count, "inputs": inputs})
+        body: dict[str, Any] = (
+            {"count": count, "input": inputs[0]}
+            if len(inputs) == 1
+            else {"count": count, "inputs": inputs}
+        )
         result: dict[str, Any] = self._call("POST", "/burst", json=body)
         return result
 

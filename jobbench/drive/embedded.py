@@ -40,17 +40,34 @@ class EmbeddedQueue:
             self.process.stdout.close()
 
 
-def start_embedded_queue(log_path: Path, endpoint_id: str = "local", seed: int | None = None,
-                         api_key: str | None = None) -> EmbeddedQueue:
-    argv = [sys.executable, "-m", "fake_queue", "--host", "127.0.0.1", "--port", "0",
-            "--endpoint-id", endpoint_id, "--ready-json"]
+def start_embedded_queue(
+    log_path: Path, endpoint_id: str = "local", seed: int | None = None, api_key: str | None = None
+) -> EmbeddedQueue:
+    argv = [
+        sys.executable,
+        "-m",
+        "fake_queue",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--endpoint-id",
+        endpoint_id,
+        "--ready-json",
+    ]
     if seed is not None:
         argv += ["--seed", str(seed)]
     if api_key:
         argv += ["--api-key", api_key]
     with log_path.open("wb") as log:  # the child keeps its own handle
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     assert process.stdout is not None
     line = _read_line(process.stdout, READY_TIMEOUT_S)
     if not line:

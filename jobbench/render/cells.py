@@ -4,10 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
-MARKS = {"pass": "ok", "better": "better", "regression": "REGRESSION",
-         "inconclusive": "inconclusive", None: ""}
-HEADER = ("scenario", "A p99", "B p99", "change", "A e2e p50", "B e2e p50", "change",
-          "A e2e p99", "B e2e p99", "change", "ideal", "eff A", "eff B", "verdict")
+MARKS = {
+    "pass": "ok",
+    "better": "better",
+    "regression": "REGRESSION",
+    "inconclusive": "inconclusive",
+    None: "",
+}
+HEADER = (
+    "scenario",
+    "A p99",
+    "B p99",
+    "change",
+    "A e2e p50",
+    "B e2e p50",
+    "change",
+    "A e2e p99",
+    "B e2e p99",
+    "change",
+    "ideal",
+    "eff A",
+    "eff B",
+    "verdict",
+)
 
 
 def seconds(value: float | None) -> str:
@@ -36,11 +55,18 @@ def row_cells(row: dict[str, Any], with_ci: bool = True) -> list[str]:
     cells = [row["scenario"]]
     for name in ("time_to_p99_s", "e2e_p50_s", "e2e_p99_s"):
         metric = row["metrics"][name]
-        cells += [seconds(median(metric, "baseline")), seconds(median(metric, "candidate")),
-                  change(metric, with_ci)]
+        cells += [
+            seconds(median(metric, "baseline")),
+            seconds(median(metric, "candidate")),
+            change(metric, with_ci),
+        ]
     verdict = (row.get("verdict") or {}).get("verdict")
-    cells += [seconds(row["ideal_s"]), percent(row["efficiency"]["baseline"]),
-              percent(row["efficiency"]["candidate"]), MARKS.get(verdict, str(verdict))]
+    cells += [
+        seconds(row["ideal_s"]),
+        percent(row["efficiency"]["baseline"]),
+        percent(row["efficiency"]["candidate"]),
+        MARKS.get(verdict, str(verdict)),
+    ]
     return cells
 
 
@@ -57,6 +83,8 @@ def verdict_lines(comparison: dict[str, Any]) -> list[str]:
             lines.append(f"{row['scenario']}: {verdict['verdict']}: {verdict['reason']}")
     if comparison.get("verdict"):
         gate = comparison.get("gate", {})
-        lines.append(f"overall: {comparison['verdict']} (metric {gate.get('metric')}, max "
-                     f"regression {gate.get('max_regression', 0):.0%})")
+        lines.append(
+            f"overall: {comparison['verdict']} (metric {gate.get('metric')}, max "
+            f"regression {gate.get('max_regression', 0):.0%})"
+        )
     return lines

@@ -14,8 +14,10 @@ def render(comparison: dict[str, Any], out: TextIO, width: int = 100) -> None:
     out.write("|" + "---|" * len(HEADER) + "\n")
     for row in comparison["rows"]:
         out.write("| " + " | ".join(row_cells(row)) + " |\n")
-    out.write("\nTimes are medians over reps: time until 99 % of the burst is done, and job "
-              "end-to-end p50 / p99. Change = B/A - 1 with a bootstrap 95 % interval.\n")
+    out.write(
+        "\nTimes are medians over reps: time until 99 % of the burst is done, and job "
+        "end-to-end p50 / p99. Change = B/A - 1 with a bootstrap 95 % interval.\n"
+    )
     lines = verdict_lines(comparison)
     if lines:
         out.write("\n" + "\n".join(f"- {line}" for line in lines) + "\n")

@@ -34,8 +34,11 @@ class PlainProgress:
     def rep_finished(self, scenario: str, rep: int, figures: dict[str, Any]) -> None:
         p99 = figures.get("time_to_p99_s")
         eff = figures.get("efficiency")
-        text = f"  rep {rep} done: time to 99 % {p99:.3f} s" if p99 is not None else (
-            f"  rep {rep} done")
+        text = (
+            f"  rep {rep} done: time to 99 % {p99:.3f} s"
+            if p99 is not None
+            else (f"  rep {rep} done")
+        )
         if eff is not None:
             text += f", efficiency {eff:.1%}"
         self._say(text)

@@ -43,8 +43,14 @@ class RichProgress:
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                             TimeElapsedColumn(), console=console, transient=True)
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
         self._task: Any = None
 
     def message(self, text: str) -> None:
@@ -109,8 +115,7 @@ def render_comparison(comparison: dict[str, Any], out: Any, width: int = 100) ->
     from jobbench.render.cells import HEADER, row_cells, title, verdict_lines
 
     console = Console(file=out, width=width)
-    table = Table(title=title(comparison), title_justify="left", show_edge=False,
-                  pad_edge=False)
+    table = Table(title=title(comparison), title_justify="left", show_edge=False, pad_edge=False)
     for index, name in enumerate(HEADER):
         table.add_column(name, justify="left" if index == 0 else "right", overflow="fold")
     for row in comparison["rows"]:

@@ -53,29 +53,41 @@ def sdk_info(spec: WorkerSpec) -> dict[str, Any]:
     """Version, path and take-ahead support of the runpod SDK the workers will import."""
     python = spec.python or sys.executable
     try:
-        out = subprocess.run([python, "-c", _SDK_PROBE], env=_base_env(spec), capture_output=True,
-                             text=True, timeout=30, check=True).stdout
+        out = subprocess.run(
+            [python, "-c", _SDK_PROBE],
+            env=_base_env(spec),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout
     except (OSError, subprocess.SubprocessError) as exc:
-        raise UsageError(f"--python {python}: cannot run it to find the runpod SDK ({exc})"
-                         ) from None
+        raise UsageError(
+            f"--python {python}: cannot run it to find the runpod SDK ({exc})"
+        ) from None
     info = json.loads(out.strip().splitlines()[-1])
     if info is None:
-        raise UsageError(f"--worker runpod: the runpod SDK is not importable by {python}; "
-                         "pip install runpod there, or pass --sdk PATH to a checkout")
+        raise UsageError(
+            f"--worker runpod: the runpod SDK is not importable by {python}; "
+            "pip install runpod there, or pass --sdk PATH to a checkout"
+        )
     return dict(info)
 
 
-def worker_process_spec(spec: WorkerSpec, worker_id: str, endpoint_url: str, slots: int,
-                        api_key: str | None, home: Path) -> tuple[list[str], dict[str, str]]:
+def worker_process_spec(
+    spec: WorkerSpec, worker_id: str, endpoint_url: str, slots: int, api_key: str | None, home: Path
+) -> tuple[list[str], dict[str, str]]:
     """argv and env for one worker process."""
     env = _base_env(spec)
     env.update(worker_env(endpoint_url, worker_id))
-    env.update({
-        "RUNPOD_AI_API_KEY": api_key or LOCAL_KEY,
-        "JOBBENCH_SLOTS": str(slots),
-        "JOBBENCH_TAKE_AHEAD": str(spec.take_ahead),
-        "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "RUNPOD_AI_API_KEY": api_key or LOCAL_KEY,
+            "JOBBENCH_SLOTS": str(slots),
+            "JOBBENCH_TAKE_AHEAD": str(spec.take_ahead),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     if spec.take_ahead:
         env["RUNPOD_TAKE_AHEAD"] = str(spec.take_ahead)
     if spec.kind == "model":

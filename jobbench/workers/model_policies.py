@@ -242,8 +242,11 @@ class Sdk112(Policy):
 class Drain(Policy):
     """drain (take_ahead == 0) and take-ahead (take_ahead == K > 0), event-driven.
 
-    A job takes its slot from arrival until its job-done POST returned; held jobs (take-ahead's
-    buffer) move into slots the instant one frees.
+    One take at a time. Free slots (at start, or after a short take): ask for exactly those, at
+    once. All slots busy: drain waits until every slot is free, then asks for a full batch;
+    take-ahead, after a take that came back full, asks for K more and holds them, one buffer at
+    a time. A job holds its slot from arrival until its job-done POST returned; held jobs move
+    into slots the instant one frees.
     """
 
     def __init__(self, link: Link, slots: int, take_ahead: int = 0) -> None:

@@ -33,13 +33,18 @@ class WorkerProcess:
         self._log = self.log_path.open("wb")
         try:
             self.popen = subprocess.Popen(
-                self.argv, env=self.env, stdin=subprocess.DEVNULL, stdout=self._log,
-                stderr=subprocess.STDOUT, start_new_session=True,
+                self.argv,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         except OSError as exc:
             self._log.close()
-            raise WorkerError(self.worker_id, None, str(exc),
-                              f"did not start: {' '.join(self.argv)!r}") from None
+            raise WorkerError(
+                self.worker_id, None, str(exc), f"did not start: {' '.join(self.argv)!r}"
+            ) from None
 
     @property
     def pgid(self) -> int | None:

@@ -14,16 +14,21 @@ from jobbench.workers.kinds import worker_process_spec
 from jobbench.workers.spawn import WorkerProcess
 
 
-def spawn_worker(server: RunningServer, spec: WorkerSpec, worker_id: str, slots: int,
-                 tmp_path: Path) -> WorkerProcess:
+def spawn_worker(
+    server: RunningServer, spec: WorkerSpec, worker_id: str, slots: int, tmp_path: Path
+) -> WorkerProcess:
     argv, env = worker_process_spec(spec, worker_id, server.endpoint_url, slots, None, tmp_path)
     worker = WorkerProcess(worker_id, argv, env, tmp_path / f"{worker_id}.log")
     worker.start()
     return worker
 
 
-def wait_polling(server: RunningServer, worker_ids: list[str], workers: list[WorkerProcess],
-                 timeout_s: float = 60) -> None:
+def wait_polling(
+    server: RunningServer,
+    worker_ids: list[str],
+    workers: list[WorkerProcess],
+    timeout_s: float = 60,
+) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for worker in workers:
@@ -35,8 +40,9 @@ def wait_polling(server: RunningServer, worker_ids: list[str], workers: list[Wor
     raise AssertionError(f"workers {worker_ids} never polled")
 
 
-def run_burst(server: RunningServer, count: int, job_input: dict[str, Any],
-              timeout_s: float = 60) -> list[dict[str, Any]]:
+def run_burst(
+    server: RunningServer, count: int, job_input: dict[str, Any], timeout_s: float = 60
+) -> list[dict[str, Any]]:
     """Enqueue atomically, wait until every job is terminal, return the rep's events."""
     cursor = httpx.post(server.base_url + "/_bench/reset").json()["cursor"]
     httpx.post(server.base_url + "/_bench/burst", json={"count": count, "input": job_input})
@@ -45,7 +51,8 @@ def run_burst(server: RunningServer, count: int, job_input: dict[str, Any],
         counts = httpx.get(server.base_url + "/_bench/state").json()["counts"]
         if counts["in_queue"] == 0 and counts["in_progress"] == 0:
             events: list[dict[str, Any]] = httpx.get(
-                server.base_url + "/_bench/events", params={"cursor": cursor}).json()["events"]
+                server.base_url + "/_bench/events", params={"cursor": cursor}
+            ).json()["events"]
             return events
         time.sleep(0.05)
     raise AssertionError(f"burst of {count} did not finish in {timeout_s} s")

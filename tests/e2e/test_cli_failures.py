@@ -18,8 +18,14 @@ FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
 
 
 def jobbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jobbench", *args], cwd=cwd, text=True,
-                          capture_output=True, timeout=120, env={**os.environ, "CI": "true"})
+    return subprocess.run(
+        [sys.executable, "-m", "jobbench", *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "CI": "true"},
+    )
 
 
 @pytest.mark.parametrize(
@@ -46,8 +52,19 @@ def test_bad_input_exits_2_with_one_line_naming_the_flag(
 
 
 def test_worker_command_that_cannot_start_exits_4_naming_it(tmp_path: Path) -> None:
-    result = jobbench("run", "--worker", "python no_such_handler.py", "--workers", "1",
-                      "--burst", "4", "--reps", "1", *FAST, cwd=tmp_path)
+    result = jobbench(
+        "run",
+        "--worker",
+        "python no_such_handler.py",
+        "--workers",
+        "1",
+        "--burst",
+        "4",
+        "--reps",
+        "1",
+        *FAST,
+        cwd=tmp_path,
+    )
     assert result.returncode == 4, result.stderr
     assert "worker 1w-4j-0.5s-w0" in result.stderr
     assert "no_such_handler.py" in result.stderr  # the tail of its stderr
@@ -61,10 +78,29 @@ def test_worker_dying_mid_run_exits_4_keeps_partial_result_and_leaves_no_process
     inputs = tmp_path / "inputs.jsonl"
     inputs.write_text("\n".join([json.dumps({"seconds": 0.05})] * 15 + [json.dumps({"crash": 1})]))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jobbench", "run", "--worker",
-         f"{sys.executable} {HERE / 'crash_handler.py'}", "--workers", "2", "--slots", "4",
-         "--burst", "64", "--inputs", str(inputs), "--reps", "2", *FAST],
-        cwd=tmp_path, text=True, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "jobbench",
+            "run",
+            "--worker",
+            f"{sys.executable} {HERE / 'crash_handler.py'}",
+            "--workers",
+            "2",
+            "--slots",
+            "4",
+            "--burst",
+            "64",
+            "--inputs",
+            str(inputs),
+            "--reps",
+            "2",
+            *FAST,
+        ],
+        cwd=tmp_path,
+        text=True,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
         env={**os.environ, "CI": "true"},
     )
     descendants = _descendants_while_running(proc)
@@ -78,9 +114,27 @@ def test_worker_dying_mid_run_exits_4_keeps_partial_result_and_leaves_no_process
 
 def test_ctrl_c_stops_promptly_saves_partial_result_marked_interrupted(tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jobbench", "run", "--workers", "2", "--slots", "4",
-         "--burst", "400", "--job-seconds", "0.05", "--reps", "3", *FAST],
-        cwd=tmp_path, text=True, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "jobbench",
+            "run",
+            "--workers",
+            "2",
+            "--slots",
+            "4",
+            "--burst",
+            "400",
+            "--job-seconds",
+            "0.05",
+            "--reps",
+            "3",
+            *FAST,
+        ],
+        cwd=tmp_path,
+        text=True,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
         env={**os.environ, "CI": "true"},
     )
     assert proc.stderr is not None

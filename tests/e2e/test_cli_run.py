@@ -13,16 +13,35 @@ FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
 
 
 def run_json(*args: str, cwd: Path) -> tuple[dict[str, Any], str]:
-    result = subprocess.run([sys.executable, "-m", "jobbench", "run", "--json", *args],
-                            cwd=cwd, text=True, capture_output=True, timeout=180,
-                            env={**os.environ, "CI": "true"})
+    result = subprocess.run(
+        [sys.executable, "-m", "jobbench", "run", "--json", *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        timeout=180,
+        env={**os.environ, "CI": "true"},
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout), result.stderr
 
 
 def test_run_with_real_sdk_workers_writes_the_documented_result(tmp_path: Path) -> None:
-    doc, _ = run_json("--workers", "2", "--slots", "8", "--burst", "64", "--job-seconds", "0.05",
-                      "--reps", "2", "--label", "sdk", *FAST, cwd=tmp_path)
+    doc, _ = run_json(
+        "--workers",
+        "2",
+        "--slots",
+        "8",
+        "--burst",
+        "64",
+        "--job-seconds",
+        "0.05",
+        "--reps",
+        "2",
+        "--label",
+        "sdk",
+        *FAST,
+        cwd=tmp_path,
+    )
     saved = json.loads((tmp_path / "reports" / "sdk.json").read_text())
     assert saved == doc  # --json prints exactly the saved document
     assert doc["schema"] == "jobbench.result/1" and doc["complete"] is True
@@ -60,9 +79,23 @@ def test_run_user_command_gets_inputs_and_runpod_env(tmp_path: Path) -> None:
     )
     inputs = tmp_path / "in.jsonl"
     inputs.write_text('{"seconds": 0.01, "tag": "a"}\n{"seconds": 0.02, "tag": "b"}\n')
-    doc, stderr = run_json("--worker", f"{sys.executable} {handler}", "--workers", "1",
-                           "--slots", "4", "--burst", "8", "--inputs", str(inputs), "--reps", "1",
-                           "--no-events", *FAST, cwd=tmp_path)
+    doc, stderr = run_json(
+        "--worker",
+        f"{sys.executable} {handler}",
+        "--workers",
+        "1",
+        "--slots",
+        "4",
+        "--burst",
+        "8",
+        "--inputs",
+        str(inputs),
+        "--reps",
+        "1",
+        "--no-events",
+        *FAST,
+        cwd=tmp_path,
+    )
     rep = doc["scenarios"][0]["reps"][0]
     assert rep["jobs"]["completed"] == 8
     assert doc["scenarios"][0]["params"]["worker"].endswith("echo_handler.py")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,12 +27,13 @@ def test_real_sdk_worker_drains_burst_in_full_batches_about_take_plus_1s_apart(
     done = [e for e in events if e["ev"] == "done"]
     assert len(done) == 96 and {e["status"] for e in done} == {"COMPLETED"}
     assert len({e["job"] for e in done}) == 96
-    takes = sorted((e for e in events if e["ev"] == "take" and e["got"] > 0),
-                   key=lambda e: e["arrived"])
+    takes = sorted(
+        (e for e in events if e["ev"] == "take" and e["got"] > 0), key=lambda e: e["arrived"]
+    )
     # 32 slots: three full batches of 32, each asked for with batch_size=32
     assert [(t["asked"], t["got"]) for t in takes] == [(32, 32)] * 3
     # SDK 1.12.0 re-checks every 1 s when full: cycle = take (0.05 s) + 1 s
-    gaps = [(b["arrived"] - a["arrived"]) / 1e9 for a, b in zip(takes, takes[1:])]
+    gaps = [(b["arrived"] - a["arrived"]) / 1e9 for a, b in itertools.pairwise(takes)]
     assert all(1.0 <= gap <= 1.3 for gap in gaps), gaps
     # the bench handler's output came back through job-done, posted as form-encoded JSON
     job_id = done[0]["job"]

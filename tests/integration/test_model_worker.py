@@ -1,0 +1,383 @@
+"""The policy-model worker (python -m jobbench.workers.model_worker) against the fake queue.
+
+Real worker processes, the server at 1/10 scale (take 50 ms, wake 5 ms, hold 2 s), 8 slots.
+Timings come from the server's event log and are checked against the analytic model of
+design.md section 2 with a tolerance of 15 % + 30 ms: loose for a noisy machine, yet the
+policies' models (drain 0.755 s, take-ahead 0.405 s, sdk-1.12 ~1.05 s per cycle) stay apart.
+Structural facts (take sizes, ordering, exactly-once) are asserted exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from fake_queue.server import RunningServer, worker_env
+from jobbench.workers.model_policies import Drain, Job, Policy, Sdk112
+
+pytestmark = pytest.mark.e2e
+
+WORKER = [sys.executable, "-m", "jobbench.workers.model_worker"]
+TAKE, WAKE, SLOTS = 0.05, 0.005, 8
+Event = dict[str, Any]
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def near(measured: float, model: float) -> bool:
+    return abs(measured - model) <= 0.15 * model + 0.03
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(5)
+
+
+def launch(
+    server: RunningServer, tmp_path: Path, worker_id: str, **env: str
+) -> subprocess.Popen[bytes]:
+    full = {
+        **os.environ,
+        **worker_env(server.endpoint_url, worker_id),
+        "RUNPOD_POD_ID": worker_id,
+        **env,
+    }
+    with (tmp_path / f"{worker_id}.log").open("wb") as log:  # the child keeps its own copy
+        return subprocess.Popen(
+            WORKER, env=full, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def log_tail(tmp_path: Path, worker_id: str) -> str:
+    return (tmp_path / f"{worker_id}.log").read_text()[-2000:]
+
+
+@contextmanager
+def worker(
+    http: httpx.Client, server: RunningServer, tmp_path: Path, worker_id: str = "w1", **env: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A worker process that is long-polling a take; its process group dies afterwards."""
+    proc = launch(server, tmp_path, worker_id, **env)
+    try:
+        deadline = time.monotonic() + 15
+        while http.get("/_bench/workers").json().get(worker_id, {}).get("polling", 0) < 1:
+            assert proc.poll() is None, f"worker exited {proc.returncode}: " + log_tail(
+                tmp_path, worker_id
+            )
+            assert time.monotonic() < deadline, "worker never polled: " + log_tail(
+                tmp_path, worker_id
+            )
+            time.sleep(0.02)
+        yield proc
+    finally:
+        kill_group(proc)
+
+
+def wait_for(what: str, ready: Callable[[], bool], timeout_s: float = 10) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def events(http: httpx.Client) -> list[Event]:
+    found: list[Event] = http.get("/_bench/events", params={"cursor": 0}).json()["events"]
+    return found
+
+
+def burst(http: httpx.Client, count: int, seconds: float) -> list[Event]:
+    """Enqueue atomically, wait until every job is terminal, return the event log."""
+    http.post("/_bench/burst", json={"count": count, "input": {"seconds": seconds}})
+
+    def finished() -> bool:
+        counts: dict[str, int] = http.get("/_bench/state").json()["counts"]
+        return counts["in_queue"] == 0 and counts["in_progress"] == 0
+
+    wait_for(f"a burst of {count}", finished, 30)
+    return events(http)
+
+
+def of(log: list[Event], kind: str) -> list[Event]:
+    return [e for e in log if e["ev"] == kind]
+
+
+def full_takes(log: list[Event]) -> list[Event]:
+    return sorted((e for e in of(log, "take") if e["got"] > 0), key=lambda e: e["arrived"])
+
+
+def seconds_to_last_done(log: list[Event]) -> float:
+    start: int = min(e["t"] for e in of(log, "submit"))
+    end: int = max(e["t"] for e in of(log, "done"))
+    return (end - start) / 1e9
+
+
+def done_by_take(log: list[Event]) -> dict[int, list[int]]:
+    """Done timestamps of each take's jobs."""
+    take_of = {e["job"]: e["take"] for e in of(log, "deliver")}
+    result: dict[int, list[int]] = {}
+    for e in of(log, "done"):
+        result.setdefault(take_of[e["job"]], []).append(e["t"])
+    return result
+
+
+def assert_each_job_completed_once(log: list[Event], count: int) -> None:
+    submitted = {e["job"] for e in of(log, "submit")}
+    assert len(submitted) == count
+    for kind in ("deliver", "done"):
+        per_job = Counter(e["job"] for e in of(log, kind))
+        assert set(per_job) == submitted and set(per_job.values()) == {1}, kind
+    assert {e["status"] for e in of(log, "done")} == {"COMPLETED"}
+    assert not of(log, "requeue") and not of(log, "ignored")
+
+
+# -- policies against the model ---------------------------------------------------------------
+def test_drain_takes_a_full_batch_once_drained_cycle_take_plus_job(
+    start_server: Callable[..., RunningServer], tmp_path: Path
+) -> None:
+    server = start_server(take_latency=TAKE, wake_latency=WAKE, hold=2.0, api_key="k3y")
+    with httpx.Client(base_url=server.base_url, headers={"Authorization": "Bearer k3y"}) as http:
+        env = {"JOBBENCH_POLICY": "drain", "JOBBENCH_SLOTS": str(SLOTS), "RUNPOD_AI_API_KEY": "k3y"}
+        with worker(http, server, tmp_path, **env):
+            log = burst(http, 64, 0.05)
+    assert_each_job_completed_once(log, 64)
+    takes = full_takes(log)
+    assert [(t["asked"], t["got"]) for t in takes] == [(SLOTS, SLOTS)] * 8
+    done = done_by_take(log)
+    for before, take in pairwise(takes):
+        last_done = max(done[before["take"]])
+        assert take["arrived"] >= last_done  # only once every slot drained ...
+        assert take["arrived"] - last_done < 0.1e9  # ... at once: no 1 s tick
+        assert not take["in_progress"]
+    elapsed = seconds_to_last_done(log)
+    print(f"drain: last done {elapsed:.3f} s (model 0.755)")
+    assert near(elapsed, WAKE + 0.05 + 7 * (TAKE + 0.05)), elapsed
+
+
+def test_take_ahead_holds_one_buffer_taken_while_slots_run(
+    start_server: Callable[..., RunningServer], tmp_path: Path
+) -> None:
+    server = start_server(take_latency=TAKE, wake_latency=WAKE, hold=2.0)
+    env = {
+        "JOBBENCH_POLICY": "take-ahead",
+        "JOBBENCH_SLOTS": str(SLOTS),
+        "JOBBENCH_TAKE_AHEAD": "8",
+    }
+    with httpx.Client(base_url=server.base_url) as http, worker(http, server, tmp_path, **env):
+        log = burst(http, 64, 0.05)
+    assert_each_job_completed_once(log, 64)
+    takes = full_takes(log)
+    assert (takes[0]["asked"], takes[0]["got"]) == (SLOTS, SLOTS)
+    delivered = {e["job"]: e["t"] for e in of(log, "deliver")}
+    finished = {e["job"]: e["t"] for e in of(log, "done")}
+    done = done_by_take(log)
+    for i, take in enumerate(takes[1:], start=1):
+        assert take["asked"] == 8 and take["got"] <= 8 and take["in_progress"]
+        running = [j for j in delivered if delivered[j] <= take["arrived"] < finished[j]]
+        assert running, f"take-ahead {i} arrived while no job ran"
+        if i >= 2:  # one buffer at a time: asked for only once the last buffer moved in
+            assert take["arrived"] >= max(done[takes[i - 2]["take"]])
+    elapsed = seconds_to_last_done(log)
+    print(f"take-ahead 8: last done {elapsed:.3f} s (model 0.405)")
+    assert near(elapsed, WAKE + 8 * 0.05), elapsed
+
+
+def test_sdk_1_12_rechecks_every_second_when_full(
+    start_server: Callable[..., RunningServer], tmp_path: Path
+) -> None:
+    server = start_server(take_latency=TAKE, wake_latency=WAKE, hold=2.0)
+    env = {"JOBBENCH_POLICY": "sdk-1.12", "JOBBENCH_SLOTS": str(SLOTS)}
+    with httpx.Client(base_url=server.base_url) as http, worker(http, server, tmp_path, **env):
+        log = burst(http, 24, 0.05)
+    assert_each_job_completed_once(log, 24)
+    takes = full_takes(log)
+    assert [(t["asked"], t["got"]) for t in takes] == [(SLOTS, SLOTS)] * 3
+    for before, take in pairwise(takes):
+        assert take["arrived"] - before["t"] >= 0.999e9  # sleep(1) after a take filled it
+        assert not take["in_progress"]
+    cycles = [(b["t"] - a["t"]) / 1e9 for a, b in pairwise(takes)]
+    elapsed = seconds_to_last_done(log)
+    print(
+        f"sdk-1.12: cycles {[round(c, 3) for c in cycles]} s (model 1.05), "
+        f"last done {elapsed:.3f} s (model ~2.2)"
+    )
+    assert all(near(c, TAKE + 1.0) for c in cycles), cycles
+    # last batch: answered at wake + 2 cycles, picked up within 0.1 s, then the job
+    assert near(elapsed, WAKE + 2 * (TAKE + 1.0) + 0.05 + 0.05), elapsed
+
+
+# -- stop signals and shutdown ----------------------------------------------------------------
+def test_stop_signals_drop_a_held_job_and_a_running_one_without_job_done(
+    start_server: Callable[..., RunningServer], tmp_path: Path
+) -> None:
+    server = start_server(take_latency=TAKE, wake_latency=WAKE, hold=2.0)
+    env = {"JOBBENCH_POLICY": "take-ahead", "JOBBENCH_SLOTS": "1", "JOBBENCH_TAKE_AHEAD": "1"}
+    with httpx.Client(base_url=server.base_url) as http, worker(http, server, tmp_path, **env):
+        inputs = [{"seconds": 3.0}, {"seconds": 3.0}, {"seconds": 0.05}]
+        http.post("/_bench/burst", json={"inputs": inputs})
+        a, b, c = "job-1", "job-2", "job-3"
+
+        def has(kind: str, job: str) -> Callable[[], bool]:
+            return lambda: any(e["ev"] == kind and e["job"] == job for e in events(http))
+
+        wait_for("b delivered (held behind a)", has("deliver", b))
+        http.post(f"{server.endpoint_url}/cancel/{b}")
+        wait_for("the stop signal for b", has("stop", b))
+        wait_for("c taken ahead", has("deliver", c))
+        http.post(f"{server.endpoint_url}/cancel/{a}")
+        wait_for("the stop signal for a", has("stop", a))
+        wait_for("c done", has("done", c))
+        log = events(http)
+        state = http.get("/_bench/state").json()
+    status = {e["job"]: e["status"] for e in of(log, "done")}
+    assert status == {a: "CANCELLED", b: "CANCELLED", c: "COMPLETED"}
+    assert not of(log, "ignored")  # neither stopped job posted job-done
+    assert state["conservation"] is None
+    # one slot: c ran at once after a's stop, so a's task ended and b never ran (3 s each)
+    stop_a = next(e["t"] for e in of(log, "stop") if e["job"] == a)
+    done_c = next(e["t"] for e in of(log, "done") if e["job"] == c)
+    assert (done_c - stop_a) / 1e9 < 0.5
+
+
+@pytest.mark.parametrize(
+    ("policy", "sig"),
+    [("drain", signal.SIGTERM), ("take-ahead", signal.SIGINT), ("sdk-1.12", signal.SIGTERM)],
+)
+def test_idle_worker_exits_0_at_once_cancelling_its_long_polls(
+    start_server: Callable[..., RunningServer], tmp_path: Path, policy: str, sig: signal.Signals
+) -> None:
+    server = start_server(take_latency=TAKE, wake_latency=WAKE, hold=10.0)
+    env = {"JOBBENCH_POLICY": policy, "JOBBENCH_TAKE_AHEAD": "4" if policy == "take-ahead" else "0"}
+    with (
+        httpx.Client(base_url=server.base_url) as http,
+        worker(http, server, tmp_path, **env) as proc,
+    ):
+        start = time.monotonic()
+        proc.send_signal(sig)
+        assert proc.wait(5) == 0, log_tail(tmp_path, "w1")
+        assert time.monotonic() - start < 1.5  # not the 10 s hold
+        wait_for(
+            "the take to be let go",
+            lambda: any(e["ev"] == "take" and e["kind"] == "gone" for e in events(http)),
+            3,
+        )
+
+
+@pytest.mark.parametrize(("policy", "finished"), [("take-ahead", 8), ("sdk-1.12", 4)])
+def test_sigterm_finishes_running_and_held_jobs_then_exits_0(
+    start_server: Callable[..., RunningServer], tmp_path: Path, policy: str, finished: int
+) -> None:
+    server = start_server(take_latency=TAKE, wake_latency=WAKE, hold=10.0)
+    k = "4" if policy == "take-ahead" else "0"
+    env = {"JOBBENCH_POLICY": policy, "JOBBENCH_SLOTS": "4", "JOBBENCH_TAKE_AHEAD": k}
+    with (
+        httpx.Client(base_url=server.base_url) as http,
+        worker(http, server, tmp_path, **env) as proc,
+    ):
+        http.post("/_bench/burst", json={"count": 12, "input": {"seconds": 0.5}})
+        # take-ahead: 4 running and 4 held; sdk-1.12: 4 running, the next take 1 s away
+        wait_for("jobs delivered", lambda: len(of(events(http), "deliver")) == finished)
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(5) == 0, log_tail(tmp_path, "w1")
+        elapsed = time.monotonic() - start
+        log = events(http)
+        state = http.get("/_bench/state").json()
+    assert elapsed < 2.0, elapsed  # at most two 0.5 s jobs back to back, not the 10 s hold
+    done = of(log, "done")
+    assert len(done) == finished and {e["status"] for e in done} == {"COMPLETED"}
+    assert state["counts"]["in_queue"] == 12 - finished and state["counts"]["in_progress"] == 0
+    assert state["conservation"] is None and not of(log, "ignored")
+
+
+def test_results_errors_and_heartbeat_reach_the_server_as_the_sdk_sends_them(
+    start_server: Callable[..., RunningServer], tmp_path: Path
+) -> None:
+    server = start_server(take_latency=TAKE, wake_latency=WAKE, hold=2.0)
+    # The ping goes to another id so the server's worker table shows it apart from the takes.
+    ping = f"{server.endpoint_url}/ping/$RUNPOD_POD_ID-hb?gpu=cpu"
+    env = {"JOBBENCH_SLOTS": "4", "RUNPOD_WEBHOOK_PING": ping, "RUNPOD_PING_INTERVAL": "200"}
+    with httpx.Client(base_url=server.base_url) as http, worker(http, server, tmp_path, **env):
+        inputs = [{"seconds": 0.01}, {"seconds": 0.01, "fail": True}]
+        http.post("/_bench/burst", json={"inputs": inputs})
+        wait_for("both done", lambda: len(of(events(http), "done")) == 2)
+        ok = http.get(f"{server.endpoint_url}/status/job-1").json()
+        failed = http.get(f"{server.endpoint_url}/status/job-2").json()
+        time.sleep(0.5)
+        heartbeat = http.get("/_bench/workers").json().get("w1-hb")
+    assert ok["status"] == "COMPLETED" and ok["output"] == {"ok": True}
+    assert failed["status"] == "FAILED" and "bench job asked to fail" in failed["error"]
+    assert heartbeat is not None and heartbeat["last_seen_s"] < 0.4  # pinged every 0.2 s
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"JOBBENCH_POLICY": "fifo"}, "JOBBENCH_POLICY"),
+        ({"JOBBENCH_SLOTS": "0"}, "JOBBENCH_SLOTS"),
+        ({"JOBBENCH_POLICY": "take-ahead"}, "JOBBENCH_TAKE_AHEAD"),
+        ({"JOBBENCH_POLICY": "drain", "JOBBENCH_TAKE_AHEAD": "x"}, "JOBBENCH_TAKE_AHEAD"),
+        ({"RUNPOD_WEBHOOK_GET_JOB": ""}, "RUNPOD_WEBHOOK_GET_JOB"),
+    ],
+)
+def test_bad_environment_exits_2_naming_the_variable(env: dict[str, str], named: str) -> None:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("JOBBENCH_", "RUNPOD_"))}
+    full = {**base, **worker_env("http://127.0.0.1:9/v2/none", "w1"), **env}
+    done = subprocess.run(WORKER, env=full, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and named in lines[0], done.stderr
+
+
+# -- the 1.12.0 port's accounting, in process (deterministic) ---------------------------------
+class FakeLink:
+    """Answers takes from a script, then long-polls forever; records what was asked."""
+
+    stop_enabled = True
+
+    def __init__(self, answers: list[list[Job]]) -> None:
+        self.answers = deque(answers)
+        self.asked: list[int] = []
+
+    async def take(self, count: int, in_progress: bool) -> list[Job]:
+        self.asked.append(count)
+        if self.answers:
+            return self.answers.popleft()
+        await asyncio.Event().wait()
+        return []
+
+    async def stops(self) -> list[str]:
+        await asyncio.Event().wait()
+        return []
+
+    async def process(self, job: Job) -> None:
+        await asyncio.sleep(0.01)
+
+
+async def asked_after_short_take(make: Callable[[FakeLink], Policy]) -> list[int]:
+    link = FakeLink([[{"id": f"j{i}", "input": {}} for i in range(3)]])
+    policy = make(link)
+    running = asyncio.create_task(policy.run())
+    await asyncio.sleep(0.05)
+    policy.shutdown()
+    await asyncio.wait_for(running, 5)
+    return link.asked
+
+
+def test_sdk_port_counts_taken_jobs_twice_until_picked_up() -> None:
+    # 8 slots, a take of 3 comes back: 1.12.0 asks for 8 - (3 queued + 3 in progress) = 2
+    assert asyncio.run(asked_after_short_take(lambda link: Sdk112(link, 8))) == [8, 2]
+    # drain asks for the 5 free slots
+    assert asyncio.run(asked_after_short_take(lambda link: Drain(link, 8))) == [8, 5]
