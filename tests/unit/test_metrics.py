@@ -302,7 +302,7 @@ def test_summarise_reps_median_min_max_skipping_none() -> None:
                "throughput_jps", "utilisation", "efficiency"]  # fmt: skip
     phases = [f"{p}_{st}_s" for p in ("queue_wait", "service", "e2e")
               for st in ("p50", "p90", "p99", "max")]  # fmt: skip
-    assert set(s) == {*figures, *phases}
+    assert set(s) == {*figures, *phases, "takes_count", "takes_got_mean"}
     with pytest.raises(ValueError):
         summarise_reps([])
 
