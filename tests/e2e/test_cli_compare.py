@@ -1,0 +1,176 @@
+"""`jobbench compare` and `jobbench gate` end to end: variants run interleaved, saved labels,
+git refs of an SDK checkout, verdicts and exit codes, bad names."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import runpod
+
+FAST_SUITE = """
+[suites.fast]
+reps = 4
+latency = {take = 0.05, wake = 0.005, hold = 2}
+scenarios = [
+  {name = "deep", workers = 1, slots = 8, burst = 64, job_seconds = 0.05},
+  {name = "shallow", workers = 2, slots = 8, burst = 8, job_seconds = 0.05},
+]
+
+[suites.tiny]
+reps = 1
+latency = {take = 0.05, wake = 0.005, hold = 2}
+scenarios = [{name = "tiny", workers = 1, slots = 4, burst = 8, job_seconds = 0.02}]
+"""
+
+
+def jobbench(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jobbench", *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        timeout=240,
+        env={**os.environ, "CI": "true", **(env or {})},
+    )
+
+
+@pytest.fixture(scope="module")
+def compared(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    folder = tmp_path_factory.mktemp("compare")
+    (folder / "jobbench.toml").write_text(FAST_SUITE)
+    return folder, jobbench(
+        "compare", "main", "pr", "--suite", "fast", "--format", "json", cwd=folder
+    )
+
+
+def test_compare_runs_both_variants_interleaved_and_saves_everything(
+    compared: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    folder, result = compared
+    assert result.returncode == 0, result.stderr
+    comparison = json.loads(result.stdout)
+    assert comparison["schema"] == "jobbench.comparison/1"
+    deep, shallow = comparison["rows"]
+    assert deep["params"]["burst"] == 64 and deep["params"]["workers"] == 1
+    p99 = deep["metrics"]["time_to_p99_s"]
+    assert p99["baseline"]["n"] == p99["candidate"]["n"] == 4
+    # take-ahead removes the take gap: 0.405 s against drain's 0.755 s at this scale;
+    # 4 reps a side fully separated give p = 0.029, so the change is significant
+    assert p99["change"] < -0.3 and p99["ci"][1] < 0 and p99["p_value"] < 0.05
+    assert set(deep["metrics"]) == {"time_to_p99_s", "e2e_p50_s", "e2e_p99_s"}
+    assert comparison["verdict"] == "pass" and deep["verdict"]["verdict"] == "better"
+    assert abs(shallow["metrics"]["time_to_p99_s"]["change"]) < 0.5
+    for name in ("main.json", "pr.json", "main-vs-pr.json", "main-vs-pr.md"):
+        assert (folder / "reports" / name).is_file(), name
+    assert "A = main: variant main: model worker (drain)" in result.stderr
+    order = [line.split(":")[0] for line in result.stderr.splitlines() if ": rep " in line]
+    assert order[:4] == ["main deep", "pr deep", "main deep", "pr deep"]  # A, B, A, B
+
+
+def test_saved_labels_are_reused_and_gate_flags_the_slower_side(
+    compared: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    folder, _ = compared
+    again = jobbench("compare", "main", "pr", "--suite", "fast", "--format", "markdown", cwd=folder)
+    assert again.returncode == 0, again.stderr
+    assert "result reports/main.json (" in again.stderr and ": rep " not in again.stderr
+    assert again.stdout.startswith("### jobbench: A = main (baseline), B = pr (candidate)")
+    summary, comment = tmp_path / "summary.md", tmp_path / "comment.md"
+    gate = jobbench(
+        "gate",
+        "pr",
+        "main",
+        "--markdown",
+        str(comment),
+        cwd=folder,
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert gate.returncode == 1, gate.stderr + gate.stdout  # main is ~80 % slower than pr
+    assert "REGRESSION" in summary.read_text() and "REGRESSION" in comment.read_text()
+    passing = jobbench("gate", "main", "pr", "--format", "csv", cwd=folder)
+    assert passing.returncode == 0 and passing.stdout.startswith("scenario,metric,")
+
+
+def test_bad_names_files_and_mismatched_results_exit_2(
+    compared: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    folder, _ = compared
+    unknown = jobbench("compare", "main", "nosuch", cwd=folder)
+    assert unknown.returncode == 2
+    assert "'nosuch' is not a result" in unknown.stderr and "variants main, pr" in unknown.stderr
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_text("{not json")
+    assert "not a readable JSON result" in jobbench("gate", str(corrupt), "main", cwd=folder).stderr
+    doc = json.loads((folder / "reports" / "main.json").read_text())
+    future = tmp_path / "future.json"
+    future.write_text(json.dumps({**doc, "schema": "jobbench.result/9"}))
+    wrong = jobbench("gate", str(future), "pr", cwd=folder)
+    assert wrong.returncode == 2 and "jobbench.result/9" in wrong.stderr
+    doc["scenarios"][0]["params"]["burst"] = 65
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(doc))
+    mismatch = jobbench("gate", str(other), "pr", cwd=folder)
+    assert mismatch.returncode == 2 and "burst: 65 vs 64" in mismatch.stderr
+    assert not (folder / "reports" / "other-vs-pr.json").exists()
+
+
+def test_git_refs_of_an_sdk_checkout_run_the_real_worker_from_worktrees(tmp_path: Path) -> None:
+    repo = tmp_path / "runpod-python"
+    shutil.copytree(
+        Path(runpod.__file__).parent, repo / "runpod", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "v1"], check=True)
+    subprocess.run([*git, "tag", "v1"], check=True)
+    (repo / "NOTES").write_text("second commit\n")
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "v2"], check=True)
+    (tmp_path / "jobbench.toml").write_text(FAST_SUITE)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    result = jobbench(
+        "compare",
+        "v1",
+        "HEAD",
+        "--repo",
+        str(repo),
+        "--suite",
+        "tiny",
+        "--format",
+        "json",
+        cwd=tmp_path,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "A = v1: git ref v1 of" in result.stderr and "worktree" in result.stderr
+    doc = json.loads((tmp_path / "reports" / "v1.json").read_text())
+    assert doc["scenarios"][0]["sdk"]["path"].startswith(str(tmp_path / "cache"))
+    assert doc["scenarios"][0]["reps"][0]["jobs"]["completed"] == 8
+    missing = jobbench("compare", "v1", "no-such-ref", "--repo", str(repo), cwd=tmp_path, env=env)
+    assert missing.returncode == 2 and "git ref of" in missing.stderr
+    tree = next((tmp_path / "cache").rglob("runpod/version.py"))
+    tree.write_text(tree.read_text() + "\n# local edit\n")
+    dirty = jobbench(
+        "compare",
+        "v1",
+        "HEAD",
+        "--repo",
+        str(repo),
+        "--suite",
+        "tiny",
+        "--rerun",
+        cwd=tmp_path,
+        env=env,
+    )
+    assert dirty.returncode == 2 and "is dirty" in dirty.stderr
