@@ -70,15 +70,15 @@ def run(
 
 @app.command()
 def serve(
-    host: Annotated[str, Opt(help="bind address")] = "127.0.0.1",
-    port: Annotated[int, Opt(help="port; 0 picks a free one")] = 8000,
-    endpoint_id: Annotated[str, Opt(help="endpoint id in /v2/ID/")] = "local",
+    host: Annotated[str | None, Opt(help="bind address (default 127.0.0.1)")] = None,
+    port: Annotated[int | None, Opt(help="port; 0 picks a free one (default 8000)")] = None,
+    endpoint_id: Annotated[str | None, Opt(help="endpoint id in /v2/ID/ (default local)")] = None,
     take_latency: Annotated[str | None, Opt(help=LATENCY_HELP)] = None,
     wake_latency: Annotated[str | None, Opt(help=LATENCY_HELP)] = None,
     hold: Annotated[str | None, Opt(help="long-poll hold, seconds")] = None,
     done_latency: Annotated[str | None, Opt(help=LATENCY_HELP)] = None,
     api_key: Annotated[str | None, Opt(help="require this key on every route")] = None,
-    rate_limits: Annotated[str, Opt(help="off | runpod")] = "off",
+    rate_limits: Annotated[str | None, Opt(help="off | runpod")] = None,
     fault: Annotated[list[str] | None, Opt(help="ROUTE:KIND:RATE, repeatable")] = None,
     seed: Annotated[int | None, Opt(help="seed for sampled latencies and faults")] = None,
     config: Annotated[Path | None, Opt(help="TOML file with these settings")] = None,
@@ -86,26 +86,14 @@ def serve(
     """Serve the fake RunPod queue (worker, client and bench-control APIs) until Ctrl-C."""
     from fake_queue.__main__ import main as serve_main
 
+    # Only flags given on the command line are passed, so --config values are not overridden.
+    flags = {k: v for k, v in locals().items() if k not in ("fault", "serve_main")}
     argv = [
-        "--host",
-        host,
-        "--port",
-        str(port),
-        "--endpoint-id",
-        endpoint_id,
-        "--rate-limits",
-        rate_limits,
+        str(x)
+        for key, value in flags.items()
+        if value is not None
+        for x in ("--" + key.replace("_", "-"), value)
     ]
-    optional: dict[str, Any] = {
-        "--take-latency": take_latency,
-        "--wake-latency": wake_latency,
-        "--hold": hold,
-        "--done-latency": done_latency,
-        "--api-key": api_key,
-        "--seed": seed,
-        "--config": config,
-    }
-    argv += [str(x) for flag, value in optional.items() if value is not None for x in (flag, value)]
     argv += [x for rule in fault or [] for x in ("--fault", rule)]
     raise typer.Exit(serve_main(argv))
 
