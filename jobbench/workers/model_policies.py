@@ -23,6 +23,7 @@ PICKUP_S = 0.1  # 1.12.0 run_jobs: FIRST_COMPLETED timeout and idle sleep
 RATE_LIMIT_S = 5.0  # debounce after a 429
 STOP_FLOOR_S = 1.0  # 1.12.0 monitor_stop_signals: floor after an empty poll or an error
 ERROR_PAUSE_S = 1.0  # ours (drain, take-ahead): don't spin on a failing job-take
+TAKE_FIRST_S = 0.0005  # ours: results wait this long when a take is being sent right now
 
 
 class RateLimited(Exception):
@@ -40,6 +41,12 @@ class Link(Protocol):
 
     async def process(self, job: Job) -> None:
         """Run the handler and post job-done; cancelling it posts nothing."""
+
+    async def handle(self, job: Job) -> dict[str, Any]:
+        """Run the handler only: the job-done body."""
+
+    async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
+        """Post a job-done body (retries and failures are the link's business)."""
 
 
 class ErrorLog:
@@ -245,8 +252,9 @@ class Drain(Policy):
     One take at a time. Free slots (at start, or after a short take): ask for exactly those, at
     once. All slots busy: drain waits until every slot is free, then asks for a full batch;
     take-ahead, after a take that came back full, asks for K more and holds them, one buffer at
-    a time. A job holds its slot from arrival until its job-done POST returned; held jobs move
-    into slots the instant one frees.
+    a time. A job holds its slot until its handler returns; its job-done POST then goes out in
+    the background, so result round trips through the queue never delay the next batch (the
+    cycle is take + job, design.md section 2). Held jobs move into slots the instant one frees.
     """
 
     def __init__(self, link: Link, slots: int, take_ahead: int = 0) -> None:
@@ -255,6 +263,7 @@ class Drain(Policy):
         # Keyed by task, not job id: slot accounting must survive a job id seen twice.
         self.running: dict[asyncio.Task[None], str] = {}
         self.held: deque[Job] = deque()
+        self.posting: set[asyncio.Task[None]] = set()
         self._changed = asyncio.Event()
 
     def job_ids(self) -> list[str]:
@@ -287,6 +296,8 @@ class Drain(Policy):
     async def run_jobs(self) -> None:
         await self._wait_until(self.taker_done, stop=False)
         await self._wait_until(lambda: not self.running and not self.held, stop=False)
+        while self.posting:  # shutdown: every finished job's result still goes out
+            await asyncio.gather(*self.posting, return_exceptions=True)
 
     def accept(self, jobs: list[Job]) -> None:
         self.held.extend(jobs)
@@ -295,10 +306,27 @@ class Drain(Policy):
     def _fill(self) -> None:
         while self.held and len(self.running) < self.slots:
             job = self.held.popleft()
-            task = asyncio.create_task(run_logged(self.link, job))
+            task = asyncio.create_task(self._run(job))
             task.add_done_callback(self._finished)
             self.running[task] = str(job["id"])
         self._changed.set()
+
+    async def _run(self, job: Job) -> None:
+        result = await self.link.handle(job)
+        # The last job of a batch frees the worker: its next take goes out first, so the
+        # queue sees it before this batch's results (they would otherwise delay it).
+        take_first = len(self.running) == 1
+        post = asyncio.create_task(self._post(str(job["id"]), result, take_first))
+        self.posting.add(post)
+        post.add_done_callback(self.posting.discard)
+
+    async def _post(self, job_id: str, result: dict[str, Any], take_first: bool) -> None:
+        if take_first:
+            await asyncio.sleep(TAKE_FIRST_S)
+        try:
+            await self.link.post_done(job_id, result)
+        except Exception as exc:
+            log(f"job-done for {job_id!r} failed: {type(exc).__name__}: {exc}")
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self.running.pop(task, None)

@@ -201,8 +201,10 @@ class HttpLink:
         return [job_id for job_id in ids if isinstance(job_id, str)]
 
     async def process(self, job: Job) -> None:
-        result = await run_handler(job, self.config.worker_id)
-        await self.post_done(str(job["id"]), result)
+        await self.post_done(str(job["id"]), await self.handle(job))
+
+    async def handle(self, job: Job) -> dict[str, Any]:
+        return await run_handler(job, self.config.worker_id)
 
     async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
         """JSON text sent as a form, like the SDK; retried on >= 500 only; failures are logged."""

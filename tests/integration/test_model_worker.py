@@ -363,6 +363,13 @@ class FakeLink:
         return []
 
     async def process(self, job: Job) -> None:
+        await self.post_done(str(job["id"]), await self.handle(job))
+
+    async def handle(self, job: Job) -> dict[str, Any]:
+        await asyncio.sleep(0.01)
+        return {"output": None}
+
+    async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
         await asyncio.sleep(0.01)
 
 
