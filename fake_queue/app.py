@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -104,6 +105,7 @@ async def bench_burst(request: web.Request) -> web.Response:
 async def bench_reset(request: web.Request) -> web.Response:
     queue = request.app[QUEUE_KEY]
     queue.reset()
+    gc.collect()  # between reps: the full collection the server skips while serving
     return web.json_response({"ok": True, "cursor": queue.events_base})
 
 
@@ -124,6 +126,11 @@ async def bench_state(request: web.Request) -> web.Response:
             "waiting_takes": len(queue.waiting),
         }
     )
+
+
+async def bench_counts(request: web.Request) -> web.Response:
+    """Cheap (no walk over the jobs): what the runner polls while a rep runs."""
+    return web.json_response({"counts": request.app[QUEUE_KEY].counts()})
 
 
 async def bench_workers(request: web.Request) -> web.Response:
@@ -186,6 +193,7 @@ def build_app(settings: ServerSettings) -> web.Application:
     app.router.add_post(BENCH_PREFIX + "/reset", bench_reset)
     app.router.add_get(BENCH_PREFIX + "/events", bench_events)
     app.router.add_get(BENCH_PREFIX + "/state", bench_state)
+    app.router.add_get(BENCH_PREFIX + "/counts", bench_counts)
     app.router.add_get(BENCH_PREFIX + "/workers", bench_workers)
     app.router.add_route("*", BENCH_PREFIX + "/latency", bench_latency)
     app.router.add_route("*", "/v2/{endpoint}/{tail:.*}", unknown_endpoint)

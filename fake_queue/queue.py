@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +108,8 @@ class JobQueue:
         self.events: list[Event] = []
         self.events_base = 0
         self.retried = 0
+        # jobs per status, kept as they move: /_bench/counts must not walk 100k jobs per poll
+        self.tally: Counter[str] = Counter()
         self._job_ids = itertools.count(1)
         self._take_ids = itertools.count(1)
 
@@ -155,6 +157,7 @@ class JobQueue:
                 ttl_s=DEFAULT_TTL_S if ttl_s is None else ttl_s,
             )
             self.jobs[job.id] = job
+            self.tally[IN_QUEUE] += 1
             self.queued.append(job)
             self._log({"t": at, "ev": "submit", "job": job.id})
             jobs.append(job)
@@ -193,7 +196,8 @@ class JobQueue:
                 400, f"job {job_id!r} is {job.status}; only FAILED or TIMED_OUT jobs can be retried"
             )
         at = now_ns()
-        job.status, job.worker, job.output, job.error = IN_QUEUE, None, None, None
+        self._move(job, IN_QUEUE)
+        job.worker, job.output, job.error = None, None, None
         job.delivered_ns = job.done_ns = None
         job.retries += 1
         self.retried += 1
@@ -293,7 +297,7 @@ class JobQueue:
         payloads = []
         for job in take.jobs:
             job.take = None
-            job.status = IN_PROGRESS
+            self._move(job, IN_PROGRESS)
             job.worker = take.worker
             job.delivered_ns = at
             job.handed_to.add(take.worker)
@@ -338,7 +342,8 @@ class JobQueue:
                 continue
             if job.timeout_handle is not None:
                 job.timeout_handle.cancel()
-            job.status, job.worker, job.delivered_ns = IN_QUEUE, None, None
+            self._move(job, IN_QUEUE)
+            job.worker, job.delivered_ns = None, None
             record.held.discard(job.id)
             self.queued.appendleft(job)
             self._log(
@@ -414,7 +419,7 @@ class JobQueue:
             job.timeout_handle = None
         if job.worker is not None and job.worker in self.workers:
             self.workers[job.worker].held.discard(job.id)
-        job.status = status
+        self._move(job, status)
         job.done_ns = at
         event: Event = {
             "t": at,
@@ -429,6 +434,11 @@ class JobQueue:
         for waiter in job.watchers:
             if not waiter.done():
                 waiter.set_result(None)
+
+    def _move(self, job: Job, status: str) -> None:
+        self.tally[job.status] -= 1
+        self.tally[status] += 1
+        job.status = status
 
     def _expire(self, job: Job) -> None:
         if job.take is not None:  # claimed, answer not sent yet: the take must not carry it
@@ -474,29 +484,21 @@ class JobQueue:
 
     # ---- bench control ---------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        counts = {
+        return {
             "submitted": len(self.jobs),
-            "completed": 0,
-            "failed": 0,
-            "cancelled": 0,
-            "timed_out": 0,
-            "in_queue": 0,
-            "in_progress": 0,
+            "completed": self.tally[COMPLETED],
+            "failed": self.tally[FAILED],
+            "cancelled": self.tally[CANCELLED],
+            "timed_out": self.tally[TIMED_OUT],
+            "in_queue": self.tally[IN_QUEUE],
+            "in_progress": self.tally[IN_PROGRESS],
         }
-        key = {
-            COMPLETED: "completed",
-            FAILED: "failed",
-            CANCELLED: "cancelled",
-            TIMED_OUT: "timed_out",
-            IN_QUEUE: "in_queue",
-            IN_PROGRESS: "in_progress",
-        }
-        for job in self.jobs.values():
-            counts[key[job.status]] += 1
-        return counts
 
     def conservation_error(self) -> str | None:
-        """None when every job is in exactly one place, else what is wrong."""
+        """None when every job is in exactly one place, else what is wrong. Walks every job."""
+        actual = Counter(job.status for job in self.jobs.values())
+        if +actual != +self.tally:
+            return f"status tally {dict(+self.tally)} disagrees with the jobs {dict(actual)}"
         claimed = [job for take in self.waiting for job in take.jobs]
         in_queue = [job for job in self.jobs.values() if job.status == IN_QUEUE]
         held = sum(len(r.held) for r in self.workers.values())
@@ -532,6 +534,7 @@ class JobQueue:
         self.events_base += len(self.events)
         self.events = []
         self.retried = 0
+        self.tally.clear()
 
     def health(self, hold_s: float) -> dict[str, Any]:
         counts = self.counts()

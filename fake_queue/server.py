@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from aiohttp import web
 
+from fake_queue import precise_loop
 from fake_queue.app import build_app
 from fake_queue.http_util import QUEUE_KEY
 from fake_queue.queue import JobQueue
@@ -82,7 +83,7 @@ def serve_forever(settings: ServerSettings, on_ready: Callable[[RunningServer], 
         finally:
             await server.stop()
 
-    asyncio.run(main())
+    precise_loop.run(main())
 
 
 class ServerThread:
@@ -90,7 +91,7 @@ class ServerThread:
 
     def __init__(self, settings: ServerSettings) -> None:
         self._settings = replace(settings, port=settings.port)
-        self._loop = asyncio.new_event_loop()
+        self._loop = precise_loop.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="fake-queue")
         self.server: RunningServer | None = None

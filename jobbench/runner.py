@@ -136,7 +136,7 @@ class ScenarioSession:
         while True:
             time.sleep(POLL_S)
             self.check_workers()
-            counts = self.client.state()["counts"]
+            counts = self.client.counts()
             done = counts["submitted"] - counts["in_queue"] - counts["in_progress"]
             self.progress.rep_progress(done, s.burst)
             if done >= s.burst:

@@ -59,6 +59,11 @@ class BenchClient:
         result: dict[str, Any] = self._call("GET", "/state")
         return result
 
+    def counts(self) -> dict[str, int]:
+        """Jobs per status; cheap enough to poll while a rep runs."""
+        result: dict[str, int] = self._call("GET", "/counts")["counts"]
+        return result
+
     def workers(self) -> dict[str, dict[str, Any]]:
         result: dict[str, dict[str, Any]] = self._call("GET", "/workers")
         return result

@@ -29,6 +29,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 
+from fake_queue import precise_loop
 from jobbench.workers.bench_handler import bench_handler
 from jobbench.workers.model_policies import Job, RateLimited, log, make_policy
 
@@ -286,7 +287,7 @@ def main() -> int:
         print(f"model_worker: invalid configuration: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     with contextlib.suppress(KeyboardInterrupt):  # signalled before it took anything
-        asyncio.run(serve(config))
+        precise_loop.run(serve(config))
     return 0
 
 

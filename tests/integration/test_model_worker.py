@@ -158,8 +158,10 @@ def test_drain_takes_a_full_batch_once_drained_cycle_take_plus_job(
     done = done_by_take(log)
     for before, take in pairwise(takes):
         last_done = max(done[before["take"]])
-        assert take["arrived"] >= last_done  # only once every slot drained ...
-        assert take["arrived"] - last_done < 0.1e9  # ... at once: no 1 s tick
+        # only once every slot drained (its jobs ran their 0.05 s; results post in the
+        # background, so the take may reach the queue just before them) ...
+        assert take["arrived"] >= before["t"] + 0.05e9
+        assert abs(take["arrived"] - last_done) < 0.1e9  # ... and at once: no 1 s tick
         assert not take["in_progress"]
     elapsed = seconds_to_last_done(log)
     print(f"drain: last done {elapsed:.3f} s (model 0.755)")
@@ -188,7 +190,9 @@ def test_take_ahead_holds_one_buffer_taken_while_slots_run(
         running = [j for j in delivered if delivered[j] <= take["arrived"] < finished[j]]
         assert running, f"take-ahead {i} arrived while no job ran"
         if i >= 2:  # one buffer at a time: asked for only once the last buffer moved in
-            assert take["arrived"] >= max(done[takes[i - 2]["take"]])
+            # (the buffer moves in when handlers return; their results post just after the
+            # take goes out, so allow 10 ms: taking early would be a whole job, 50 ms, early)
+            assert take["arrived"] >= max(done[takes[i - 2]["take"]]) - 0.01e9
     elapsed = seconds_to_last_done(log)
     print(f"take-ahead 8: last done {elapsed:.3f} s (model 0.405)")
     assert near(elapsed, WAKE + 8 * 0.05), elapsed

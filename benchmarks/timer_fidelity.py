@@ -1,0 +1,317 @@
+"""Timer fidelity: how late does the fake queue answer takes, compared with its latency model?
+
+A server process runs the latency model; 64 clients long-poll job-take-batch (batch_size 32) in
+loops; each round posts two 2,000-job bursts a little apart, so the first burst wakes waiting takes
+(kind `woken`) and the second leaves jobs queued that returning clients claim (kind `queued`).
+Server-side figure: t - due of every queued/woken take event (t = when the answer went out, due =
+when the model meant it to). Client-side figure: arrival of the answer at the client minus the
+intended arrival (send + take latency for queued takes, burst submission + wake for woken ones).
+Both use CLOCK_MONOTONIC, shared by the two processes. Targets: median <= 0.5 ms, p99 <= 2 ms.
+
+    .venv/bin/python benchmarks/timer_fidelity.py            # both scales, ~40 s
+    .venv/bin/python benchmarks/timer_fidelity.py --scale test --rounds 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import bisect
+import json
+import os
+import shlex
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from common import (
+    CpuMeter,
+    all_events,
+    describe_cpu,
+    print_machine,
+    server_process,
+    summary,
+    table,
+)
+
+TARGET_MEDIAN_MS = 0.5
+TARGET_P99_MS = 2.0
+SCALES = {"full": (0.5, 0.05), "test": (0.05, 0.005)}
+PASS_TIMEOUT_S = 75.0
+MIN_GROUP = 8  # woken takes sharing one due instant: the first burst of a round wakes ~63
+
+
+@dataclass
+class Req:
+    seq: int
+    send_ns: int
+    recv_ns: int
+    status: int
+    got: int
+
+
+@dataclass
+class Clients:
+    endpoint: str
+    batch_size: int
+    records: dict[str, list[Req]] = field(default_factory=lambda: defaultdict(list))
+    received: int = 0
+    in_flight: int = 0
+    stopping: bool = False
+
+
+async def client_loop(session: aiohttp.ClientSession, c: Clients, worker: str) -> None:
+    url = f"{c.endpoint}/job-take-batch/{worker}"
+    params = {"gpu": "cpu", "batch_size": str(c.batch_size), "job_in_progress": "0"}
+    seq = 0
+    while not c.stopping:
+        send = time.monotonic_ns()
+        c.in_flight += 1
+        try:
+            async with session.get(url, params=params) as resp:
+                body = await resp.read()
+                recv = time.monotonic_ns()
+        finally:
+            c.in_flight -= 1
+        got = len(json.loads(body)) if resp.status == 200 else 0
+        c.records[worker].append(Req(seq, send, recv, resp.status, got))
+        c.received += got
+        seq += 1
+
+
+async def wait_for(cond: Any, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.002)
+
+
+async def drive(
+    url: str, endpoint: str, args: argparse.Namespace, take_s: float, wake_s: float, rounds: int
+) -> tuple[Clients, list[int]]:
+    c = Clients(endpoint, args.batch_size)
+    bursts: list[int] = []
+    timeout = aiohttp.ClientTimeout(total=None)
+    async with aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0), timeout=timeout
+    ) as session:
+        tasks = [
+            asyncio.create_task(client_loop(session, c, f"w{i:03d}")) for i in range(args.clients)
+        ]
+        expected = 0
+        await wait_for(lambda: c.in_flight == args.clients, 10, "clients to start polling")
+        await asyncio.sleep(args.settle)
+        for _ in range(rounds):
+            for b in range(args.bursts_per_round):
+                if b:
+                    await asyncio.sleep(wake_s * args.gap)
+                async with session.post(
+                    f"{url}/_bench/burst", json={"count": args.burst, "input": {}}
+                ) as resp:
+                    bursts.append(int((await resp.json())["submitted_ns"]))
+                expected += args.burst
+            # drained: every job delivered and every client polling again
+            await wait_for(
+                lambda e=expected: c.received >= e and c.in_flight == args.clients,
+                take_s * 4 + 10,
+                "the round to drain",
+            )
+            await asyncio.sleep(args.settle)
+        c.stopping = True
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return c, bursts
+
+
+def analyse(
+    events: list[dict[str, Any]], c: Clients, bursts: list[int], take_s: float, wake_s: float
+) -> dict[str, Any]:
+    takes = [e for e in events if e["ev"] == "take"]
+    by_worker: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in takes:
+        by_worker[e["worker"]].append(e)
+    server: dict[str, list[float]] = {"queued": [], "woken": []}
+    client: dict[str, list[float]] = {"queued": [], "woken": []}
+    mismatched = 0
+    for worker, evs in by_worker.items():
+        evs.sort(key=lambda e: e["take"])
+        reqs = c.records.get(worker, [])
+        for i, e in enumerate(evs):
+            kind = e["kind"]
+            if kind not in server:
+                continue
+            server[kind].append((e["t"] - e["due"]) / 1e6)
+            if i >= len(reqs) or reqs[i].got != e["got"]:
+                mismatched += 1
+                continue
+            r = reqs[i]
+            if kind == "queued":
+                intended = r.send_ns + take_s * 1e9
+            else:
+                claim = e["due"] - wake_s * 1e9
+                k = bisect.bisect_right(bursts, claim + 1_000) - 1  # the burst that woke it
+                intended = bursts[k] + wake_s * 1e9
+            client[kind].append((r.recv_ns - intended) / 1e6)
+    # simultaneous answers: takes sharing one `due` (one burst woke them all)
+    groups: dict[int, list[float]] = defaultdict(list)
+    for e in takes:
+        if e["kind"] == "woken":
+            groups[e["due"]].append((e["t"] - e["due"]) / 1e6)
+    big = [sorted(g) for g in groups.values() if len(g) >= MIN_GROUP]
+    return {
+        "server": server,
+        "client": client,
+        "mismatched": mismatched,
+        "group_first": [g[0] for g in big],
+        "group_last": [g[-1] for g in big],
+        "group_step_us": [(g[-1] - g[0]) / (len(g) - 1) * 1e3 for g in big],
+        "group_size": sum(len(g) for g in big) / max(len(big), 1),
+    }
+
+
+def run_pass(args: argparse.Namespace, scale: str) -> dict[str, Any]:
+    take_s, wake_s = SCALES[scale]
+    rounds = args.rounds or (12 if scale == "full" else 30)
+    launcher = shlex.split(args.launcher) if args.launcher else None
+    srv_args = [
+        "--take-latency",
+        str(take_s),
+        "--wake-latency",
+        str(wake_s),
+        "--hold",
+        str(args.hold),
+        *args.server_arg,
+    ]
+    with server_process(srv_args, launcher) as srv:
+        meter = CpuMeter()
+        meter.track(srv.pid)
+        meter.track(os.getpid())
+        started = time.monotonic()
+        c, bursts = asyncio.run(
+            asyncio.wait_for(
+                drive(srv.url, srv.endpoint_url, args, take_s, wake_s, rounds), PASS_TIMEOUT_S
+            )
+        )
+        elapsed = time.monotonic() - started
+        cpu = meter.stop()
+        events = all_events(srv.url)
+    result = analyse(events, c, bursts, take_s, wake_s)
+    result.update(
+        scale=scale, take_s=take_s, wake_s=wake_s, rounds=rounds, elapsed=elapsed, cpu=cpu
+    )
+    return result
+
+
+def report(r: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    label = f"{r['scale']} ({r['take_s']:g}/{r['wake_s']:g})"
+    for side in ("server", "client"):
+        both = r[side]["queued"] + r[side]["woken"]
+        for kind, values in (
+            ("all", both),
+            ("queued", r[side]["queued"]),
+            ("woken", r[side]["woken"]),
+        ):
+            s = summary(values)
+            rows.append([label, side, kind, s["n"], s["median"], s["p90"], s["p99"], s["max"]])
+    for name, what in (
+        ("group_first", "first of a woken group"),
+        ("group_last", "last of a woken group"),
+    ):
+        s = summary(r[name])
+        if s["n"]:
+            rows.append([label, "server", what, s["n"], s["median"], s["p90"], s["p99"], s["max"]])
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--scale",
+        choices=("full", "test", "both"),
+        default="both",
+        help="full = take 0.5 s / wake 0.05 s, test = 0.05 / 0.005 (default both)",
+    )
+    p.add_argument("--clients", type=int, default=64, help="concurrent long-polling clients")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--burst", type=int, default=2000, help="jobs per burst")
+    p.add_argument("--bursts-per-round", type=int, default=2)
+    p.add_argument(
+        "--gap",
+        type=float,
+        default=0.5,
+        help="pause between the bursts of a round, in wake latencies (default 0.5)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=0,
+        help="rounds per pass (default 12 at full scale, 30 at test scale)",
+    )
+    p.add_argument(
+        "--settle",
+        type=float,
+        default=0.02,
+        help="pause after all clients poll again, before the next round (s)",
+    )
+    p.add_argument("--hold", type=float, default=20.0, help="server --hold (s)")
+    p.add_argument(
+        "--launcher",
+        default=None,
+        help="command to run instead of `python -m fake_queue` (same flags), e.g. "
+        '"python benchmarks/server_variants.py --variant gc-freeze"',
+    )
+    p.add_argument(
+        "--server-arg",
+        action="append",
+        default=[],
+        help="extra flag for the server/launcher, repeatable",
+    )
+    p.add_argument("--json", default=None, help="also write the raw figures to this file")
+    args = p.parse_args(argv)
+
+    print_machine()
+    scales = ("full", "test") if args.scale == "both" else (args.scale,)
+    results = [run_pass(args, s) for s in scales]
+    print(
+        f"\nclients={args.clients} batch_size={args.batch_size} burst={args.burst} x "
+        f"{args.bursts_per_round}/round, launcher={args.launcher or 'python -m fake_queue'}"
+    )
+    rows = [row for r in results for row in report(r)]
+    print("\nanswered minus intended, ms (server: t - due; client: arrival - intended)")
+    print(table(["scale", "side", "takes", "n", "median", "p90", "p99", "max"], rows))
+    for r in results:
+        s = summary(r["server"]["queued"] + r["server"]["woken"])
+        met = s["median"] <= TARGET_MEDIAN_MS and s["p99"] <= TARGET_P99_MS
+        step = summary(r["group_step_us"])["median"]
+        groups = (
+            f"woken groups of {r['group_size']:.1f} takes due at one instant leave "
+            f"{step:.0f} us apart (median)"
+            if r["group_step_us"]
+            else f"no burst woke >= {MIN_GROUP} takes at once"
+        )
+        print(
+            f"{r['scale']}: {r['rounds']} rounds in {r['elapsed']:.1f} s; {groups}; "
+            f"unmatched client records {r['mismatched']}"
+        )
+        print(f"  {describe_cpu(r['cpu'])}")
+        print(
+            f"  target (server, all takes: median <= {TARGET_MEDIAN_MS} ms, p99 <= "
+            f"{TARGET_P99_MS} ms): {'MET' if met else 'MISSED'} (median {s['median']:.3f}, "
+            f"p99 {s['p99']:.3f})"
+        )
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
