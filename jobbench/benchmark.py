@@ -18,7 +18,7 @@ from jobbench.results import (
     write_json,
 )
 from jobbench.runner import Progress, ScenarioSession, make_workdir
-from jobbench.workers.kinds import describe_sdk
+from jobbench.workers.kinds import check_take_ahead_support, describe_sdk, sdk_info
 
 
 @dataclass
@@ -53,8 +53,21 @@ def _add_rep(entry: dict[str, Any], figures: dict[str, Any], raw: list[dict[str,
     entry["pooled_phases"] = metrics.pooled_phases(raw)
 
 
+def preflight(plans: list[Plan]) -> dict[tuple[int, int], dict[str, Any]]:
+    """Check every runpod SDK the workers will import before anything starts or is written:
+    a usage error must leave no processes and no half-written result."""
+    sdks: dict[tuple[int, int], dict[str, Any]] = {}
+    for p, plan in enumerate(plans):
+        for s, scenario in enumerate(plan.config.scenarios):
+            if scenario.worker.kind == "runpod":
+                sdks[p, s] = sdk_info(scenario.worker)
+                check_take_ahead_support(scenario.worker, sdks[p, s])
+    return sdks
+
+
 def run_plans(plans: list[Plan], progress: Progress) -> list[dict[str, Any]]:
     """Run every plan's scenarios; with several plans, reps alternate A, B, A, B..."""
+    sdks = preflight(plans)
     docs = [_document(plan) for plan in plans]
     writers = [
         EventsWriter(plan.path.with_suffix(".events.jsonl")) if plan.config.save_events else None
@@ -62,7 +75,7 @@ def run_plans(plans: list[Plan], progress: Progress) -> list[dict[str, Any]]:
     ]
     try:
         for index in range(len(plans[0].config.scenarios)):
-            _run_scenario(plans, docs, writers, index, progress)
+            _run_scenario(plans, docs, writers, index, progress, sdks)
         for doc in docs:
             doc["complete"] = True
     except KeyboardInterrupt:
@@ -100,6 +113,7 @@ def _run_scenario(
     writers: list[EventsWriter | None],
     index: int,
     progress: Progress,
+    sdks: dict[tuple[int, int], dict[str, Any]],
 ) -> None:
     workdirs = [make_workdir() for _ in plans]
     sessions = [
@@ -111,8 +125,9 @@ def _run_scenario(
             server_url=plan.config.server_url,
             api_key=plan.api_key,
             seed=plan.config.seed,
+            sdk=sdks.get((p, index)),
         )
-        for plan, workdir in zip(plans, workdirs)
+        for p, (plan, workdir) in enumerate(zip(plans, workdirs))
     ]
     succeeded = False
     try:

@@ -87,8 +87,9 @@ def judge(comparison: dict[str, Any], gate: GateConfig) -> int:
     """Fill in verdicts (per row and overall) and return the exit code."""
     verdicts = []
     for row in comparison["rows"]:
-        row["verdict"] = judge_row(row, gate)
-        verdicts.append(row["verdict"]["verdict"])
+        judged = judge_row(row, gate)
+        row["verdict"], row["reason"] = judged["verdict"], judged["reason"]
+        verdicts.append(judged["verdict"])
     if "regression" in verdicts:
         overall, code = "regression", EXIT_REGRESSION
     elif "inconclusive" in verdicts:

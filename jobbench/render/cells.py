@@ -60,7 +60,7 @@ def row_cells(row: dict[str, Any], with_ci: bool = True) -> list[str]:
             seconds(median(metric, "candidate")),
             change(metric, with_ci),
         ]
-    verdict = (row.get("verdict") or {}).get("verdict")
+    verdict = row.get("verdict")
     cells += [
         seconds(row["ideal_s"]),
         percent(row["efficiency"]["baseline"]),
@@ -78,9 +78,8 @@ def title(comparison: dict[str, Any]) -> str:
 def verdict_lines(comparison: dict[str, Any]) -> list[str]:
     lines = []
     for row in comparison["rows"]:
-        verdict = row.get("verdict") or {}
-        if verdict:
-            lines.append(f"{row['scenario']}: {verdict['verdict']}: {verdict['reason']}")
+        if row.get("verdict"):
+            lines.append(f"{row['scenario']}: {row['verdict']}: {row.get('reason', '')}")
     if comparison.get("verdict"):
         gate = comparison.get("gate", {})
         lines.append(

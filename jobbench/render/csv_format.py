@@ -23,7 +23,7 @@ def render(comparison: dict[str, Any], out: TextIO, width: int = 100) -> None:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for row in comparison["rows"]:
-        verdict = (row.get("verdict") or {}).get("verdict", "")
+        verdict = row.get("verdict") or ""
         for name, metric in row["metrics"].items():
             ci = metric.get("ci") or [None, None]
             writer.writerow(

@@ -68,7 +68,7 @@ def test_compare_runs_both_variants_interleaved_and_saves_everything(
     # 4 reps a side fully separated give p = 0.029, so the change is significant
     assert p99["change"] < -0.3 and p99["ci"][1] < 0 and p99["p_value"] < 0.05
     assert set(deep["metrics"]) == {"time_to_p99_s", "e2e_p50_s", "e2e_p99_s"}
-    assert comparison["verdict"] == "pass" and deep["verdict"]["verdict"] == "better"
+    assert comparison["verdict"] == "pass" and deep["verdict"] == "better"
     assert abs(shallow["metrics"]["time_to_p99_s"]["change"]) < 0.5
     for name in ("main.json", "pr.json", "main-vs-pr.json", "main-vs-pr.md"):
         assert (folder / "reports" / name).is_file(), name

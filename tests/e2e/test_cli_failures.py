@@ -39,6 +39,9 @@ def jobbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         (["--take-latency", "soon"], "--take-latency"),
         (["--reps", "0"], "--reps"),
         (["--input", "{not json"], "--input"),
+        (["--take-ahead", "8"], "--take-ahead"),  # SDK 1.12.0 has none: say so, don't measure
+        (["--worker", "runpod", "--sdk", "/no/such/checkout"], "--sdk"),
+        (["--python", "/no/such/python"], "--python"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_naming_the_flag(

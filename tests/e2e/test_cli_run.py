@@ -101,3 +101,25 @@ def test_run_user_command_gets_inputs_and_runpod_env(tmp_path: Path) -> None:
     assert doc["scenarios"][0]["params"]["worker"].endswith("echo_handler.py")
     assert not (tmp_path / "reports" / "run.events.jsonl").exists()
     assert "rep 1/1" in stderr  # sparse plain progress when not a TTY
+
+
+def test_run_against_an_already_running_queue_with_server(tmp_path: Path) -> None:
+    queue = subprocess.Popen(
+        [sys.executable, "-m", "fake_queue", "--port", "0", "--ready-json", "--api-key", "s3cret"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert queue.stdout is not None
+        url = json.loads(queue.stdout.readline())["url"]
+        doc, _ = run_json("--server", url, "--api-key", "s3cret", "--worker", "model",
+                          "--policy", "take-ahead", "--take-ahead", "8", "--python",
+                          sys.executable, "--workers", "2", "--slots", "8", "--burst", "64",
+                          "--job-seconds", "0.05", "--reps", "1", *FAST, cwd=tmp_path)
+    finally:
+        queue.terminate()
+        queue.wait(10)
+    rep = doc["scenarios"][0]["reps"][0]
+    assert rep["jobs"]["completed"] == 64 and doc["target"]["endpoint"] == url
+    # take-ahead 8 with 2 x 8 slots: 4 rounds of 0.05 s after the 5 ms wake
+    assert 0.2 < rep["time_to_p99_s"] < 0.4
+    assert "s3cret" not in json.dumps(doc)

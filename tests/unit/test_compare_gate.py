@@ -44,7 +44,7 @@ def test_change_is_ratio_of_medians_with_interval_and_p_value() -> None:
     assert metric["p_value"] == pytest.approx(2 / 252)  # fully separated, 5 vs 5
     assert comparison["rows"][0]["params"] == PARAMS  # variant params dropped
     assert judge(comparison, GateConfig()) == EXIT_OK
-    assert comparison["rows"][0]["verdict"]["verdict"] == "better"
+    assert comparison["rows"][0]["verdict"] == "better"
 
 
 def test_significant_slowdown_beyond_threshold_is_a_regression() -> None:
@@ -62,7 +62,7 @@ def test_slowdown_that_is_not_significant_is_inconclusive_and_says_how_many_reps
         doc("a", [10.0, 13.0, 10.5, 12.5, 10.2]), doc("b", [10.4, 13.5, 11.9, 12.9, 12.0])
     )
     assert judge(comparison, GateConfig(max_regression=0.05)) == EXIT_INCONCLUSIVE
-    reason = comparison["rows"][0]["verdict"]["reason"]
+    reason = comparison["rows"][0]["reason"]
     assert "not significant" in reason and "reps a side would settle it" in reason
 
 
@@ -71,7 +71,7 @@ def test_fewer_than_three_reps_means_no_test_and_the_threshold_decides() -> None
     metric = comparison["rows"][0]["metrics"]["time_to_p99_s"]
     assert metric["p_value"] is None and metric["ci"] is None
     assert judge(comparison, GateConfig()) == EXIT_REGRESSION
-    assert "no significance test" in comparison["rows"][0]["verdict"]["reason"]
+    assert "no significance test" in comparison["rows"][0]["reason"]
 
 
 def test_scenarios_with_different_parameters_name_the_first_difference() -> None:
