@@ -48,7 +48,9 @@ def run(
     label: Annotated[str, Opt(help="name of the saved result")] = "run",
     out: Annotated[Path, Opt(help="folder for results")] = Path("reports"),
     server: Annotated[str | None, Opt(help="an already running fake queue URL")] = None,
-    api_key: Annotated[str | None, Opt(help="key of the --server queue", envvar=None)] = None,
+    api_key: Annotated[
+        str | None, Opt(help="key of the --server queue, or of --endpoint (else RUNPOD_API_KEY)")
+    ] = None,
     take_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0.5",
     wake_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0.05",
     hold: Annotated[str, Opt(help="long-poll hold, seconds")] = "20",
@@ -57,6 +59,14 @@ def run(
     events: Annotated[bool, Opt(help="save raw events to LABEL.events.jsonl")] = True,
     json_out: Annotated[bool, Opt("--json", help="print only the result JSON")] = False,
     quiet: Annotated[bool, Opt(help="no progress output")] = False,
+    html: Annotated[Path | None, Opt(help="also write the HTML report (plots) here")] = None,
+    endpoint: Annotated[
+        str | None, Opt(help="live endpoint: a .../v2/ID URL or an endpoint id (no workers)")
+    ] = None,
+    submit_rate: Annotated[
+        str | None, Opt(help="live: /run pace, N/s or off (default: RunPod's 1000 per 10 s)")
+    ] = None,
+    yes: Annotated[bool, Opt(help="live: skip the confirmation of bursts over 100 jobs")] = False,
 ) -> None:
     """Run bursts through worker processes and print median / min / max per figure."""
     from jobbench.commands import run_command
@@ -113,6 +123,7 @@ def compare(
     fail_on_regression: Annotated[bool, Opt(help="exit 1 / 3 like jobbench gate")] = False,
     markdown: Annotated[Path | None, Opt(help="also write a PR-comment body here")] = None,
     quiet: Annotated[bool, Opt(help="no progress output")] = False,
+    html: Annotated[Path | None, Opt(help="also write the HTML report (A and B plots)")] = None,
 ) -> None:
     """Compare a candidate against a baseline, side by side, with a verdict."""
     raise typer.Exit(_compare(locals(), fail_on_regression))
@@ -136,6 +147,24 @@ def gate(
     raise typer.Exit(_compare({**locals(), "rerun": False}, True))
 
 
+@app.command()
+def report(
+    name: Annotated[str, typer.Argument(help="saved label, result file or A-vs-B.json")],
+    html: Annotated[Path, Opt(help="the HTML file to write")],
+    rep: Annotated[int | None, Opt(help="rep to plot (default: the last)")] = None,
+    out: Annotated[Path, Opt(help="folder of saved labels")] = Path("reports"),
+    open_browser: Annotated[bool, Opt("--open", help="open it in the web browser")] = False,
+) -> None:
+    """Write a self-contained HTML report: tables and plots of where the time goes."""
+    from jobbench.report_command import ReportRequest, report_command
+
+    try:
+        code = report_command(ReportRequest(name, html, out, rep, open_browser))
+    except JobbenchError as exc:
+        fail(exc)
+    raise typer.Exit(code)
+
+
 def _compare(flags: dict[str, Any], fail_on_regression: bool) -> int:
     from jobbench.commands import make_progress
     from jobbench.compare_command import CompareRequest, compare_command
@@ -154,6 +183,7 @@ def _compare(flags: dict[str, Any], fail_on_regression: bool) -> int:
             fail_on_regression=fail_on_regression,
             gate=GateConfig(flags["metric"], parse_percent(flags["max_regression"])),
             markdown_file=flags["markdown"],
+            html=flags.get("html"),
         )
         return compare_command(request, make_progress(flags["quiet"])[1])
     except JobbenchError as exc:

@@ -63,6 +63,10 @@ def run_config(flags: dict[str, Any]) -> RunConfig:
 
 
 def run_command(flags: dict[str, Any]) -> int:
+    if flags.get("endpoint"):  # a live endpoint: no queue, no workers (jobbench/live_command.py)
+        from jobbench.live_command import live_run_command
+
+        return live_run_command(flags)
     config = run_config(flags)
     plan = Plan(config, api_key=flags["api_key"])
     console, progress = make_progress(config.quiet)
@@ -73,6 +77,12 @@ def run_command(flags: dict[str, Any]) -> int:
         from jobbench.render.terminal import render_result
 
         render_result(docs[0], console or _stdout_console(), saved_to=str(plan.path))
+    if flags.get("html") is not None:
+        from jobbench.report_command import write_report
+
+        written = write_report(docs, [plan.path], Path(flags["html"]))
+        if not config.quiet:
+            print(f"html report: {written}", file=sys.stderr)
     return EXIT_OK
 
 

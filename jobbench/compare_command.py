@@ -19,7 +19,7 @@ from jobbench.gate import GateConfig, judge
 from jobbench.project import Project, Suite, apply_variant, load_project
 from jobbench.render import FORMATS, renderer
 from jobbench.resolve import Side, resolve
-from jobbench.results import write_json
+from jobbench.results import result_path, write_json
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class CompareRequest:
     fail_on_regression: bool = False
     markdown_file: Path | None = None
     folder: Path = Path(".")
+    html: Path | None = None
 
 
 def safe_label(name: str) -> str:
@@ -100,6 +101,11 @@ def compare_command(request: CompareRequest, progress: Any) -> int:
         with open(summary_file, "a") as handle:
             handle.write(markdown + "\n")
     renderer(request.fmt)(comparison, sys.stdout, _width())
+    if request.html is not None:
+        from jobbench.report_command import write_report
+
+        paths = [s.path or result_path(request.out, safe_label(s.name)) for s in sides]
+        progress.message(f"html report: {write_report(docs, paths, request.html, None, comparison)}")
     return code if request.fail_on_regression else EXIT_OK
 
 
