@@ -106,15 +106,38 @@ def test_run_user_command_gets_inputs_and_runpod_env(tmp_path: Path) -> None:
 def test_run_against_an_already_running_queue_with_server(tmp_path: Path) -> None:
     queue = subprocess.Popen(
         [sys.executable, "-m", "fake_queue", "--port", "0", "--ready-json", "--api-key", "s3cret"],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert queue.stdout is not None
         url = json.loads(queue.stdout.readline())["url"]
-        doc, _ = run_json("--server", url, "--api-key", "s3cret", "--worker", "model",
-                          "--policy", "take-ahead", "--take-ahead", "8", "--python",
-                          sys.executable, "--workers", "2", "--slots", "8", "--burst", "64",
-                          "--job-seconds", "0.05", "--reps", "1", *FAST, cwd=tmp_path)
+        doc, _ = run_json(
+            "--server",
+            url,
+            "--api-key",
+            "s3cret",
+            "--worker",
+            "model",
+            "--policy",
+            "take-ahead",
+            "--take-ahead",
+            "8",
+            "--python",
+            sys.executable,
+            "--workers",
+            "2",
+            "--slots",
+            "8",
+            "--burst",
+            "64",
+            "--job-seconds",
+            "0.05",
+            "--reps",
+            "1",
+            *FAST,
+            cwd=tmp_path,
+        )
     finally:
         queue.terminate()
         queue.wait(10)
