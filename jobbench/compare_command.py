@@ -105,7 +105,8 @@ def compare_command(request: CompareRequest, progress: Any) -> int:
         from jobbench.report_command import write_report
 
         paths = [s.path or result_path(request.out, safe_label(s.name)) for s in sides]
-        progress.message(f"html report: {write_report(docs, paths, request.html, None, comparison)}")
+        written = write_report(docs, paths, request.html, None, comparison)
+        progress.message(f"html report: {written}")
     return code if request.fail_on_regression else EXIT_OK
 
 

@@ -49,7 +49,7 @@ class _Scan:
     claim: dict[str, int] = field(default_factory=dict)
     deliver: dict[str, int] = field(default_factory=dict)
     final: dict[str, _Final] = field(default_factory=dict)
-    busy_ns: int = 0
+    spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # worker: deliver, done
     takes: list[tuple[int, int, int, int, str]] = field(default_factory=list)
 
 
@@ -84,7 +84,7 @@ def _scan(events: Iterable[dict[str, Any]]) -> _Scan:
             s.final[job] = _Final(t, status, e.get("worker"), s.claim.get(job))
             delivered = s.deliver.get(job)
             if status in SERVED and delivered is not None:  # every run occupied a slot
-                s.busy_ns += t - delivered
+                s.spans.setdefault(str(e.get("worker")), []).append((delivered, t))
         elif ev == "take":
             s.takes.append((e["t"], e["asked"], e["got"], e["arrived"], e["kind"]))
         elif ev == "retry":  # back in the queue: no longer terminal
@@ -92,6 +92,20 @@ def _scan(events: Iterable[dict[str, Any]]) -> _Scan:
         elif ev == "submit":
             s.submitted[e["job"]] = e["t"]
     return s
+
+
+def busy_slot_ns(spans: dict[str, list[tuple[int, int]]], slots: int) -> int:
+    """Slot-time in use: per worker, min(jobs held, slots) integrated over time. A job held in a
+    take-ahead buffer waits for a slot; counting its whole deliver-to-done span would report
+    more than 100 %."""
+    total = 0
+    for intervals in spans.values():
+        edges = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals])
+        held, last = 0, 0
+        for t, step in edges:
+            total += min(held, slots) * (t - last) if held else 0
+            held, last = held + step, t
+    return total
 
 
 def _s(ns: int) -> float:
@@ -210,7 +224,9 @@ def rep_metrics(
         "phases": {phase: _rounded_phase(samples[phase]) for phase in PHASES},
         "takes": _take_stats(s.takes, start),
         "split": _split(s.final, worker_ids),
-        "utilisation": _r(s.busy_ns / NS_PER_S / (workers * slots * span)) if span else None,
+        "utilisation": (
+            _r(busy_slot_ns(s.spans, slots) / NS_PER_S / (workers * slots * span)) if span else None
+        ),
         "ideal_s": _r(ideal),
         "efficiency": _r(ideal / p99) if p99 else None,
     }

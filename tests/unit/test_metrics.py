@@ -330,3 +330,14 @@ def test_pooled_phases_pool_jobs_rather_than_average_percentiles() -> None:
     assert pooled["queue_wait"] == {"p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
     with pytest.raises(ValueError, match="keep_samples"):
         pooled_phases([a, rep_metrics(rep([1.0]), **PARAMS)])
+
+
+def test_busy_slot_time_never_counts_held_jobs_beyond_the_slots() -> None:
+    from jobbench.metrics import busy_slot_ns
+
+    # 2 slots, 4 jobs delivered at once (2 held in a take-ahead buffer): busy 2 slots for 2 s
+    spans = {"w0": [(0, 1_000), (0, 1_000), (0, 2_000), (0, 2_000)]}
+    assert busy_slot_ns(spans, slots=2) == 4_000
+    # a second worker adds its own: 1 slot for 0.5 s
+    spans["w1"] = [(500, 1_000)]
+    assert busy_slot_ns(spans, slots=2) == 4_500

@@ -1,0 +1,113 @@
+"""HTML tables of the report: a scenario's summary (one or two sides) and the comparison rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+from jobbench.render.cells import HEADER, row_cells
+
+# (row title, summary key, unit); every figure of `scenarios[].summary` that a reader asks for.
+FIGURES: tuple[tuple[str, str, str], ...] = (
+    ("time to first done", "time_to_first_s", "s"),
+    ("time to 50 %", "time_to_p50_s", "s"),
+    ("time to 99 %", "time_to_p99_s", "s"),
+    ("time to 100 %", "time_to_p100_s", "s"),
+    ("throughput", "throughput_jps", "jobs/s"),
+    ("utilisation", "utilisation", "%"),
+    ("efficiency", "efficiency", "%"),
+    *(
+        (f"{title} {stat}", f"{key}_{stat}_s", "s")
+        for key, title in (
+            ("queue_wait", "queue wait"),
+            ("service", "service"),
+            ("e2e", "end-to-end"),
+        )
+        for stat in ("p50", "p90", "p99", "max")
+    ),
+    ("takes", "takes_count", ""),
+    ("mean take size", "takes_got_mean", "jobs"),
+)
+STATS = ("median", "min", "max")
+
+
+def fmt(value: Any, unit: str) -> str:
+    if not isinstance(value, (int, float)):
+        return "-"
+    if unit == "%":
+        return f"{value:.1%}"
+    if unit == "s":
+        return f"{value:.3f} s"
+    if unit == "":
+        return f"{value:.0f}"
+    if unit == "ratio":
+        return f"{value:.3f}"
+    return f"{value:.1f} {unit}"
+
+
+def _cells(values: Sequence[str], tag: str = "td") -> str:
+    return "".join(f"<{tag}>{escape(v)}</{tag}>" for v in values)
+
+
+def _change(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
+    base = (a or {}).get("median")
+    cand = (b or {}).get("median")
+    if not isinstance(base, (int, float)) or not isinstance(cand, (int, float)) or base == 0:
+        return "-"
+    return f"{cand / base - 1:+.1%}"
+
+
+def summary_table(entries: Sequence[dict[str, Any]], labels: Sequence[str]) -> str:
+    """Median / min / max per figure; with two sides, A and B side by side and B's change."""
+    two = len(entries) == 2
+    head = ["figure"] + [f"{label} {stat}".strip() for label in labels for stat in STATS]
+    head += ["B vs A"] if two else []
+    rows = []
+    for title, key, unit in FIGURES:
+        stats = [entry.get("summary", {}).get(key) for entry in entries]
+        if not any(stats):
+            continue
+        cells = [title] + [fmt((s or {}).get(stat), unit) for s in stats for stat in STATS]
+        cells += [_change(stats[0], stats[1])] if two else []
+        rows.append(f"<tr>{_cells(cells)}</tr>")
+    return (
+        f'<table class="num"><thead><tr>{_cells(head, "th")}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def facts(entry: dict[str, Any], label: str) -> str:
+    """Ideal, efficiency and the split across workers of the last rep, as a definition list."""
+    reps = entry.get("reps", [])
+    eff = (entry.get("summary", {}).get("efficiency") or {}).get("median")
+    split = reps[-1].get("split", {}) if reps else {}
+    per_worker = split.get("jobs_per_worker", {})
+    ideal = entry.get("ideal_s")
+    items = [
+        ("ideal", fmt(ideal, "s") + " (first wake + one job length per wave of slots)"),
+        ("efficiency", fmt(eff, "%") + " (ideal / time to 99 %, median)"),
+        ("reps", str(len(reps))),
+        ("split, last rep", ", ".join(f"{w} {n}" for w, n in per_worker.items()) or "-"),
+        (
+            "max/min, Jain",
+            f"{fmt(split.get('max_min_ratio'), 'ratio')}, {fmt(split.get('jain'), 'ratio')}",
+        ),
+    ]
+    body = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in items)
+    prefix = f"<h4>{escape(label)}</h4>" if label else ""
+    return f'<div class="facts">{prefix}<dl>{body}</dl></div>'
+
+
+def comparison_table(comparison: dict[str, Any]) -> str:
+    """The same cells as the terminal and Markdown comparison renderers."""
+    rows = []
+    for row in comparison.get("rows", []):
+        cells = row_cells(row, with_ci=False)  # intervals are listed under the table
+        verdict = row.get("verdict")
+        mark = escape(verdict) if isinstance(verdict, str) else ""
+        rows.append(f'<tr class="v-{mark}">{_cells(cells)}</tr>')
+    return (
+        f'<table class="num"><thead><tr>{_cells(HEADER, "th")}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )

@@ -1,0 +1,167 @@
+"""`jobbench report NAME --html FILE` and `--html` on run / compare: load, plot, write, open.
+
+NAME is a saved label (reports/NAME.json), a result file, or a comparison file
+(reports/A-vs-B.json, whose sides are reports/A.json and reports/B.json). Raw events come from
+`<result>.events.jsonl` beside each result; the plots show one rep of each scenario.
+"""
+
+from __future__ import annotations
+
+import json
+import webbrowser
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from jobbench.compare import SCHEMA as COMPARISON_SCHEMA
+from jobbench.errors import EXIT_OK, ResultsError, UsageError
+from jobbench.render.html import SideReport, render_page
+from jobbench.render.series import RepSeries, rep_series
+from jobbench.results import read_result, result_path
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    name: str
+    html: Path
+    out: Path = Path("reports")
+    rep: int | None = None  # None: the last rep of each scenario
+    open_browser: bool = False
+
+
+def report_command(request: ReportRequest) -> int:
+    path = _result_file(request.name, request.out)
+    doc = _load_json(path)
+    if doc.get("schema") == COMPARISON_SCHEMA:
+        docs, paths = _comparison_sides(doc, path)
+        written = write_report(docs, paths, request.html, request.rep, doc)
+    else:
+        written = write_report([read_result(path)], [path], request.html, request.rep)
+    print(f"wrote {written} ({_size(written)})")
+    if request.open_browser:
+        webbrowser.open(written.resolve().as_uri())
+    return EXIT_OK
+
+
+def write_report(
+    docs: Sequence[dict[str, Any]],
+    paths: Sequence[Path],
+    html: Path,
+    rep: int | None = None,
+    comparison: dict[str, Any] | None = None,
+) -> Path:
+    """One page for one result, or for both sides of a comparison (A and B on shared axes)."""
+    keys = ["A", "B"] if len(docs) == 2 else [""]
+    sides = [_side(key, doc, path, rep) for key, doc, path in zip(keys, docs, paths)]
+    html.parent.mkdir(parents=True, exist_ok=True)
+    html.write_text(render_page(sides, comparison), encoding="utf-8")
+    return html
+
+
+def _result_file(name: str, out: Path) -> Path:
+    """A file path as given, else a saved label (or file name) in `out`."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    saved = out / name if name.endswith(".json") else result_path(out, name)
+    return saved if saved.is_file() or not name.endswith(".json") else path
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ResultsError(
+            f"{path}: no such result; run `jobbench run --label {path.stem}` first, or pass "
+            "a result file, a saved label or a comparison file (A-vs-B.json)"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ResultsError(f"{path}: not a readable JSON result ({exc}); re-run it") from None
+    if not isinstance(doc, dict):
+        raise ResultsError(f"{path}: not a jobbench result or comparison; re-run it")
+    return doc
+
+
+def _comparison_sides(
+    comparison: dict[str, Any], path: Path
+) -> tuple[list[dict[str, Any]], list[Path]]:
+    from jobbench.compare_command import safe_label
+
+    paths = []
+    for side in ("baseline", "candidate"):
+        label = (comparison.get(side) or {}).get("label")
+        if not isinstance(label, str):
+            raise ResultsError(f"{path}: comparison without a {side} label; re-run the compare")
+        paths.append(path.parent / f"{safe_label(label)}.json")
+    return [read_result(p) for p in paths], paths
+
+
+def _side(key: str, doc: dict[str, Any], path: Path, rep: int | None) -> SideReport:
+    events = path.with_suffix(".events.jsonl")
+    wanted = _wanted_reps(doc, rep, path)
+    note = _events_problem(doc, events)
+    if note is not None:
+        return SideReport(key, doc, path, note=note)
+    series, skipped = _read_events(events, wanted)
+    if skipped:
+        note = f"{skipped} unreadable line(s) of {events} skipped"
+    missing = [f"{name} rep {r}" for name, r in wanted.items() if name not in series]
+    if missing:
+        note = f"{events} has no events for {', '.join(missing)}"
+    return SideReport(key, doc, path, series, wanted, note)
+
+
+def _wanted_reps(doc: dict[str, Any], rep: int | None, path: Path) -> dict[str, int]:
+    """Scenario name -> the rep to plot: `--rep N`, else the last one that finished."""
+    wanted = {}
+    for entry in doc.get("scenarios", []):
+        count = len(entry.get("reps", []))
+        if rep is not None and not 1 <= rep <= count:
+            raise UsageError(
+                f"--rep {rep}: scenario {entry.get('name')} of {path} has reps 1..{count}"
+            )
+        if count:
+            wanted[str(entry.get("name"))] = rep or count
+    return wanted
+
+
+def _events_problem(doc: dict[str, Any], events: Path) -> str | None:
+    if not events.is_file():
+        return (
+            f"plots need the events file {events}; run with events on (the default, "
+            "not --no-events) to get it"
+        )
+    created = doc.get("created")
+    try:
+        started = datetime.fromisoformat(str(created)).timestamp()
+    except ValueError:
+        return None
+    if events.stat().st_mtime < started - 2:
+        return (
+            f"{events} is older than the result (from an earlier run); re-run with events "
+            "on to plot"
+        )
+    return None
+
+
+def _read_events(events: Path, wanted: dict[str, int]) -> tuple[dict[str, RepSeries], int]:
+    """Keep only the plotted rep of each scenario; a torn last line (Ctrl-C) is skipped."""
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in wanted}
+    skipped = 0
+    with events.open() as handle:
+        for line in handle:
+            try:
+                row = json.loads(line)
+            except ValueError:
+                skipped += line.strip() != ""
+                continue
+            if isinstance(row, dict) and wanted.get(row.get("scenario", "")) == row.get("rep"):
+                rows[row["scenario"]].append(row)
+    return {name: rep_series(r) for name, r in rows.items() if r}, skipped
+
+
+def _size(path: Path) -> str:
+    size = path.stat().st_size
+    return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB"

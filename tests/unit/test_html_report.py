@@ -1,0 +1,266 @@
+"""The HTML report: structure of the generated page (one SVG per plot, nothing fetched, dark
+mode, both sides of a comparison), its size for a 10,000-job run, and the series behind it."""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import re
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jobbench import metrics
+from jobbench.errors import ResultsError, UsageError
+from jobbench.render import svg
+from jobbench.render.charts import Plotted
+from jobbench.render.series import RepSeries, Span, count_over_time, rep_series, slot_rows
+from jobbench.render.timeline import timeline
+from jobbench.report_command import ReportRequest, report_command
+from jobbench.results import SCHEMA, EventsWriter, write_json
+
+RUN = [
+    "run", "--worker", "model", "--policy", "drain", "--workers", "2", "--slots", "4",
+    "--burst", "32", "--job-seconds", "0.02", "--take-latency", "0.02",
+    "--wake-latency", "0.005", "--hold", "2", "--reps", "2", "--out", "reports",
+]  # fmt: skip
+PLOTS = ("slot timeline", "completion", "queue depth", "take sizes", "take latencies", "CDF")
+
+
+def jobbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jobbench", *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        timeout=180,
+        env={**os.environ, "CI": "true"},
+    )
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Real results: x (drain, page written by `run --html`), y (take-ahead), x-vs-y."""
+    cwd = tmp_path_factory.mktemp("report")
+    done = jobbench(*RUN, "--label", "x", "--html", "x.html", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    ahead = ["--policy", "take-ahead", "--take-ahead", "4", "--label", "y"]
+    done = jobbench(*RUN, *ahead, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    done = jobbench("compare", "x", "y", "--html", "xy.html", "--format", "json", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return cwd
+
+
+def svgs(page: str) -> list[str]:
+    return re.findall(r"<svg\b.*?</svg>", page, flags=re.S)
+
+
+def labels(page: str) -> list[str]:
+    return re.findall(r'<svg [^>]*aria-label="([^"]*)"', page)
+
+
+def test_run_html_has_one_svg_per_plot(folder: Path) -> None:
+    page = (folder / "x.html").read_text()
+    assert len(svgs(page)) == len(PLOTS)
+    for plot, label in zip(PLOTS, labels(page)):
+        assert plot in label
+    assert page.count("<table") == 1 and "time to 99 %" in page
+    assert "x: rep 2 of 2" in page  # says which rep the plots show
+    doc = json.loads((folder / "reports" / "x.json").read_text())
+    p99 = doc["scenarios"][0]["summary"]["time_to_p99_s"]["median"]
+    assert f"{p99:.3f} s" in page
+    assert f"ideal {doc['scenarios'][0]['ideal_s']:.3f} s" in page
+
+
+def test_page_is_self_contained(folder: Path) -> None:
+    for name in ("x.html", "xy.html"):
+        page = (folder / name).read_text()
+        assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, flags=re.I)
+        assert not re.search(r"url\(|@import|<script|<link|<img|<iframe", page, flags=re.I)
+        assert "http://" not in page and "https://" not in page
+        assert "default-src 'none'" in page  # CSP: the browser may fetch nothing at all
+
+
+def test_dark_mode_uses_css_variables(folder: Path) -> None:
+    page = (folder / "x.html").read_text()
+    style = page[page.index("<style>") : page.index("</style>")]
+    assert "@media (prefers-color-scheme:dark)" in style
+    assert "color-scheme" in page and "currentColor" in style
+    dark = style[style.index("prefers-color-scheme:dark") :]
+    for var in ("--bg", "--fg", "--a", "--b", "--grid"):
+        assert var in dark
+    for chunk in svgs(page):  # marks carry classes, colours come from the stylesheet
+        assert not re.search(r'(fill|stroke)="#', chunk)
+
+
+def test_comparison_page_has_both_sides_on_shared_axes(folder: Path) -> None:
+    page = (folder / "xy.html").read_text()
+    found = labels(page)
+    assert len(found) == len(PLOTS) + 1  # a timeline per side, the rest overlaid
+    assert "slot timeline of A = x" in found[0] and "slot timeline of B = y" in found[1]
+    assert "A = x" in page and "B = y" in page and "B vs A" in page
+    for chunk in svgs(page)[2:]:
+        assert ' a"' in chunk and ' b"' in chunk  # both sides drawn on each overlay
+
+
+def test_report_command_reads_a_comparison_file_and_a_rep(folder: Path) -> None:
+    out = folder / "again.html"
+    code = report_command(ReportRequest("x-vs-y", out, folder / "reports", rep=1))
+    assert code == 0
+    page = out.read_text()
+    assert "A = x: rep 1 of 2" in page and "B = y: rep 1 of 2" in page
+    with pytest.raises(UsageError, match="--rep 3"):
+        report_command(ReportRequest("x", out, folder / "reports", rep=3))
+
+
+def test_without_events_the_tables_render_and_say_why(folder: Path, tmp_path: Path) -> None:
+    (tmp_path / "x.json").write_text((folder / "reports" / "x.json").read_text())
+    report_command(ReportRequest(str(tmp_path / "x.json"), tmp_path / "r.html"))
+    page = (tmp_path / "r.html").read_text()
+    assert "<svg" not in page and "time to 99 %" in page
+    assert "plots need the events file" in page and "events on" in page
+
+
+def test_missing_or_corrupt_result_is_a_results_error(tmp_path: Path) -> None:
+    with pytest.raises(ResultsError, match="jobbench run --label nope"):
+        report_command(ReportRequest("nope", tmp_path / "r.html", tmp_path))
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ResultsError, match="not a readable JSON result"):
+        report_command(ReportRequest(str(tmp_path / "bad.json"), tmp_path / "r.html"))
+    done = jobbench("report", "nope", "--html", "r.html", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+
+
+# --- a 10,000-job run, generated: the page must stay small -----------------------------------
+
+T0 = 1_000_000_000_000
+
+
+def synthetic_rep(jobs: int, workers: int, slots: int, job_s: float, take_s: float) -> list[Any]:
+    """The drain policy in ns: woken takes at burst start, then take + batch cycles."""
+    ns = 1_000_000_000
+    events: list[dict[str, Any]] = [{"t": T0, "ev": "submit", "job": f"j{i}"} for i in range(jobs)]
+    ready = [(T0, w, T0 - ns, "woken") for w in range(workers)]  # (claim at, worker, ...)
+    heapq.heapify(ready)
+    next_job, take_id = 0, 0
+    while next_job < jobs:
+        claim, w, arrived, kind = heapq.heappop(ready)
+        take_id += 1
+        batch = range(next_job, min(jobs, next_job + slots))
+        next_job = batch.stop
+        answer = claim + int((0.05 if kind == "woken" else take_s) * ns)
+        worker = f"w{w}"
+        keys = {"take": take_id, "worker": worker}
+        events += [{"t": claim, "ev": "claim", "job": f"j{i}", **keys} for i in batch]
+        events += [{"t": answer, "ev": "deliver", "job": f"j{i}", **keys} for i in batch]
+        events.append(
+            {"t": answer, "ev": "take", "asked": slots, "got": len(batch), "arrived": arrived}
+            | {"due": answer, "kind": kind, "in_progress": False, **keys}
+        )
+        done = [answer + int(job_s * ns) + (i * 7919) % 3_000_000 for i in batch]
+        events += [
+            {"t": t, "ev": "done", "job": f"j{i}", "status": "COMPLETED", "worker": worker}
+            for i, t in zip(batch, done)
+        ]
+        heapq.heappush(ready, (max(done), w, max(done), "queued"))
+    return sorted(events, key=lambda e: int(e["t"]))
+
+
+def write_synthetic(folder: Path, jobs: int = 10_000, workers: int = 4, slots: int = 32) -> Path:
+    name = f"{workers}w-{jobs}j-0.5s"
+    entry: dict[str, Any] = {
+        "name": name,
+        "params": {"workers": workers, "slots": slots, "burst": jobs, "job_seconds": 0.5}
+        | {"take_ahead": 0, "worker": "model", "policy": "drain"}
+        | {"latency": {"take": 0.5, "wake": 0.05, "hold": 20.0, "done": 0.0}},
+        "ideal_s": metrics.ideal_time(jobs, workers, slots, 0.5, 0.05),
+        "worker": "model worker (drain)",
+        "sdk": None,
+        "reps": [],
+    }
+    writer = EventsWriter(folder / "big.events.jsonl")
+    for rep in (1, 2):
+        events = synthetic_rep(jobs, workers, slots, 0.5, 0.5)
+        figures = metrics.rep_metrics(
+            events, workers=workers, slots=slots, burst=jobs, job_seconds=0.5, wake_latency_s=0.05
+        )
+        entry["reps"].append(figures)
+        writer.write_rep(name, rep, events)
+    writer.close()
+    entry["summary"] = metrics.summarise_reps(entry["reps"])
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    doc: dict[str, Any] = {"schema": SCHEMA, "label": "big", "created": created}
+    doc |= {"jobbench": "0.1.0", "environment": {}, "target": {"kind": "fake"}}
+    doc |= {"complete": True, "interrupted": False, "error": None, "scenarios": [entry]}
+    return write_json(doc, folder / "big.json")
+
+
+def test_a_10000_job_page_stays_small_and_says_what_it_thinned(tmp_path: Path) -> None:
+    result = write_synthetic(tmp_path)
+    report_command(ReportRequest(str(result), tmp_path / "big.html"))
+    page = (tmp_path / "big.html").read_text()
+    size = len(page.encode())
+    print(f"10,000-job page: {size / 1e6:.2f} MB")
+    assert size < 2_000_000
+    assert len(svgs(page)) == len(PLOTS)
+    assert "thinned" in page and "sampled at 2000 evenly spaced ranks" in page
+    assert "4w-10000j-0.5s" in page and "rep 2 of 2" in page
+
+
+# --- the series and primitives behind the plots ----------------------------------------------
+
+
+def test_rep_series_turns_events_into_spans_takes_and_queue_depth() -> None:
+    events = [
+        {"t": 0, "ev": "submit", "job": "a"},
+        {"t": 0, "ev": "submit", "job": "b"},
+        {"t": 10, "ev": "claim", "job": "a", "take": 1, "worker": "w"},
+        {"t": 500, "ev": "deliver", "job": "a", "take": 1, "worker": "w"},
+        {"t": 500, "ev": "take", "take": 1, "worker": "w", "asked": 2, "got": 1}
+        | {"arrived": -90, "kind": "woken"},
+        {"t": 2500, "ev": "done", "job": "a", "status": "COMPLETED", "worker": "w"},
+        {"t": 3000, "ev": "claim", "job": "b", "take": 2, "worker": "w"},
+        {"t": 3600, "ev": "deliver", "job": "b", "take": 2, "worker": "w"},
+    ]
+    s = rep_series(events)
+    assert s.submitted == 2 and s.done == [0.0025] and s.e2e == [0.0025]
+    assert s.queue == [(0.0, 2), (1e-05, 1), (0.003, 0)]
+    assert Span("w", 0.0005, 0.0025) in s.spans and Span("w", 0.0036, None) in s.spans
+    (take,) = s.takes
+    assert take.got == 1 and take.latency == pytest.approx(0.00059)
+
+
+def test_slot_rows_hold_jobs_delivered_while_every_slot_is_busy() -> None:
+    spans = [Span("w", 0.0, 1.0), Span("w", 0.0, 1.0), Span("w", 0.5, 2.0)]
+    rows, held = slot_rows(spans, slots=2, end=3.0)
+    assert rows == [[(0.0, 1.0), (1.0, 2.0)], [(0.0, 1.0)]]
+    assert held == [(0.5, 1.0)]
+    assert count_over_time([(0.0, 2.0), (1.0, 3.0), (2.0, 4.0)]) == [
+        (0.0, 1),
+        (1.0, 2),
+        (2.0, 2),
+        (3.0, 1),
+        (4.0, 0),
+    ]
+    # more concurrency than slots and no room to wait: a row of its own, not a hold
+    rows, held = slot_rows([Span("w", 0.0, 1.0), Span("w", 0.1, 0.9)], slots=1, end=1.0)
+    assert len(rows) == 2 and held == []
+    drawn = timeline(Plotted("a", "A", RepSeries(spans=spans)), 2, 2.0, "rep 1 of 1")
+    assert "held, max 1" in drawn.svg and any("held:" in note for note in drawn.notes)
+
+
+def test_thin_keeps_each_pixel_columns_extremes() -> None:
+    points = [(x / 10, float(x % 7)) for x in range(1000)]
+    thinned, cut = svg.thin(points)
+    assert cut and len(thinned) <= 4 * 100
+    assert points[0] in thinned and points[-1] in thinned
+    assert {y for _, y in thinned} == {float(v) for v in range(7)}
+    assert svg.ticks(0, 1.6) == [0.0, 0.5, 1.0, 1.5]
+    assert svg.tick_text(0.25, 0.25) == "0.25" and svg.tick_text(2.0, 0.5) == "2.0"
