@@ -32,6 +32,7 @@ import aiohttp
 from fake_queue import precise_loop
 from jobbench.workers.bench_handler import bench_handler
 from jobbench.workers.model_policies import Job, RateLimited, log, make_policy
+from jobbench.workers.raw_http import RawHttpError, RawPoster
 
 POLICIES = ("sdk-1.12", "drain", "take-ahead")
 RUNPOD_VERSION = "1.12.0"  # the SDK whose protocol this worker speaks
@@ -169,9 +170,12 @@ async def read_jobs(response: aiohttp.ClientResponse) -> list[Job]:
 class HttpLink:
     """The worker-facing calls, with 1.12.0's URLs: model_policies.Link over aiohttp."""
 
-    def __init__(self, config: Config, session: aiohttp.ClientSession) -> None:
+    def __init__(
+        self, config: Config, session: aiohttp.ClientSession, poster: RawPoster | None = None
+    ) -> None:
         self.config = config
         self.session = session
+        self.poster = poster
         self.stop_enabled = "/job-take/" in config.take_url
         self.stop_url = config.take_url.replace("/job-take/", "/job-stop/")
 
@@ -213,10 +217,8 @@ class HttpLink:
         body = json.dumps(result, ensure_ascii=False).encode()
         for pause in (*DONE_RETRY_PAUSES_S, None):
             try:
-                async with self.session.post(url, data=body, headers=FORM_HEADERS) as response:
-                    await response.read()
-                    status = response.status
-            except aiohttp.ClientError as exc:
+                status = await self._post(url, body)
+            except (aiohttp.ClientError, RawHttpError) as exc:
                 log(f"job-done for {job_id} failed: {type(exc).__name__}: {exc}")
                 return
             if status < 500:
@@ -227,6 +229,13 @@ class HttpLink:
                 log(f"job-done for {job_id} answered {status} 3 times; result lost")
                 return
             await asyncio.sleep(pause)
+
+    async def _post(self, url: str, body: bytes) -> int:
+        if self.poster is not None:
+            return await self.poster.post(url, body)
+        async with self.session.post(url, data=body, headers=FORM_HEADERS) as response:
+            await response.read()
+            return response.status
 
 
 async def heartbeat(
@@ -259,8 +268,13 @@ async def serve(config: Config) -> None:
         timeout=aiohttp.ClientTimeout(total=600),
         headers=headers,
     ) as session:
+        poster = (
+            RawPoster(config.done_url, {**headers, **FORM_HEADERS})
+            if RawPoster.accepts(config.done_url)
+            else None
+        )
         policy = make_policy(
-            config.policy, HttpLink(config, session), config.slots, config.take_ahead
+            config.policy, HttpLink(config, session, poster), config.slots, config.take_ahead
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -273,6 +287,8 @@ async def serve(config: Config) -> None:
         try:
             await policy.run()
         finally:
+            if poster is not None:
+                await poster.close()
             if pinger is not None:
                 pinger.cancel()
                 await asyncio.wait([pinger])
