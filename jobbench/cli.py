@@ -68,7 +68,7 @@ def run(
     ] = None,
     yes: Annotated[bool, Opt(help="live: skip the confirmation of bursts over 100 jobs")] = False,
 ) -> None:
-    """Run bursts through worker processes and print median / min / max per figure."""
+    """Run bursts through worker processes (or at a live --endpoint); median / min / max."""
     from jobbench.commands import run_command
 
     try:
@@ -160,6 +160,81 @@ def report(
 
     try:
         code = report_command(ReportRequest(name, html, out, rep, open_browser))
+    except JobbenchError as exc:
+        fail(exc)
+    raise typer.Exit(code)
+
+
+WORKER_HELP = "runpod | model | a command like 'python h.py'"
+
+
+@app.command()
+def workers(
+    server: Annotated[str, Opt(help="the fake queue's URL, e.g. http://10.0.0.5:8000")],
+    workers: Annotated[int, Opt(help="worker processes")] = 4,
+    slots: Annotated[int, Opt(help="concurrent jobs per worker")] = 32,
+    take_ahead: Annotated[int, Opt(help="extra jobs a worker takes while busy (0: off)")] = 0,
+    worker: Annotated[str, Opt(help=WORKER_HELP)] = "runpod",
+    policy: Annotated[str | None, Opt(help="model worker: sdk-1.12 | drain | take-ahead")] = None,
+    sdk: Annotated[Path | None, Opt(help="runpod-python checkout to put first on the path")] = None,
+    python: Annotated[str | None, Opt(help="python that runs the runpod workers")] = None,
+    api_key: Annotated[str | None, Opt(help="key the queue was started with")] = None,
+    name: Annotated[str | None, Opt(help="worker id prefix (default HOST-PID)")] = None,
+) -> None:
+    """Run N workers polling a fake queue that runs elsewhere, until Ctrl-C."""
+    from jobbench.config import worker_spec
+    from jobbench.workers_command import WorkersRequest, workers_command
+
+    try:
+        spec = worker_spec(worker, policy, take_ahead, sdk, python)
+        code = workers_command(WorkersRequest(server, workers, slots, spec, api_key, name))
+    except JobbenchError as exc:
+        fail(exc)
+    raise typer.Exit(code)
+
+
+@app.command()
+def locust(
+    locust_args: Annotated[
+        list[str] | None, typer.Argument(help="passed to Locust as is (after --)")
+    ] = None,
+    endpoint: Annotated[str | None, Opt(help="live endpoint URL or id (default: fake)")] = None,
+    api_key: Annotated[str | None, Opt(help="key of --endpoint (else RUNPOD_API_KEY)")] = None,
+    headless: Annotated[bool, Opt(help="no web UI: start at once")] = False,
+    users: Annotated[int, Opt(help="concurrent Locust users")] = 10,
+    spawn_rate: Annotated[float, Opt(help="users started per second")] = 10.0,
+    run_time: Annotated[str | None, Opt(help="stop after e.g. 30s, 5m")] = None,
+    json_file: Annotated[Path | None, Opt(help="Locust's final stats as JSON")] = None,
+    csv: Annotated[str | None, Opt(help="Locust's CSV files prefix")] = None,
+    html: Annotated[Path | None, Opt(help="Locust's HTML report")] = None,
+    web_host: Annotated[str, Opt(help="web UI address")] = "127.0.0.1",
+    web_port: Annotated[int, Opt(help="web UI port")] = 8089,
+    master: Annotated[bool, Opt(help="Locust master node")] = False,
+    locust_worker: Annotated[bool, Opt(help="Locust worker node (Locust's --worker)")] = False,
+    processes: Annotated[int | None, Opt(help="Locust processes on this machine")] = None,
+    max_fail_ratio: Annotated[float, Opt(help="JOB failure ratio that exits 4")] = 0.01,
+    job_seconds: Annotated[float, Opt(help="how long each bench job sleeps")] = 0.5,
+    payload_bytes: Annotated[int, Opt(help="result bytes per bench job")] = 0,
+    input_json: Annotated[str | None, Opt("--input", help="JSON input for every job")] = None,
+    inputs: Annotated[Path | None, Opt(help="JSONL file of job inputs, cycled")] = None,
+    workers: Annotated[int, Opt(help="fake queue: worker processes")] = 4,
+    slots: Annotated[int, Opt(help="fake queue: concurrent jobs per worker")] = 32,
+    take_ahead: Annotated[int, Opt(help="fake queue: take-ahead (0: off)")] = 0,
+    worker: Annotated[str, Opt(help=WORKER_HELP)] = "runpod",
+    policy: Annotated[str | None, Opt(help="model worker: sdk-1.12 | drain | take-ahead")] = None,
+    sdk: Annotated[Path | None, Opt(help="runpod-python checkout to put first on the path")] = None,
+    python: Annotated[str | None, Opt(help="python that runs the runpod workers")] = None,
+    take_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0.5",
+    wake_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0.05",
+    hold: Annotated[str, Opt(help="long-poll hold, seconds")] = "20",
+    done_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0",
+    seed: Annotated[int | None, Opt(help="seed for sampled latencies")] = None,
+) -> None:
+    """Locust's web UI (or --headless) driving jobs through the fake queue or --endpoint."""
+    from jobbench.drive.locust_run import locust_command, locust_request
+
+    try:
+        code = locust_command(locust_request(locals()))
     except JobbenchError as exc:
         fail(exc)
     raise typer.Exit(code)

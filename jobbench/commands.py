@@ -67,6 +67,8 @@ def run_command(flags: dict[str, Any]) -> int:
         from jobbench.live_command import live_run_command
 
         return live_run_command(flags)
+    if flags.get("submit_rate") is not None:
+        raise UsageError("--submit-rate: only live mode paces submissions; add --endpoint URL|ID")
     config = run_config(flags)
     plan = Plan(config, api_key=flags["api_key"])
     console, progress = make_progress(config.quiet)

@@ -155,7 +155,7 @@ def test_ctrl_c_cancels_queued_jobs_and_saves_a_partial_result(
 ) -> None:
     queue.reset()
     argv = [sys.executable, "-m", "jobbench", "run", "--endpoint", queue.endpoint]
-    argv += ["--api-key", KEY, "--burst", "50", "--reps", "2", "--job-seconds", "3"]
+    argv += ["--api-key", KEY, "--burst", "50", "--reps", "2", "--job-seconds", "5"]
     argv += ["--label", "cut", "--out", str(tmp_path)]
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=ENV)
     deadline = time.monotonic() + 30

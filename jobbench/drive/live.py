@@ -1,0 +1,225 @@
+"""One burst at a live endpoint: paced /run submits, /status follow-up, /health samples, and
+/cancel of what is still pending when the burst is stopped. Orchestration only: records raw
+client-side times; jobbench.live_metrics turns them into figures."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jobbench.drive.live_follow import POLL_INTERVAL_S, Follower
+from jobbench.drive.live_http import Answer, LiveHttp, NotSent, OutcomeUnknown
+from jobbench.drive.live_records import BurstRecord, HealthSample, JobRecord, job_fields
+from jobbench.drive.pacing import Pacer, RatePacer, WindowPacer, backoff_s
+from jobbench.errors import JobbenchError
+
+# RunPod's documented per-endpoint limits (protocol doc 4), each less 5 % so that the edges of
+# our window and the platform's never meet: /run 1000 per 10 s and 200 concurrent, /cancel 100
+# per 10 s and 20 concurrent (/status: live_follow.py).
+RUN_WINDOW = (950, 10.0)
+RUN_CONCURRENCY = 190
+CANCEL_WINDOW = (95, 10.0)
+CANCEL_CONCURRENCY = 19
+HEALTH_INTERVAL_S = 1.0
+MAX_RUN_ATTEMPTS = 10
+TICK_S = 0.05
+SUBMIT_DRAIN_S = 15.0  # on stop, in-flight /run calls get this long to answer
+
+
+@dataclass(frozen=True)
+class BurstPlan:
+    inputs: tuple[Any, ...]  # one per job
+    submit_rate: float | None  # None: RunPod's window; inf: unpaced
+    timeout_s: float
+    cancel_timeout_s: float = 30.0
+    expected_execution_s: float | None = None  # bench jobs: their seconds; steers polling
+
+
+def run_pacer(rate: float | None) -> Pacer:
+    return WindowPacer(*RUN_WINDOW) if rate is None else RatePacer(rate)
+
+
+class LiveBurst:
+    def __init__(
+        self, http: LiveHttp, plan: BurstPlan, on_progress: Callable[[int, int], None]
+    ) -> None:
+        self.http = http
+        self.plan = plan
+        self.on_progress = on_progress
+        self.record = BurstRecord([JobRecord(i, value) for i, value in enumerate(plan.inputs)])
+        self._pending = iter(self.record.jobs)
+        self._follower = Follower(http, self.record, plan.expected_execution_s)
+        self._run_pacer = run_pacer(plan.submit_rate)
+        self._stopping = False
+
+    async def run(self, stop: asyncio.Event, hard_stop: asyncio.Event) -> BurstRecord:
+        n = len(self.record.jobs)
+        submitters = [
+            asyncio.create_task(self._submitter()) for _ in range(min(RUN_CONCURRENCY, n))
+        ]
+        others = [
+            asyncio.create_task(self._follower.run()),
+            asyncio.create_task(self._sample_health()),
+        ]
+        try:
+            self.record.stopped = await self._wait(submitters + others, stop)
+            if self.record.stopped is not None:
+                self._stopping = True  # no new submits; in-flight ones may still answer
+                await asyncio.wait(submitters, timeout=SUBMIT_DRAIN_S)
+        finally:
+            for task in submitters + others:
+                task.cancel()
+            await asyncio.gather(*submitters, *others, return_exceptions=True)
+        if self.record.stopped is not None:
+            await self._cancel_unsettled(hard_stop)
+        return self.record
+
+    def _done_count(self) -> int:
+        return sum(1 for job in self.record.jobs if job.outcome != "unsent" and job.settled)
+
+    async def _wait(self, tasks: list[asyncio.Task[None]], stop: asyncio.Event) -> str | None:
+        deadline = time.monotonic() + self.plan.timeout_s
+        total = len(self.record.jobs)
+        while True:
+            for task in tasks:
+                exc = task.exception() if task.done() and not task.cancelled() else None
+                exc = exc or self._follower.error
+                if isinstance(exc, JobbenchError):
+                    self.record.error = exc
+                    return "error"
+                if exc is not None:
+                    raise exc  # a bug, not the endpoint: let it surface as is
+            done = self._done_count()
+            self.on_progress(done, total)
+            if done >= total:
+                return None
+            if stop.is_set():
+                return "interrupted"
+            if time.monotonic() > deadline:
+                return "timeout"
+            await asyncio.sleep(TICK_S)
+
+    def _next_job(self) -> JobRecord | None:
+        return None if self._stopping else next(self._pending, None)
+
+    async def _submitter(self) -> None:
+        while (job := self._next_job()) is not None:
+            await self._submit(job)
+
+    async def _submit(self, job: JobRecord) -> None:
+        counts = self.record.counts
+        for attempt in range(MAX_RUN_ATTEMPTS):
+            if self._stopping:
+                return
+            await self._run_pacer.acquire()
+            if self._stopping:
+                return
+            job.attempts += 1
+            counts["run_requests"] += 1
+            try:
+                answer = await self.http.request("POST", "/run", json={"input": job.input})
+            except NotSent as exc:
+                counts["run_not_sent"] += 1
+                job.note = str(exc)
+                await asyncio.sleep(backoff_s(attempt))
+                continue
+            except OutcomeUnknown as exc:  # it may exist now: never send it again
+                job.outcome, job.note = "unknown", str(exc)
+                return
+            if answer.status == 200 and isinstance(answer.body, dict) and answer.body.get("id"):
+                self._accept(job, answer)
+                return
+            if not answer.retryable:
+                raise self.http.fatal(answer, "/run")
+            counts["run_throttled" if answer.status == 429 else "run_server_errors"] += 1
+            await asyncio.sleep(backoff_s(attempt, answer.retry_after_s))
+        job.outcome = "rejected"
+
+    def _accept(self, job: JobRecord, answer: Answer) -> None:
+        job.outcome, job.id = "accepted", str(answer.body["id"])
+        job.sent_ns, job.accepted_ns = answer.sent_ns, answer.received_ns
+        job.last_pending_ns = answer.received_ns
+        job_fields(job, answer.body)
+        self._follower.add(job, answer.received_ns + int(POLL_INTERVAL_S * 1e9))
+
+    async def _sample_health(self) -> None:
+        while True:
+            started = time.monotonic()
+            self.record.counts["health_requests"] += 1
+            try:
+                answer = await self.http.request("GET", "/health")
+            except (NotSent, OutcomeUnknown):
+                answer = None
+            if answer is not None and answer.status == 200 and isinstance(answer.body, dict):
+                sample = _health_sample(answer)
+                self.record.health.append(sample)
+                self._follower.observe_health(sample.in_queue, sample.in_progress)
+            else:
+                self.record.counts["health_errors"] += 1
+            await asyncio.sleep(max(0.0, HEALTH_INTERVAL_S - (time.monotonic() - started)))
+
+    async def _cancel_unsettled(self, hard_stop: asyncio.Event) -> None:
+        """Cancel what this burst left queued or running (queued first), within RunPod's
+        /cancel limits and a time bound; a second Ctrl-C gives up at once."""
+        todo = [job for job in self.record.jobs if not job.settled]
+        todo.sort(key=lambda job: job.status != "IN_QUEUE")
+        queue: asyncio.Queue[JobRecord] = asyncio.Queue()
+        for job in todo:
+            queue.put_nowait(job)
+        pacer = WindowPacer(*CANCEL_WINDOW)
+        workers = [
+            asyncio.create_task(self._canceller(queue, pacer))
+            for _ in range(min(CANCEL_CONCURRENCY, len(todo)))
+        ]
+        if not workers:
+            return
+        everything: asyncio.Future[Any] = asyncio.gather(*workers, return_exceptions=True)
+        stop_task: asyncio.Future[Any] = asyncio.create_task(hard_stop.wait())
+        await asyncio.wait(
+            [everything, stop_task],
+            timeout=self.plan.cancel_timeout_s,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        for task in [*workers, stop_task]:
+            task.cancel()
+        await asyncio.gather(everything, stop_task, return_exceptions=True)
+
+    async def _canceller(self, queue: asyncio.Queue[JobRecord], pacer: Pacer) -> None:
+        while not queue.empty():
+            job = queue.get_nowait()
+            for attempt in range(MAX_RUN_ATTEMPTS):
+                await pacer.acquire()
+                self.record.counts["cancel_requests"] += 1
+                try:
+                    answer = await self.http.request("POST", f"/cancel/{job.id}")
+                except (NotSent, OutcomeUnknown):  # cancelling twice is harmless
+                    await asyncio.sleep(backoff_s(attempt))
+                    continue
+                if answer.retryable:
+                    await asyncio.sleep(backoff_s(attempt, answer.retry_after_s))
+                    continue
+                if answer.status == 200 and isinstance(answer.body, dict):
+                    job.status = str(answer.body.get("status") or "CANCELLED")
+                    job.cancelled_by_us = job.status == "CANCELLED"
+                    self.record.counts["cancelled"] += int(job.cancelled_by_us)
+                break
+
+
+def _health_sample(answer: Answer) -> HealthSample:
+    jobs = answer.body.get("jobs") or {}
+    workers = answer.body.get("workers") or {}
+
+    def number(mapping: Any, key: str) -> int | None:
+        value = mapping.get(key) if isinstance(mapping, dict) else None
+        return int(value) if isinstance(value, (int, float)) else None
+
+    return HealthSample(
+        answer.received_ns,
+        number(jobs, "inQueue"),
+        number(jobs, "inProgress"),
+        number(workers, "running"),
+        number(workers, "idle"),
+    )

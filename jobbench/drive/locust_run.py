@@ -1,0 +1,253 @@
+"""`jobbench locust`: Locust (web UI or headless) driving jobs through the embedded fake queue with
+workers, or a live endpoint. Locust runs as a subprocess, so its gevent monkey-patching never
+touches this process; this module does not import locust.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jobbench.config import Scenario
+from jobbench.drive.locust_stats import job_stats, read_stats
+from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError
+from jobbench.interrupts import sigterm_as_interrupt
+from jobbench.live_target import LiveTarget
+from jobbench.render.plain_progress import PlainProgress
+from jobbench.runner import ScenarioSession, make_workdir
+from jobbench.workers.spawn import group_alive
+
+LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+POLL_S = 0.25
+SHUTDOWN_GRACE_S = 20.0  # Locust writes its reports on the way out
+
+
+@dataclass(frozen=True)
+class LocustRequest:
+    target: LiveTarget | None  # None: the embedded fake queue with `scenario`'s workers
+    scenario: Scenario
+    headless: bool = False
+    users: int = 10
+    spawn_rate: float = 10.0
+    run_time: str | None = None
+    json_file: Path | None = None
+    csv: str | None = None
+    html: Path | None = None
+    web_host: str = "127.0.0.1"
+    web_port: int = 8089
+    master: bool = False
+    locust_worker: bool = False
+    processes: int | None = None
+    max_fail_ratio: float = 0.01
+    payload_bytes: int = 0
+    inputs_file: Path | None = None
+    input_json: str | None = None
+    seed: int | None = None
+    extra: tuple[str, ...] = ()
+
+    @property
+    def is_locust_worker(self) -> bool:
+        """A Locust worker node gets its host and users from the master: no queue here."""
+        return self.locust_worker or "--worker" in self.extra
+
+
+def locust_argv(req: LocustRequest, host: str | None, json_base: Path) -> list[str]:
+    argv = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE)]
+    if req.is_locust_worker:
+        return argv + (["--worker"] if req.locust_worker else []) + _distributed(req) + [*req.extra]
+    assert host is not None
+    argv += ["--host", host, "--users", str(req.users), "--spawn-rate", f"{req.spawn_rate:g}"]
+    argv += ["--json-file", str(json_base)]  # Locust adds the .json
+    if req.headless:
+        argv.append("--headless")
+    else:
+        argv += ["--web-host", req.web_host, "--web-port", str(req.web_port)]
+    if req.run_time:
+        argv += ["--run-time", req.run_time] + ([] if req.headless else ["--autostart"])
+    if req.csv:
+        argv += ["--csv", req.csv]
+    if req.html:
+        argv += ["--html", str(req.html)]
+    if req.master:
+        argv.append("--master")
+    return argv + _distributed(req) + list(req.extra)
+
+
+def _distributed(req: LocustRequest) -> list[str]:
+    return ["--processes", str(req.processes)] if req.processes else []
+
+
+def locust_env(req: LocustRequest) -> dict[str, str]:
+    env = dict(os.environ)
+    if req.target is not None and req.target.api_key:
+        env["JOBBENCH_API_KEY"] = req.target.api_key  # by env: never on a command line
+    env["JOBBENCH_JOB_SECONDS"] = f"{req.scenario.job_seconds:g}"
+    if req.payload_bytes:
+        env["JOBBENCH_PAYLOAD_BYTES"] = str(req.payload_bytes)
+    if req.inputs_file is not None:
+        env["JOBBENCH_INPUTS"] = str(req.inputs_file.resolve())
+    if req.input_json is not None:
+        env["JOBBENCH_INPUT"] = req.input_json
+    return env
+
+
+def json_paths(req: LocustRequest, tmp: Path) -> tuple[Path, Path]:
+    """(what Locust is told, what it writes): `--json-file X` makes Locust write X.json."""
+    if req.json_file is None:
+        return tmp / "locust", tmp / "locust.json"
+    written = req.json_file if req.json_file.suffix == ".json" else Path(f"{req.json_file}.json")
+    return written.with_suffix(""), written
+
+
+def locust_command(req: LocustRequest) -> int:
+    if not 0.0 <= req.max_fail_ratio <= 1.0:
+        raise UsageError(f"--max-fail-ratio {req.max_fail_ratio}: use a fraction like 0.01")
+    session: ScenarioSession | None = None
+    with sigterm_as_interrupt(), tempfile.TemporaryDirectory(prefix="jobbench-locust-") as tmp:
+        json_base, json_written = json_paths(req, Path(tmp))
+        json_written.unlink(missing_ok=True)  # never judge a previous run's stats
+        try:
+            host = None
+            if req.target is not None:
+                host = req.target.url
+            elif not req.is_locust_worker:
+                session = _start_queue(req)
+                host = session.endpoint_url
+            code = run_locust(locust_argv(req, host, json_base), locust_env(req), session)
+        finally:
+            if session is not None:
+                session.stop()
+        if req.is_locust_worker:  # its stats live on the master
+            return EXIT_OK if code in (0, 1) else EXIT_RUN_FAILED
+        return judge(json_written, req.max_fail_ratio, code)
+
+
+def _start_queue(req: LocustRequest) -> ScenarioSession:
+    session = ScenarioSession(
+        req.scenario, make_workdir(), PlainProgress(quiet=True), seed=req.seed
+    )
+    try:
+        session.start()
+    except BaseException:
+        session.stop()
+        raise
+    print(
+        f"fake queue {session.endpoint_url}: {req.scenario.workers} x "
+        f"{req.scenario.worker.describe()} x {req.scenario.slots} slots",
+        file=sys.stderr,
+        flush=True,
+    )
+    return session
+
+
+def run_locust(argv: list[str], env: dict[str, str], session: ScenarioSession | None) -> int:
+    """Run Locust in its own process group until it exits; Ctrl-C is passed on to it (it then
+    writes its reports), and nothing of it outlives this call."""
+    # stdin is not a terminal for Locust: its keyboard poller would stop a background group.
+    process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        while True:
+            try:
+                return process.wait(POLL_S)
+            except subprocess.TimeoutExpired:
+                pass
+            if session is not None:
+                session.check_workers()  # a dead worker ends the run (exit 4), never silently
+    except KeyboardInterrupt:
+        _signal(process.pid, signal.SIGINT)
+        try:
+            return process.wait(SHUTDOWN_GRACE_S)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            return -1
+    finally:
+        _stop_group(process)
+
+
+def _signal(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM what is left of Locust's group (e.g. --processes children), then SIGKILL."""
+    pgid = process.pid
+    if process.poll() is None or group_alive(pgid):
+        _signal(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + 5.0
+        while group_alive(pgid) and time.monotonic() < deadline:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(0.05)
+        _signal(pgid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(5.0)
+
+
+def judge(json_file: Path, max_fail_ratio: float, locust_code: int) -> int:
+    """Exit 4 when the JOB failure ratio is over the limit (Locust's own exit code is 1 on any
+    failed request, 429s included, so it is not used)."""
+    if locust_code not in (0, 1) and not json_file.exists():
+        raise RunFailed(f"Locust exited with code {locust_code}; see its output above")
+    stats = job_stats(read_stats(json_file))
+    print(f"JOB: {stats.describe()}", file=sys.stderr, flush=True)
+    if stats.jobs and stats.fail_ratio > max_fail_ratio:
+        raise RunFailed(
+            f"job failure ratio {stats.fail_ratio:.2%} is over --max-fail-ratio "
+            f"{max_fail_ratio:g} ({stats.failures} of {stats.jobs} jobs failed)"
+        )
+    return EXIT_OK
+
+
+def locust_request(flags: dict[str, object]) -> LocustRequest:
+    """Flags (a plain dict from the CLI) -> the frozen request; raw strings stop here."""
+    from jobbench.commands import latency_from_flags, scenario_name
+    from jobbench.config import validate_scenario, worker_spec
+    from jobbench.live_target import live_target
+
+    f: dict[str, Any] = dict(flags)
+    spec = worker_spec(f["worker"], f["policy"], f["take_ahead"], f["sdk"], f["python"])
+    scenario = validate_scenario(
+        Scenario(
+            name=scenario_name(f["workers"], 1, f["job_seconds"]),
+            workers=f["workers"],
+            slots=f["slots"],
+            burst=1,
+            job_seconds=f["job_seconds"],
+            worker=spec,
+            latency=latency_from_flags(f),
+        )
+    )
+    if f["input_json"] is not None and f["inputs"] is not None:
+        raise UsageError("--input and --inputs: give one of them, not both")
+    if f["inputs"] is not None and not Path(f["inputs"]).is_file():
+        raise UsageError(f"--inputs {f['inputs']}: no such file; give a JSONL file of inputs")
+    target = live_target(f["endpoint"], f["api_key"]) if f["endpoint"] else None
+    return LocustRequest(
+        target=target,
+        scenario=scenario,
+        headless=f["headless"],
+        users=f["users"],
+        spawn_rate=f["spawn_rate"],
+        run_time=f["run_time"],
+        json_file=f["json_file"],
+        csv=f["csv"],
+        html=f["html"],
+        web_host=f["web_host"],
+        web_port=f["web_port"],
+        master=f["master"],
+        locust_worker=f["locust_worker"],
+        processes=f["processes"],
+        max_fail_ratio=f["max_fail_ratio"],
+        payload_bytes=f["payload_bytes"],
+        inputs_file=f["inputs"],
+        input_json=f["input_json"],
+        seed=f["seed"],
+        extra=tuple(f["locust_args"] or ()),
+    )

@@ -1,0 +1,298 @@
+"""`jobbench run --endpoint`: bursts at a live endpoint (or anything speaking RunPod's client API).
+
+No queue and no workers are started; each rep is one burst submitted via /run and followed via
+/status until every job is terminal. Results use the same schema as fake-queue runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jobbench import live_metrics, metrics
+from jobbench.config import read_inputs
+from jobbench.drive.live import BurstPlan, LiveBurst
+from jobbench.drive.live_http import LiveHttp
+from jobbench.drive.live_records import BurstRecord
+from jobbench.errors import EXIT_OK, Interrupted, JobbenchError, RunFailed, UsageError
+from jobbench.live_target import (
+    LiveTarget,
+    confirm_burst,
+    describe_rate,
+    live_target,
+    parse_submit_rate,
+)
+from jobbench.results import (
+    EventsWriter,
+    environment,
+    new_document,
+    print_json,
+    result_path,
+    write_json,
+)
+from jobbench.runner import Progress
+from jobbench.stats import summary
+
+CANCEL_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class LiveRunConfig:
+    target: LiveTarget
+    burst: int
+    job_seconds: float
+    inputs: tuple[Any, ...]
+    reps: int
+    label: str
+    out: Path
+    submit_rate: float | None
+    save_events: bool = True
+    quiet: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"live-{self.burst}j-{self.job_seconds:g}s"
+
+    def job_inputs(self) -> tuple[Any, ...]:
+        values = self.inputs or ({"seconds": self.job_seconds},)
+        return tuple(values[i % len(values)] for i in range(self.burst))
+
+    def rep_timeout_s(self) -> float:
+        """A bound, never tight: cold starts, then every job on one slot, then the pacing."""
+        submit_s = self.burst / (self.submit_rate or 95.0)
+        return 300.0 + self.burst * max(self.job_seconds, 0.1) + submit_s
+
+
+def live_config(flags: dict[str, Any]) -> LiveRunConfig:
+    if flags.get("server"):
+        raise UsageError("--server and --endpoint: give one (a fake queue URL or a live endpoint)")
+    if flags.get("html") is not None:
+        raise UsageError("--html: the HTML report does not cover live results yet; drop --html")
+    for flag in ("burst", "reps"):
+        if flags[flag] < 1:
+            raise UsageError(f"--{flag} {flags[flag]}: must be a whole number >= 1")
+    label = flags["label"]
+    if not label or any(c in label for c in "/\\") or label.startswith("."):
+        raise UsageError(f"--label {label!r}: use a plain file name like main or pr-123")
+    return LiveRunConfig(
+        target=live_target(flags["endpoint"], flags["api_key"]),
+        burst=flags["burst"],
+        job_seconds=flags["job_seconds"],
+        inputs=read_inputs(flags["input_json"], flags["inputs"]),
+        reps=flags["reps"],
+        label=label,
+        out=Path(flags["out"]),
+        submit_rate=parse_submit_rate(flags.get("submit_rate")),
+        save_events=flags["events"],
+        quiet=flags["quiet"],
+    )
+
+
+def ask_stdin(question: str) -> bool:
+    sys.stderr.write(question + " [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def live_run_command(flags: dict[str, Any]) -> int:
+    from jobbench.commands import make_progress
+
+    cfg = live_config(flags)
+    confirm_burst(
+        cfg.target.url,
+        cfg.burst,
+        cfg.reps,
+        yes=bool(flags.get("yes")),
+        interactive=sys.stdin.isatty(),
+        ask=ask_stdin,
+    )
+    console, progress = make_progress(cfg.quiet)
+    doc = run_live(cfg, progress)
+    path = result_path(cfg.out, cfg.label)
+    if flags["json_out"]:
+        print_json(doc)
+    else:
+        render_live(doc, console, saved_to=str(path))
+    return EXIT_OK
+
+
+def scenario_entry(cfg: LiveRunConfig) -> dict[str, Any]:
+    return {
+        "name": cfg.name,
+        "params": {
+            "workers": None,
+            "slots": None,
+            "burst": cfg.burst,
+            "job_seconds": cfg.job_seconds,
+            "take_ahead": None,
+            "worker": "live",
+            "policy": None,
+            "latency": None,
+            "submit_rate": describe_rate(cfg.submit_rate),
+            "inputs": len(cfg.inputs) or None,
+        },
+        "ideal_s": None,
+        "worker": "live endpoint",
+        "sdk": None,
+        "reps": [],
+        "summary": {},
+    }
+
+
+def run_live(cfg: LiveRunConfig, progress: Progress) -> dict[str, Any]:
+    """Every rep, saving after each; on Ctrl-C or failure what was measured is saved too."""
+    doc = new_document(cfg.label, {"kind": "live", "endpoint": cfg.target.url}, environment(None))
+    entry = scenario_entry(cfg)
+    doc["scenarios"].append(entry)
+    path = result_path(cfg.out, cfg.label)
+    writer = EventsWriter(path.with_suffix(".events.jsonl")) if cfg.save_events else None
+    raw: list[dict[str, Any]] = []
+    try:
+        asyncio.run(_preflight(cfg.target))
+        progress.message(
+            f"live endpoint {cfg.target.url}: {cfg.burst} jobs x {cfg.reps} reps, "
+            f"/run paced {describe_rate(cfg.submit_rate)}"
+        )
+        for rep in range(1, cfg.reps + 1):
+            progress.rep_started(cfg.name, rep, cfg.reps, cfg.burst)
+            record = asyncio.run(_drive(cfg, progress))
+            figures = live_metrics.live_rep_metrics(record, keep_samples=True)
+            _add_rep(entry, figures, raw)
+            if writer is not None:
+                writer.write_rep(cfg.name, rep, live_metrics.live_events(record))
+            write_json(doc, path)
+            progress.rep_finished(cfg.name, rep, figures)
+            _raise_if_stopped(record, rep, path)
+        doc["complete"] = True
+    except KeyboardInterrupt:
+        _mark(doc, "interrupted (Ctrl-C) before every rep ran", interrupted=True)
+        raise Interrupted(f"interrupted: partial results saved in {path}") from None
+    except Interrupted as exc:
+        _mark(doc, str(exc), interrupted=True)
+        raise
+    except JobbenchError as exc:
+        _mark(doc, str(exc), interrupted=False)
+        raise
+    finally:
+        write_json(doc, path)
+        if writer is not None:
+            writer.close()
+    return doc
+
+
+def _add_rep(entry: dict[str, Any], figures: dict[str, Any], raw: list[dict[str, Any]]) -> None:
+    """Partial reps are kept; the summary uses the complete ones when there are any."""
+    entry["reps"].append({k: v for k, v in figures.items() if k != "_samples"})
+    raw.append(figures)
+    whole = [i for i, rep in enumerate(entry["reps"]) if "partial" not in rep]
+    keep = whole or list(range(len(entry["reps"])))
+    reps = [entry["reps"][i] for i in keep]
+    entry["summary"] = metrics.summarise_reps(reps)
+    spans = [rep["submission"]["span_s"] for rep in reps if rep["submission"]["span_s"] is not None]
+    entry["summary"]["submission_span_s"] = (
+        {k: round(v, 6) for k, v in summary(spans).items() if k in ("median", "min", "max")}
+        if spans
+        else None
+    )
+    entry["pooled_phases"] = metrics.pooled_phases([raw[i] for i in keep])
+
+
+def _raise_if_stopped(record: BurstRecord, rep: int, path: Path) -> None:
+    if record.stopped is None:
+        return
+    pending = sum(1 for job in record.jobs if job.outcome == "accepted" and job.done_ns is None)
+    cancelled = record.counts["cancelled"]
+    if record.stopped == "interrupted":
+        raise Interrupted(
+            f"interrupted in rep {rep}: cancelled {cancelled} of {pending} unfinished jobs; "
+            f"partial results saved in {path}"
+        )
+    if record.stopped == "timeout":
+        raise RunFailed(
+            f"rep {rep} did not finish in time: {pending} jobs unfinished ({cancelled} "
+            f"cancelled); partial results saved in {path}"
+        )
+    raise record.error or RunFailed(f"rep {rep} failed; partial results saved in {path}")
+
+
+def _mark(doc: dict[str, Any], error: str, *, interrupted: bool) -> None:
+    doc["complete"], doc["interrupted"], doc["error"] = False, interrupted, error
+
+
+async def _preflight(target: LiveTarget) -> None:
+    http = LiveHttp(target, max_connections=4)
+    try:
+        await http.preflight()
+    finally:
+        await http.close()
+
+
+async def _drive(cfg: LiveRunConfig, progress: Progress) -> BurstRecord:
+    """One burst; the first Ctrl-C stops it and cancels its pending jobs, a second one skips
+    the cancelling."""
+    stop, hard_stop = asyncio.Event(), asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_sigint() -> None:
+        (hard_stop if stop.is_set() else stop).set()
+
+    with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    expected = None if cfg.inputs else cfg.job_seconds  # the bench handler sleeps that long
+    plan = BurstPlan(
+        cfg.job_inputs(), cfg.submit_rate, cfg.rep_timeout_s(), CANCEL_TIMEOUT_S, expected
+    )
+    http = LiveHttp(cfg.target)
+    try:
+        record = await LiveBurst(http, plan, progress.rep_progress).run(stop, hard_stop)
+        if stop.is_set() and record.stopped is None:  # Ctrl-C just as the burst ended
+            record.stopped = "interrupted"
+        return record
+    finally:
+        await http.close()
+        with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+def footer_lines(entry: dict[str, Any]) -> list[str]:
+    """What a live table needs beside it: pacing, unknown outcomes, queue depth, resolution."""
+    if not entry["reps"]:
+        return []
+    rep = entry["reps"][-1]
+    sub, jobs, follow = rep["submission"], rep["jobs"], rep["follow"]
+    span = sub["span_s"]
+    lines = [
+        f"submission (last rep): {jobs['submitted']} accepted over {span:.3f} s; retried "
+        f"{sub['throttled']} x 429, {sub['server_errors']} x 5xx; {jobs['unknown']} unknown, "
+        f"{jobs['rejected']} rejected"
+        if span is not None
+        else "no job was accepted",
+        f"health (last rep): max {rep['health']['max_in_queue']} queued, "
+        f"max {rep['health']['max_workers_running']} workers running",
+    ]
+    gap = follow["terminal_uncertainty"]
+    if gap:
+        lines.append(
+            f"terminal times are client-observed, late by up to {gap['p50']:.3f} s "
+            f"(p50) / {gap['max']:.3f} s (max)"
+        )
+    return lines
+
+
+def render_live(doc: dict[str, Any], console: Any, saved_to: str) -> None:
+    from jobbench.commands import _stdout_console
+    from jobbench.render.terminal import scenario_table
+
+    console = console or _stdout_console()
+    for entry in doc["scenarios"]:
+        console.print(scenario_table(entry))
+        for line in footer_lines(entry):
+            console.print(line, style="dim", highlight=False)
+        console.print()
+    console.print(f"target {doc['target']['endpoint']} (live)", highlight=False)
+    console.print(f"saved {saved_to}")

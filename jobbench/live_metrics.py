@@ -1,0 +1,196 @@
+"""Live-mode figures: client-side records of one burst -> a rep dict with metrics.rep_metrics' keys.
+
+There is no server event log at a live endpoint, so (reports/README.md, "live mode"):
+queue wait = the platform's delayTime, service = its executionTime, end-to-end = client-observed
+terminal time - send time of the accepted /run; time to X % from client-observed terminal times,
+counted from the first accepted submit. Figures the client cannot see (takes, utilisation, the
+ideal) are None.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from jobbench.drive.live_records import BurstRecord, HealthSample, JobRecord
+from jobbench.metrics import PHASES, _rounded_phase, _times_to
+from jobbench.stats import jain_fairness
+
+NS_PER_S = 1e9
+SERVED = frozenset({"COMPLETED", "FAILED"})
+NO_TAKES = {
+    "count": None,
+    "empty": None,
+    "asked_mean": None,
+    "got_mean": None,
+    "full_fraction": None,
+    "latency": None,
+}
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def _job_counts(record: BurstRecord, accepted: Sequence[JobRecord]) -> dict[str, int]:
+    outcomes = Counter(job.outcome for job in record.jobs)
+    statuses = Counter(job.status for job in accepted if not job.lost)
+    terminal = sum(statuses[s] for s in ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"))
+    return {
+        "submitted": len(accepted),
+        "completed": statuses["COMPLETED"],
+        "failed": statuses["FAILED"],
+        "cancelled": statuses["CANCELLED"],
+        "timed_out": statuses["TIMED_OUT"],
+        "unfinished": len(accepted) - terminal,
+        "unknown": outcomes["unknown"],
+        "rejected": outcomes["rejected"],
+        "unsent": outcomes["unsent"],
+        "lost": sum(1 for job in accepted if job.lost),
+        "cancelled_by_jobbench": sum(1 for job in accepted if job.cancelled_by_us),
+    }
+
+
+def _samples(accepted: Sequence[JobRecord]) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {phase: [] for phase in PHASES}
+    for job in accepted:
+        if job.status not in SERVED or job.done_ns is None or job.sent_ns is None:
+            continue
+        if job.delay_ms is not None:
+            samples["queue_wait"].append(job.delay_ms / 1000)
+        if job.execution_ms is not None:
+            samples["service"].append(job.execution_ms / 1000)
+        samples["e2e"].append((job.done_ns - job.sent_ns) / NS_PER_S)
+    return samples
+
+
+def _split(accepted: Sequence[JobRecord]) -> dict[str, Any]:
+    counts = Counter(job.worker for job in accepted if job.status in SERVED and job.worker)
+    values = list(counts.values())
+    return {
+        "jobs_per_worker": dict(sorted(counts.items())),
+        "max_min_ratio": _r(max(values) / min(values)) if values else None,
+        "jain": _r(jain_fairness(values)) if values else None,
+    }
+
+
+def _submission(record: BurstRecord, accepted: Sequence[JobRecord]) -> dict[str, Any]:
+    sent = sorted(job.sent_ns for job in accepted if job.sent_ns is not None)
+    span = (sent[-1] - sent[0]) / NS_PER_S if sent else None
+    c = record.counts
+    return {
+        "span_s": _r(span),
+        "rate_jps": _r((len(sent) - 1) / span) if span else None,
+        "requests": c["run_requests"],
+        "throttled": c["run_throttled"],
+        "server_errors": c["run_server_errors"],
+        "not_sent": c["run_not_sent"],
+    }
+
+
+def _follow(record: BurstRecord, accepted: Sequence[JobRecord]) -> dict[str, Any]:
+    """How late a client-observed terminal time can be: the gap since the last pending answer."""
+    gaps = [
+        (job.done_ns - job.last_pending_ns) / NS_PER_S
+        for job in accepted
+        if job.done_ns is not None and job.last_pending_ns is not None
+    ]
+    c = record.counts
+    return {
+        "status_requests": c["status_requests"],
+        "status_errors": c["status_errors"],
+        "terminal_uncertainty": _rounded_phase(gaps),
+        "cancel_requests": c["cancel_requests"],
+    }
+
+
+def _health(samples: Sequence[HealthSample], start: int) -> dict[str, Any]:
+    rows = [
+        [_r((s.t_ns - start) / NS_PER_S), s.in_queue, s.in_progress, s.running, s.idle]
+        for s in samples
+    ]
+
+    def peak(values: list[int | None]) -> int | None:
+        known = [v for v in values if v is not None]
+        return max(known) if known else None
+
+    return {
+        "columns": ["t_s", "in_queue", "in_progress", "workers_running", "workers_idle"],
+        "samples": rows,
+        "max_in_queue": peak([s.in_queue for s in samples]),
+        "max_workers_running": peak([s.running for s in samples]),
+    }
+
+
+def live_rep_metrics(record: BurstRecord, *, keep_samples: bool = False) -> dict[str, Any]:
+    accepted = [job for job in record.jobs if job.outcome == "accepted"]
+    sent = [job.sent_ns for job in accepted if job.sent_ns is not None]
+    start = min(sent) if sent else 0
+    # Jobs jobbench cancelled itself (Ctrl-C, timeout) are not part of the measured drain.
+    done_ts = sorted(
+        job.done_ns for job in accepted if job.done_ns is not None and not job.cancelled_by_us
+    )
+    times = (
+        _times_to(done_ts, start, len(accepted))
+        if accepted
+        else dict.fromkeys(("time_to_first_s", "time_to_p50_s", "time_to_p99_s", "time_to_p100_s"))
+    )
+    span = times["time_to_p100_s"]
+    if span is None and done_ts:
+        span = _r((done_ts[-1] - start) / NS_PER_S)
+    jobs = _job_counts(record, accepted)
+    samples = _samples(accepted)
+    out: dict[str, Any] = {
+        **times,
+        "throughput_jps": _r(jobs["completed"] / span) if span else None,
+        "jobs": jobs,
+        "phases": {phase: _rounded_phase(samples[phase]) for phase in PHASES},
+        "takes": dict(NO_TAKES),
+        "split": _split(accepted),
+        "utilisation": None,
+        "ideal_s": None,
+        "efficiency": None,
+        "submission": _submission(record, accepted),
+        "follow": _follow(record, accepted),
+        "health": _health(record.health, start),
+    }
+    if record.stopped is not None:
+        out["partial"] = record.stopped
+    if keep_samples:
+        out["_samples"] = samples
+    return out
+
+
+def live_events(record: BurstRecord) -> list[dict[str, Any]]:
+    """Client-side records in the event-log shape (submit, done; plus health) for plots."""
+    events: list[dict[str, Any]] = []
+    for job in record.jobs:
+        if job.outcome != "accepted" or job.sent_ns is None:
+            continue
+        events.append({"ev": "submit", "t": job.sent_ns, "job": job.id})
+        if job.done_ns is not None:
+            events.append(
+                {
+                    "ev": "done",
+                    "t": job.done_ns,
+                    "job": job.id,
+                    "status": job.status,
+                    "worker": job.worker,
+                    "delay_ms": job.delay_ms,
+                    "execution_ms": job.execution_ms,
+                }
+            )
+    for s in record.health:
+        events.append(
+            {
+                "ev": "health",
+                "t": s.t_ns,
+                "in_queue": s.in_queue,
+                "in_progress": s.in_progress,
+                "running": s.running,
+                "idle": s.idle,
+            }
+        )
+    events.sort(key=lambda e: e["t"])
+    return events

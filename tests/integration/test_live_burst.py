@@ -1,0 +1,54 @@
+"""Live mode's driver against the in-process fake queue's client API (no workers needed)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable
+
+import httpx
+
+from fake_queue.server import RunningServer
+from jobbench.drive.live import BurstPlan, BurstRecord, LiveBurst
+from jobbench.drive.live_http import LiveHttp
+from jobbench.live_target import LiveTarget
+
+
+async def _stop_when_submitted(burst: LiveBurst, stop: asyncio.Event) -> None:
+    while any(job.outcome == "unsent" for job in burst.record.jobs):
+        await asyncio.sleep(0.01)
+    stop.set()
+
+
+async def _burst_then_stop(server: RunningServer, n: int) -> BurstRecord:
+    http = LiveHttp(LiveTarget(server.endpoint_url, "sekrit"))
+    plan = BurstPlan(tuple({"seconds": 1} for _ in range(n)), None, timeout_s=30)
+    burst = LiveBurst(http, plan, lambda done, total: None)
+    stop, hard = asyncio.Event(), asyncio.Event()
+    try:
+        watcher = asyncio.create_task(_stop_when_submitted(burst, stop))
+        record = await burst.run(stop, hard)
+        await watcher
+        return record
+    finally:
+        await http.close()
+
+
+def test_retries_only_refusals_never_unknown_outcomes_and_cancels_on_stop(
+    start_server: Callable[..., RunningServer],
+) -> None:
+    server = start_server(api_key="sekrit", fault=["run:drop:0.2", "run:429:0.3"], seed=3)
+    record = asyncio.run(_burst_then_stop(server, 40))
+    outcomes = Counter(job.outcome for job in record.jobs)
+    accepted = [job for job in record.jobs if job.outcome == "accepted"]
+    assert outcomes["unknown"] > 0 and outcomes["accepted"] > 0
+    assert outcomes["accepted"] + outcomes["unknown"] == 40
+    assert record.counts["run_throttled"] > 0
+    assert len({job.id for job in accepted}) == len(accepted)
+    headers = {"Authorization": "Bearer sekrit"}
+    counts = httpx.get(server.base_url + "/_bench/state", headers=headers).json()["counts"]
+    # Dropped requests never reached the handler: the server holds exactly the accepted jobs.
+    assert counts["submitted"] == len(accepted)
+    assert record.stopped == "interrupted"
+    assert counts["cancelled"] == len(accepted) == record.counts["cancelled"]
+    assert counts["in_queue"] == 0
