@@ -72,6 +72,7 @@ def run_command(flags: dict[str, Any]) -> int:
     config = run_config(flags)
     plan = Plan(config, api_key=flags["api_key"])
     console, progress = make_progress(config.quiet)
+    progress.message(run_header(config))
     docs = run_plans([plan], progress)
     if flags["json_out"]:
         print_json(docs[0])
@@ -86,6 +87,17 @@ def run_command(flags: dict[str, Any]) -> int:
         if not config.quiet:
             print(f"html report: {written}", file=sys.stderr)
     return EXIT_OK
+
+
+def run_header(config: RunConfig) -> str:
+    """One line: target and model, workers, burst, reps (design.md section 8)."""
+    s = config.scenarios[0]
+    target = f"fake queue at {config.server_url}" if config.server_url else "embedded fake queue"
+    return (
+        f"{target}, take {s.latency.take.describe()} s, wake {s.latency.wake.describe()} s; "
+        f"{s.workers} x {s.worker.describe()} x {s.slots} slots; {s.burst} x "
+        f"{s.job_seconds:g} s jobs; {config.reps} reps"
+    )
 
 
 def make_progress(quiet: bool) -> tuple[Any, Any]:

@@ -29,6 +29,21 @@ HEADER = (
 )
 
 
+def fmt(value: Any, unit: str) -> str:
+    """One figure with its unit, the same in the terminal, Markdown and HTML."""
+    if not isinstance(value, (int, float)):
+        return "-"
+    if unit == "%":
+        return f"{value:.1%}"
+    if unit == "s":
+        return f"{value:.3f} s"
+    if unit == "":
+        return f"{value:.0f}"
+    if unit == "ratio":
+        return f"{value:.3f}"
+    return f"{value:.1f} {unit}"
+
+
 def seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f} s"
 

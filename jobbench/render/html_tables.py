@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from jobbench.render.cells import HEADER, row_cells
+from jobbench.render.cells import HEADER, fmt, row_cells
 
 # (row title, summary key, unit); every figure of `scenarios[].summary` that a reader asks for.
 FIGURES: tuple[tuple[str, str, str], ...] = (
@@ -30,20 +30,6 @@ FIGURES: tuple[tuple[str, str, str], ...] = (
     ("mean take size", "takes_got_mean", "jobs"),
 )
 STATS = ("median", "min", "max")
-
-
-def fmt(value: Any, unit: str) -> str:
-    if not isinstance(value, (int, float)):
-        return "-"
-    if unit == "%":
-        return f"{value:.1%}"
-    if unit == "s":
-        return f"{value:.3f} s"
-    if unit == "":
-        return f"{value:.0f}"
-    if unit == "ratio":
-        return f"{value:.3f}"
-    return f"{value:.1f} {unit}"
 
 
 def _cells(values: Sequence[str], tag: str = "td") -> str:

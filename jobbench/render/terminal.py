@@ -9,6 +9,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from jobbench.render.cells import fmt
+
 ROWS: tuple[tuple[str, str, str], ...] = (
     ("time to 50 %", "time_to_p50_s", "s"),
     ("time to 99 %", "time_to_p99_s", "s"),
@@ -24,18 +26,6 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("mean take size", "takes_got_mean", "jobs"),
     ("efficiency", "efficiency", "%"),
 )
-
-
-def fmt(value: Any, unit: str) -> str:
-    if value is None:
-        return "-"
-    if unit == "%":
-        return f"{value:.1%}"
-    if unit == "s":
-        return f"{value:.3f} s"
-    if unit == "":
-        return f"{value:.0f}"
-    return f"{value:.1f} {unit}"
 
 
 class RichProgress:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -56,3 +59,17 @@ def run_burst(
             return events
         time.sleep(0.05)
     raise AssertionError(f"burst of {count} did not finish in {timeout_s} s")
+
+
+def run_jobbench(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout_s: float = 240
+) -> subprocess.CompletedProcess[str]:
+    """`python -m jobbench ARGS` as CI runs it (CI=true: plain progress lines on stderr)."""
+    return subprocess.run(
+        [sys.executable, "-m", "jobbench", *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        timeout=timeout_s,
+        env={**os.environ, "CI": "true", **(env or {})},
+    )

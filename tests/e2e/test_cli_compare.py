@@ -4,14 +4,14 @@ git refs of an SDK checkout, verdicts and exit codes, bad names."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import runpod
+
+from tests.e2e.helpers import run_jobbench
 
 FAST_SUITE = """
 [suites.fast]
@@ -32,14 +32,7 @@ scenarios = [{name = "tiny", workers = 1, slots = 4, burst = 8, job_seconds = 0.
 def jobbench(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "jobbench", *args],
-        cwd=cwd,
-        text=True,
-        capture_output=True,
-        timeout=240,
-        env={**os.environ, "CI": "true", **(env or {})},
-    )
+    return run_jobbench(*args, cwd=cwd, env=env)
 
 
 @pytest.fixture(scope="module")

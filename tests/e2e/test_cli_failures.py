@@ -13,19 +13,14 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.e2e.helpers import run_jobbench
+
 HERE = Path(__file__).parent
 FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
 
 
 def jobbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "jobbench", *args],
-        cwd=cwd,
-        text=True,
-        capture_output=True,
-        timeout=120,
-        env={**os.environ, "CI": "true"},
-    )
+    return run_jobbench(*args, cwd=cwd, timeout_s=120)
 
 
 @pytest.mark.parametrize(

@@ -7,15 +7,15 @@ Needs /usr/bin/chromium (Debian: `apt-get install -y chromium`); without it this
 
 from __future__ import annotations
 
-import os
 import struct
 import subprocess
-import sys
 import zlib
 from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.helpers import run_jobbench
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
@@ -39,14 +39,7 @@ pytestmark = pytest.mark.e2e
 
 
 def jobbench(*args: str, cwd: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "jobbench", *args],
-        cwd=cwd,
-        text=True,
-        capture_output=True,
-        timeout=180,
-        env={**os.environ, "CI": "true"},
-    )
+    done = run_jobbench(*args, cwd=cwd, timeout_s=180)
     assert done.returncode == 0, done.stderr
 
 

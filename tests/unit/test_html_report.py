@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import heapq
 import json
-import os
 import re
 import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from jobbench.render.series import RepSeries, Span, count_over_time, rep_series,
 from jobbench.render.timeline import timeline
 from jobbench.report_command import ReportRequest, report_command
 from jobbench.results import SCHEMA, EventsWriter, write_json
+from tests.e2e.helpers import run_jobbench
 
 RUN = [
     "run", "--worker", "model", "--policy", "drain", "--workers", "2", "--slots", "4",
@@ -33,14 +32,7 @@ PLOTS = ("slot timeline", "completion", "queue depth", "take sizes", "take laten
 
 
 def jobbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "jobbench", *args],
-        cwd=cwd,
-        text=True,
-        capture_output=True,
-        timeout=180,
-        env={**os.environ, "CI": "true"},
-    )
+    return run_jobbench(*args, cwd=cwd, timeout_s=180)
 
 
 @pytest.fixture(scope="module")
