@@ -80,12 +80,9 @@ def run_command(flags: dict[str, Any]) -> int:
         from jobbench.render.terminal import render_result
 
         render_result(docs[0], console or _stdout_console(), saved_to=str(plan.path))
-    if flags.get("html") is not None:
-        from jobbench.report_command import write_report
+    from jobbench.report_command import report_after_run
 
-        written = write_report(docs, [plan.path], Path(flags["html"]))
-        if not config.quiet:
-            print(f"html report: {written}", file=sys.stderr)
+    report_after_run(docs[0], plan.path, flags.get("html"), config.quiet)
     return EXIT_OK
 
 

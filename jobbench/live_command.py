@@ -71,8 +71,6 @@ class LiveRunConfig:
 def live_config(flags: dict[str, Any]) -> LiveRunConfig:
     if flags.get("server"):
         raise UsageError("--server and --endpoint: give one (a fake queue URL or a live endpoint)")
-    if flags.get("html") is not None:
-        raise UsageError("--html: the HTML report does not cover live results yet; drop --html")
     for flag in ("burst", "reps"):
         if flags[flag] < 1:
             raise UsageError(f"--{flag} {flags[flag]}: must be a whole number >= 1")
@@ -118,6 +116,9 @@ def live_run_command(flags: dict[str, Any]) -> int:
         print_json(doc)
     else:
         render_live(doc, console, saved_to=str(path))
+    from jobbench.report_command import report_after_run
+
+    report_after_run(doc, path, flags.get("html"), cfg.quiet)
     return EXIT_OK
 
 

@@ -8,6 +8,7 @@ NAME is a saved label (reports/NAME.json), a result file, or a comparison file
 from __future__ import annotations
 
 import json
+import sys
 import webbrowser
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,6 +59,15 @@ def write_report(
     html.parent.mkdir(parents=True, exist_ok=True)
     html.write_text(render_page(sides, comparison), encoding="utf-8")
     return html
+
+
+def report_after_run(doc: dict[str, Any], path: Path, html: Path | None, quiet: bool) -> None:
+    """`--html FILE` on `run`: the page for the result just saved at `path`."""
+    if html is None:
+        return
+    written = write_report([doc], [path], html)
+    if not quiet:
+        print(f"html report: {written}", file=sys.stderr)
 
 
 def _result_file(name: str, out: Path) -> Path:

@@ -124,7 +124,9 @@ def _verdict(comparison: dict[str, Any]) -> str:
 
 def _params_line(entry: dict[str, Any]) -> str:
     p = entry.get("params", {})
-    lat = p.get("latency", {})
+    lat = p.get("latency")
+    if not isinstance(lat, dict):  # a live endpoint: the platform's latencies, not a model's
+        return f"live endpoint; {p.get('burst')} jobs of {p.get('job_seconds')} s"
     return (
         f"{p.get('workers')} workers x {p.get('slots')} slots, {p.get('burst')} jobs of "
         f"{p.get('job_seconds')} s; take latency {lat.get('take')} s, wake {lat.get('wake')} s, "

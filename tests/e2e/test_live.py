@@ -111,8 +111,10 @@ def test_a_throttled_faulty_endpoint_gets_each_job_exactly_once(
 ) -> None:
     queue.reset()
     args = ["--endpoint", queue.endpoint, "--burst", "50", "--reps", "1", "--job-seconds", "0.05"]
-    result = live_run(*args, "--label", "live", "--json", cwd=tmp_path)
+    page = tmp_path / "live.html"
+    result = live_run(*args, "--label", "live", "--json", "--html", str(page), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+    assert "live endpoint; 50 jobs" in page.read_text() and KEY not in page.read_text()
     doc = json.loads(result.stdout)
     assert doc["target"] == {"kind": "live", "endpoint": queue.endpoint}
     assert doc["complete"] is True and doc["schema"] == "jobbench.result/1"
