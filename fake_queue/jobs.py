@@ -1,0 +1,88 @@
+"""Job records, takes and what the queue knows of each worker; statuses and the clock."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+IN_QUEUE = "IN_QUEUE"
+IN_PROGRESS = "IN_PROGRESS"
+COMPLETED = "COMPLETED"
+FAILED = "FAILED"
+CANCELLED = "CANCELLED"
+TIMED_OUT = "TIMED_OUT"
+TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED, TIMED_OUT})
+
+DEFAULT_TTL_S = 86_400.0
+WORKER_SEEN_GRACE_S = 10.0
+
+Event = dict[str, Any]
+
+
+def now_ns() -> int:
+    return time.monotonic_ns()
+
+
+@dataclass(slots=True, eq=False)
+class Job:
+    id: str
+    input: Any
+    submitted_ns: int
+    extra: dict[str, Any] = field(default_factory=dict)
+    status: str = IN_QUEUE
+    worker: str | None = None
+    take: Take | None = None
+    handed_to: set[str] = field(default_factory=set)
+    delivered_ns: int | None = None
+    done_ns: int | None = None
+    output: Any = None
+    error: Any = None
+    progress: Any = None
+    stream: list[Any] = field(default_factory=list)
+    execution_timeout_s: float | None = None
+    ttl_s: float = DEFAULT_TTL_S
+    retries: int = 0
+    timeout_handle: asyncio.TimerHandle | None = None
+    watchers: list[asyncio.Future[None]] = field(default_factory=list)
+
+    def payload(self) -> dict[str, Any]:
+        """What a worker receives for this job."""
+        return {"id": self.id, "input": self.input, **self.extra}
+
+    def expired(self, at_ns: int) -> bool:
+        return at_ns - self.submitted_ns > self.ttl_s * 1e9
+
+
+@dataclass(slots=True, eq=False)
+class Take:
+    id: int
+    worker: str
+    asked: int
+    job_in_progress: bool
+    arrived_ns: int
+    claimed: asyncio.Future[None]
+    jobs: list[Job] = field(default_factory=list)
+    kind: str = "empty"  # queued | woken | empty
+    answer_at_ns: int = 0
+    gone: bool = False
+    settled: bool = False
+
+
+@dataclass(slots=True)
+class WorkerSeen:
+    last_seen_ns: int
+    waiting_takes: int = 0
+    held: set[str] = field(default_factory=set)
+    stops: list[str] = field(default_factory=list)
+    stop_waiter: asyncio.Future[None] | None = None
+
+
+class JobError(Exception):
+    """A request about a job the queue cannot honour; `status` is the HTTP answer."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
