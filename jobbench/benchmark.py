@@ -65,9 +65,14 @@ def preflight(plans: list[Plan]) -> dict[tuple[int, int], dict[str, Any]]:
     return sdks
 
 
-def run_plans(plans: list[Plan], progress: Progress) -> list[dict[str, Any]]:
-    """Run every plan's scenarios; with several plans, reps alternate A, B, A, B..."""
+def run_plans(
+    plans: list[Plan], progress: Progress, header: str | None = None
+) -> list[dict[str, Any]]:
+    """Run every plan's scenarios; with several plans, reps alternate A, B, A, B...
+    `header` is shown once the settings have passed the preflight checks."""
     sdks = preflight(plans)
+    if header:
+        progress.message(header)
     docs = [_document(plan) for plan in plans]
     writers = [
         EventsWriter(plan.path.with_suffix(".events.jsonl")) if plan.config.save_events else None

@@ -72,8 +72,7 @@ def run_command(flags: dict[str, Any]) -> int:
     config = run_config(flags)
     plan = Plan(config, api_key=flags["api_key"])
     console, progress = make_progress(config.quiet)
-    progress.message(run_header(config))
-    docs = run_plans([plan], progress)
+    docs = run_plans([plan], progress, header=run_header(config))
     if flags["json_out"]:
         print_json(docs[0])
     else:
