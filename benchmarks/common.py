@@ -8,10 +8,12 @@ machine, so client-side and server-side times can be compared directly.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
 import platform
+import shlex
 import signal
 import subprocess
 import sys
@@ -266,3 +268,22 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
     return "\n".join(lines)
+
+
+def add_server_args(p: argparse.ArgumentParser, launcher_help: str = "") -> None:
+    """--launcher and --server-arg, the same in every benchmark."""
+    p.add_argument(
+        "--launcher",
+        default=None,
+        help="command to run instead of `python -m fake_queue` (same flags)" + launcher_help,
+    )
+    p.add_argument(
+        "--server-arg",
+        action="append",
+        default=[],
+        help="extra flag for the server/launcher, repeatable",
+    )
+
+
+def launcher_argv(args: argparse.Namespace) -> list[str] | None:
+    return shlex.split(args.launcher) if args.launcher else None

@@ -13,7 +13,6 @@ separately parsed object per job (what /run submissions cost). Target: < 200 MB 
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -21,8 +20,10 @@ from typing import Any
 
 from common import (
     CpuMeter,
+    add_server_args,
     describe_cpu,
     http_json,
+    launcher_argv,
     print_machine,
     server_process,
     state,
@@ -57,7 +58,7 @@ def fill(url: str, jobs: int, burst_size: int, mode: str) -> float:
 
 
 def measure(args: argparse.Namespace, mode: str) -> dict[str, Any]:
-    launcher = shlex.split(args.launcher) if args.launcher else None
+    launcher = launcher_argv(args)
     with server_process(["--hold", "20", *args.server_arg], launcher) as srv:
         time.sleep(args.settle)
         before = vm_rss_kib(srv.pid)
@@ -89,17 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--burst", type=int, default=10_000, help="jobs per burst (default 10,000)")
     p.add_argument("--mode", choices=("shared", "distinct", "both"), default="both")
     p.add_argument("--settle", type=float, default=0.5, help="pause before reading RSS, s")
-    p.add_argument(
-        "--launcher",
-        default=None,
-        help="command to run instead of `python -m fake_queue` (same flags)",
-    )
-    p.add_argument(
-        "--server-arg",
-        action="append",
-        default=[],
-        help="extra flag for the server/launcher, repeatable",
-    )
+    add_server_args(p)
     args = p.parse_args(argv)
 
     print_machine()

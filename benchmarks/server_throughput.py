@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import multiprocessing as mp
 import os
-import shlex
 import shutil
 import sys
 import time
@@ -30,10 +29,12 @@ from typing import Any
 import aiohttp
 from common import (
     CpuMeter,
+    add_server_args,
     all_events,
     burst,
     cpu_seconds,
     describe_cpu,
+    launcher_argv,
     print_machine,
     server_process,
     state,
@@ -266,24 +267,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="event loop of the client processes (default uvloop if installed)",
     )
-    p.add_argument(
-        "--launcher",
-        default=None,
-        help="command to run instead of `python -m fake_queue` (same flags), e.g. "
-        '"python benchmarks/server_variants.py --variant uvloop"',
-    )
+    add_server_args(p)
     p.add_argument(
         "--profile",
         default=None,
         metavar="PREFIX",
         help="record the server with py-spy during the window (PREFIX.Nprocs.txt, raw "
         "stacks; summarise with benchmarks/pyspy_summary.py); adds a little load",
-    )
-    p.add_argument(
-        "--server-arg",
-        action="append",
-        default=[],
-        help="extra flag for the server/launcher, repeatable",
     )
     args = p.parse_args(argv)
     if args.client_loop is None:
@@ -293,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             args.client_loop = "uvloop"
         except ImportError:
             args.client_loop = "asyncio"
-    launcher = shlex.split(args.launcher) if args.launcher else None
+    launcher = launcher_argv(args)
 
     print_machine()
     rows = []

@@ -19,7 +19,6 @@ import asyncio
 import bisect
 import json
 import os
-import shlex
 import sys
 import time
 from collections import defaultdict
@@ -29,8 +28,10 @@ from typing import Any
 import aiohttp
 from common import (
     CpuMeter,
+    add_server_args,
     all_events,
     describe_cpu,
+    launcher_argv,
     print_machine,
     server_process,
     summary,
@@ -177,7 +178,7 @@ def analyse(
 def run_pass(args: argparse.Namespace, scale: str) -> dict[str, Any]:
     take_s, wake_s = SCALES[scale]
     rounds = args.rounds or (12 if scale == "full" else 30)
-    launcher = shlex.split(args.launcher) if args.launcher else None
+    launcher = launcher_argv(args)
     srv_args = [
         "--take-latency",
         str(take_s),
@@ -262,18 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         help="pause after all clients poll again, before the next round (s)",
     )
     p.add_argument("--hold", type=float, default=20.0, help="server --hold (s)")
-    p.add_argument(
-        "--launcher",
-        default=None,
-        help="command to run instead of `python -m fake_queue` (same flags), e.g. "
-        '"python benchmarks/server_variants.py --variant gc-freeze"',
-    )
-    p.add_argument(
-        "--server-arg",
-        action="append",
-        default=[],
-        help="extra flag for the server/launcher, repeatable",
-    )
+    add_server_args(p)
     p.add_argument("--json", default=None, help="also write the raw figures to this file")
     args = p.parse_args(argv)
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from aiohttp import web
 
-from fake_queue.http_util import QUEUE_KEY, BadRequest, error, int_query, json_body
-from fake_queue.queue import TERMINAL, Job, JobError
+from fake_queue.http_util import QUEUE_KEY, BadRequest, int_query, json_body
+from fake_queue.queue import TERMINAL, Job
 
 RUN_LIMIT_BYTES = 10_000_000
 RUNSYNC_LIMIT_BYTES = 20_000_000
@@ -125,6 +125,3 @@ def add_client_routes(app: web.Application, prefix: str) -> None:
     app.router.add_post(prefix + "/retry/{job_id}", retry, name="retry")
     app.router.add_post(prefix + "/purge-queue", purge_queue, name="purge-queue")
     app.router.add_get(prefix + "/health", health, name="health")
-
-
-__all__ = ["JobError", "add_client_routes", "error", "job_status"]

@@ -90,7 +90,7 @@ class ServerThread:
     """The server on its own event loop in a background thread (tests, embedded use)."""
 
     def __init__(self, settings: ServerSettings) -> None:
-        self._settings = replace(settings, port=settings.port)
+        self._settings = settings
         self._loop = precise_loop.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="fake-queue")
@@ -117,9 +117,6 @@ class ServerThread:
             raise self._error
         assert self.server is not None
         return self.server
-
-    def call(self, fn: Callable[[], object]) -> None:
-        self._loop.call_soon_threadsafe(fn)
 
     def stop(self) -> None:
         if self._thread.is_alive():

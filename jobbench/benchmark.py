@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from jobbench import metrics
-from jobbench.config import RunConfig, Scenario
+from jobbench.config import RunConfig, Scenario, WorkerSpec
 from jobbench.errors import Interrupted
 from jobbench.results import (
     EventsWriter,
@@ -57,11 +57,15 @@ def preflight(plans: list[Plan]) -> dict[tuple[int, int], dict[str, Any]]:
     """Check every runpod SDK the workers will import before anything starts or is written:
     a usage error must leave no processes and no half-written result."""
     sdks: dict[tuple[int, int], dict[str, Any]] = {}
+    probed: dict[WorkerSpec, dict[str, Any]] = {}  # one probe per variant, not per scenario
     for p, plan in enumerate(plans):
         for s, scenario in enumerate(plan.config.scenarios):
-            if scenario.worker.kind == "runpod":
-                sdks[p, s] = sdk_info(scenario.worker)
-                check_take_ahead_support(scenario.worker, sdks[p, s])
+            spec = scenario.worker
+            if spec.kind == "runpod":
+                if spec not in probed:
+                    probed[spec] = sdk_info(spec)
+                    check_take_ahead_support(spec, probed[spec])
+                sdks[p, s] = probed[spec]
     return sdks
 
 

@@ -26,10 +26,6 @@ class Side:
     variant: Variant | None = None  # or something to run now
     origin: str = ""
 
-    @property
-    def runs_now(self) -> bool:
-        return self.variant is not None
-
 
 def resolve(name: str, project: Project, out: Path, repo: Path | None, rerun: bool) -> Side:
     tried = []

@@ -69,7 +69,7 @@ class ScenarioSession:
 
     def start(self) -> None:
         spec = self.scenario.worker
-        if spec.kind == "runpod":
+        if spec.kind == "runpod" and self.sdk is None:  # run_plans' preflight passes it in
             self.sdk = sdk_info(spec)
             check_take_ahead_support(spec, self.sdk)
         if self.server_url is None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from fake_queue.server import worker_env
 from jobbench.config import WorkerSpec
-from jobbench.errors import RunFailed, UsageError
+from jobbench.errors import UsageError
 
 HERE = Path(__file__).resolve().parent
 RUNPOD_ENTRY = HERE / "runpod_entry.py"
@@ -116,6 +116,3 @@ def describe_sdk(info: dict[str, Any] | None) -> str | None:
     if not info:
         return None
     return str(info.get("version") or info.get("path"))
-
-
-__all__ = ["RunFailed", "check_take_ahead_support", "sdk_info", "worker_process_spec"]

@@ -23,7 +23,6 @@ PICKUP_S = 0.1  # 1.12.0 run_jobs: FIRST_COMPLETED timeout and idle sleep
 RATE_LIMIT_S = 5.0  # debounce after a 429
 STOP_FLOOR_S = 1.0  # 1.12.0 monitor_stop_signals: floor after an empty poll or an error
 ERROR_PAUSE_S = 1.0  # ours (drain, take-ahead): don't spin on a failing job-take
-TAKE_FIRST_S = 0.0005  # ours: results wait this long when a take is being sent right now
 
 
 class RateLimited(Exception):
@@ -313,16 +312,11 @@ class Drain(Policy):
 
     async def _run(self, job: Job) -> None:
         result = await self.link.handle(job)
-        # The last job of a batch frees the worker: its next take goes out first, so the
-        # queue sees it before this batch's results (they would otherwise delay it).
-        take_first = len(self.running) == 1
-        post = asyncio.create_task(self._post(str(job["id"]), result, take_first))
+        post = asyncio.create_task(self._post(str(job["id"]), result))
         self.posting.add(post)
         post.add_done_callback(self.posting.discard)
 
-    async def _post(self, job_id: str, result: dict[str, Any], take_first: bool) -> None:
-        if take_first:
-            await asyncio.sleep(TAKE_FIRST_S)
+    async def _post(self, job_id: str, result: dict[str, Any]) -> None:
         try:
             await self.link.post_done(job_id, result)
         except Exception as exc:

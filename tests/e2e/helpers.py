@@ -73,3 +73,15 @@ def run_jobbench(
         timeout=timeout_s,
         env={**os.environ, "CI": "true", **(env or {})},
     )
+
+
+def start_jobbench(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    """`python -m jobbench ARGS` in the background, pipes open, as CI runs it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "jobbench", *args],
+        cwd=cwd,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "CI": "true"},
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.e2e.helpers import run_jobbench
+from tests.e2e.helpers import run_jobbench, start_jobbench
 
 HERE = Path(__file__).parent
 FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
@@ -75,31 +74,22 @@ def test_worker_dying_mid_run_exits_4_keeps_partial_result_and_leaves_no_process
 ) -> None:
     inputs = tmp_path / "inputs.jsonl"
     inputs.write_text("\n".join([json.dumps({"seconds": 0.05})] * 15 + [json.dumps({"crash": 1})]))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jobbench",
-            "run",
-            "--worker",
-            f"{sys.executable} {HERE / 'crash_handler.py'}",
-            "--workers",
-            "2",
-            "--slots",
-            "4",
-            "--burst",
-            "64",
-            "--inputs",
-            str(inputs),
-            "--reps",
-            "2",
-            *FAST,
-        ],
+    proc = start_jobbench(
+        "run",
+        "--worker",
+        f"{sys.executable} {HERE / 'crash_handler.py'}",
+        "--workers",
+        "2",
+        "--slots",
+        "4",
+        "--burst",
+        "64",
+        "--inputs",
+        str(inputs),
+        "--reps",
+        "2",
+        *FAST,
         cwd=tmp_path,
-        text=True,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env={**os.environ, "CI": "true"},
     )
     descendants = _descendants_while_running(proc)
     _, stderr = proc.communicate(timeout=120)
@@ -111,29 +101,20 @@ def test_worker_dying_mid_run_exits_4_keeps_partial_result_and_leaves_no_process
 
 
 def test_ctrl_c_stops_promptly_saves_partial_result_marked_interrupted(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jobbench",
-            "run",
-            "--workers",
-            "2",
-            "--slots",
-            "4",
-            "--burst",
-            "400",
-            "--job-seconds",
-            "0.05",
-            "--reps",
-            "3",
-            *FAST,
-        ],
+    proc = start_jobbench(
+        "run",
+        "--workers",
+        "2",
+        "--slots",
+        "4",
+        "--burst",
+        "400",
+        "--job-seconds",
+        "0.05",
+        "--reps",
+        "3",
+        *FAST,
         cwd=tmp_path,
-        text=True,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env={**os.environ, "CI": "true"},
     )
     assert proc.stderr is not None
     for line in proc.stderr:  # wait until a rep is under way

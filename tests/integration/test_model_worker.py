@@ -159,7 +159,7 @@ def test_drain_takes_a_full_batch_once_drained_cycle_take_plus_job(
     for before, take in pairwise(takes):
         last_done = max(done[before["take"]])
         # only once every slot drained (its jobs ran their 0.05 s; results post in the
-        # background, so the take may reach the queue just before them) ...
+        # background, racing the take, so it may reach the queue just before them) ...
         assert take["arrived"] >= before["t"] + 0.05e9
         assert abs(take["arrived"] - last_done) < 0.1e9  # ... and at once: no 1 s tick
         assert not take["in_progress"]
@@ -190,8 +190,8 @@ def test_take_ahead_holds_one_buffer_taken_while_slots_run(
         running = [j for j in delivered if delivered[j] <= take["arrived"] < finished[j]]
         assert running, f"take-ahead {i} arrived while no job ran"
         if i >= 2:  # one buffer at a time: asked for only once the last buffer moved in
-            # (the buffer moves in when handlers return; their results post just after the
-            # take goes out, so allow 10 ms: taking early would be a whole job, 50 ms, early)
+            # (the buffer moves in when handlers return; their results post in the background,
+            # racing the take, so allow 10 ms: taking early would be a whole job, 50 ms, early)
             assert take["arrived"] >= max(done[takes[i - 2]["take"]]) - 0.01e9
     elapsed = seconds_to_last_done(log)
     print(f"take-ahead 8: last done {elapsed:.3f} s (model 0.405)")
