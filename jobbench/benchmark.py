@@ -134,6 +134,7 @@ def _run_scenario(
             server_url=plan.config.server_url,
             api_key=plan.api_key,
             seed=plan.config.seed,
+            pin_queue=plan.config.pin_queue,
             sdk=sdks.get((p, index)),
         )
         for p, (plan, workdir) in enumerate(zip(plans, workdirs))
@@ -151,6 +152,7 @@ def _run_scenario(
             entry = scenario_entry(session.scenario, session.sdk)
             doc["scenarios"].append(entry)
             doc["environment"]["runpod"] = doc["environment"]["runpod"] or describe_sdk(session.sdk)
+            doc["environment"]["cpu_plan"] = session.cpu_plan and session.cpu_plan.to_json()
             entries.append(entry)
         raws: list[list[dict[str, Any]]] = [[] for _ in plans]
         reps = plans[0].config.reps

@@ -56,6 +56,9 @@ def run(
     hold: Annotated[str, Opt(help="long-poll hold, seconds")] = "20",
     done_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0",
     seed: Annotated[int | None, Opt(help="seed for sampled latencies")] = None,
+    pin_queue: Annotated[
+        bool, Opt(help="embedded queue on a CPU of its own, workers on the others (Linux)")
+    ] = True,
     events: Annotated[bool, Opt(help="save raw events to LABEL.events.jsonl")] = True,
     json_out: Annotated[bool, Opt("--json", help="print only the result JSON")] = False,
     quiet: Annotated[bool, Opt(help="no progress output")] = False,
@@ -124,6 +127,9 @@ def compare(
     markdown: Annotated[Path | None, Opt(help="also write a PR-comment body here")] = None,
     quiet: Annotated[bool, Opt(help="no progress output")] = False,
     html: Annotated[Path | None, Opt(help="also write the HTML report (A and B plots)")] = None,
+    pin_queue: Annotated[
+        bool, Opt(help="embedded queue on a CPU of its own, workers on the others (Linux)")
+    ] = True,
 ) -> None:
     """Compare a candidate against a baseline, side by side, with a verdict."""
     raise typer.Exit(_compare(locals(), fail_on_regression))
@@ -259,6 +265,7 @@ def _compare(flags: dict[str, Any], fail_on_regression: bool) -> int:
             gate=GateConfig(flags["metric"], parse_percent(flags["max_regression"])),
             markdown_file=flags["markdown"],
             html=flags.get("html"),
+            pin_queue=flags.get("pin_queue", True),
         )
         return compare_command(request, make_progress(flags["quiet"])[1])
     except JobbenchError as exc:

@@ -58,6 +58,7 @@ def run_config(flags: dict[str, Any]) -> RunConfig:
             seed=flags["seed"],
             quiet=flags["quiet"],
             save_events=flags["events"],
+            pin_queue=flags["pin_queue"],
         )
     )
 

@@ -37,6 +37,7 @@ class CompareRequest:
     markdown_file: Path | None = None
     folder: Path = Path(".")
     html: Path | None = None
+    pin_queue: bool = True
 
 
 def safe_label(name: str) -> str:
@@ -66,6 +67,7 @@ def run_sides(
                 reps=reps,
                 label=safe_label(s.name),
                 out=request.out,
+                pin_queue=request.pin_queue,
             )
         )
         for s in sides

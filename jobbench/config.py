@@ -80,6 +80,7 @@ class RunConfig:
     seed: int | None = None
     quiet: bool = False
     save_events: bool = True
+    pin_queue: bool = True  # embedded queue on a CPU of its own, workers on the others
 
 
 def validate_scenario(s: Scenario) -> Scenario:

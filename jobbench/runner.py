@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from jobbench import metrics
 from jobbench.config import Scenario
+from jobbench.cpu_plan import CpuPlan, pin, plan_cpus
 from jobbench.drive.bench_client import BenchClient
 from jobbench.drive.embedded import EmbeddedQueue, start_embedded_queue
 from jobbench.errors import RunFailed
@@ -53,6 +54,8 @@ class ScenarioSession:
     server_url: str | None = None
     api_key: str | None = None
     seed: int | None = None
+    pin_queue: bool = True
+    cpu_plan: CpuPlan | None = None
     sdk: dict[str, Any] | None = None
     queue: EmbeddedQueue | None = None
     client: BenchClient | None = None
@@ -75,6 +78,9 @@ class ScenarioSession:
         if self.server_url is None:
             self.queue = start_embedded_queue(self.workdir / "fake_queue.log", seed=self.seed)
             base, self.endpoint_url = self.queue.base_url, self.queue.endpoint_url
+            self.cpu_plan = plan_cpus() if self.pin_queue else None
+            if self.cpu_plan is not None:
+                pin(self.queue.process.pid, self.cpu_plan.queue)
         else:
             base = self.server_url.split("/v2/")[0].rstrip("/")
             self.endpoint_url = self.server_url if "/v2/" in self.server_url else base + "/v2/local"
@@ -100,6 +106,8 @@ class ScenarioSession:
             worker = WorkerProcess(worker_id, argv, env, self.workdir / f"{worker_id}.log")
             self.workers.append(worker)
             worker.start()
+            if self.cpu_plan is not None and worker.popen is not None:
+                pin(worker.popen.pid, self.cpu_plan.workers)  # what it forks later inherits this
 
     def check_workers(self) -> None:
         for worker in self.workers:

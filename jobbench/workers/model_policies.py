@@ -23,6 +23,8 @@ PICKUP_S = 0.1  # 1.12.0 run_jobs: FIRST_COMPLETED timeout and idle sleep
 RATE_LIMIT_S = 5.0  # debounce after a 429
 STOP_FLOOR_S = 1.0  # 1.12.0 monitor_stop_signals: floor after an empty poll or an error
 ERROR_PAUSE_S = 1.0  # ours (drain, take-ahead): don't spin on a failing job-take
+POST_QUIET_S = 0.0002  # ours: results post once no job has returned for this long...
+POST_HOLD_MAX_S = 0.001  # ...or once the oldest has waited this long
 
 
 class RateLimited(Exception):
@@ -34,7 +36,10 @@ class Link(Protocol):
 
     stop_enabled: bool
 
-    async def take(self, count: int, in_progress: bool) -> list[Job]: ...
+    async def take(
+        self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
+    ) -> list[Job]:
+        """One job-take; `on_sent` runs once the request is on the wire."""
 
     async def stops(self) -> list[str]: ...
 
@@ -135,10 +140,12 @@ class Policy:
     def taker_done(self) -> bool:
         return self._taker is not None and self._taker.done()
 
-    async def fetch(self, count: int, in_progress: bool) -> list[Job]:
+    async def fetch(
+        self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
+    ) -> list[Job]:
         """One take, bounded like 1.12.0's wait_for; [] on 204, errors and timeouts."""
         try:
-            return await asyncio.create_task(self._take_and_accept(count, in_progress))
+            return await asyncio.create_task(self._take_and_accept(count, in_progress, on_sent))
         except RateLimited:
             await asyncio.sleep(RATE_LIMIT_S)
         except asyncio.TimeoutError:
@@ -148,10 +155,13 @@ class Policy:
             await asyncio.sleep(self.error_pause_s)
         return []
 
-    async def _take_and_accept(self, count: int, in_progress: bool) -> list[Job]:
+    async def _take_and_accept(
+        self, count: int, in_progress: bool, on_sent: Callable[[], None] | None
+    ) -> list[Job]:
         # Accepting inside the same task as the request: once the answer is read, cancelling
         # the taker can no longer lose its jobs.
-        jobs = await asyncio.wait_for(self.link.take(count, in_progress), TAKE_TIMEOUT_S)
+        take = self.link.take(count, in_progress, on_sent)
+        jobs = await asyncio.wait_for(take, TAKE_TIMEOUT_S)
         self.accept(jobs)
         return jobs
 
@@ -253,7 +263,9 @@ class Drain(Policy):
     take-ahead, after a take that came back full, asks for K more and holds them, one buffer at
     a time. A job holds its slot until its handler returns; its job-done POST then goes out in
     the background, so result round trips through the queue never delay the next batch (the
-    cycle is take + job, design.md section 2). Held jobs move into slots the instant one frees.
+    cycle is take + job, design.md section 2). Held jobs move into slots the instant one frees,
+    and a take that became due goes out before the results that made it due: on the wire and at
+    the queue, the take is on the critical path and the results are not.
     """
 
     def __init__(self, link: Link, slots: int, take_ahead: int = 0) -> None:
@@ -262,8 +274,14 @@ class Drain(Policy):
         # Keyed by task, not job id: slot accounting must survive a job id seen twice.
         self.running: dict[asyncio.Task[None], str] = {}
         self.held: deque[Job] = deque()
+        self.unposted: deque[tuple[str, dict[str, Any]]] = deque()
         self.posting: set[asyncio.Task[None]] = set()
         self._changed = asyncio.Event()
+        self._posts_may_go = asyncio.Event()  # cleared while a due take is not yet sent
+        self._posts_may_go.set()
+        self._taker_waits_for: Callable[[], bool] | None = None
+        self._poster: asyncio.Task[None] | None = None
+        self._last_return = 0.0
 
     def job_ids(self) -> list[str]:
         return sorted([*self.running.values(), *(str(job["id"]) for job in self.held)])
@@ -277,7 +295,11 @@ class Drain(Policy):
             count = await self._next_count(last_full)
             if count <= 0:
                 continue
-            jobs = await self.fetch(count, bool(self.running or self.held))
+            try:
+                in_progress = bool(self.running or self.held)
+                jobs = await self.fetch(count, in_progress, self._posts_may_go.set)
+            finally:
+                self._posts_may_go.set()  # also when the take failed before it was sent
             last_full = len(jobs) >= count
 
     async def _next_count(self, last_full: bool) -> int:
@@ -287,16 +309,26 @@ class Drain(Policy):
         if self.take_ahead and last_full:
             if not self.held:
                 return self.take_ahead  # slots busy, buffer empty: take ahead
-            await self._wait_until(lambda: not self.held)  # one buffer at a time
+            await self._park_until(lambda: not self.held)  # one buffer at a time
             return 0
-        await self._wait_until(lambda: not self.running and not self.held)  # drain
+        await self._park_until(lambda: not self.running and not self.held)  # drain
         return 0
+
+    async def _park_until(self, ready: Callable[[], bool]) -> None:
+        """The taker waits for `ready`; results post meanwhile, until `ready` comes true."""
+        self._taker_waits_for = ready
+        self._posts_may_go.set()
+        try:
+            await self._wait_until(ready)
+        finally:
+            self._taker_waits_for = None
 
     async def run_jobs(self) -> None:
         await self._wait_until(self.taker_done, stop=False)
         await self._wait_until(lambda: not self.running and not self.held, stop=False)
-        while self.posting:  # shutdown: every finished job's result still goes out
-            await asyncio.gather(*self.posting, return_exceptions=True)
+        while pending := [t for t in (self._poster, *self.posting) if t and not t.done()]:
+            # shutdown: every finished job's result still goes out
+            await asyncio.gather(*pending, return_exceptions=True)
 
     def accept(self, jobs: list[Job]) -> None:
         self.held.extend(jobs)
@@ -308,13 +340,34 @@ class Drain(Policy):
             task = asyncio.create_task(self._run(job))
             task.add_done_callback(self._finished)
             self.running[task] = str(job["id"])
-        self._changed.set()
+        self._notify()
 
     async def _run(self, job: Job) -> None:
         result = await self.link.handle(job)
-        post = asyncio.create_task(self._post(str(job["id"]), result))
-        self.posting.add(post)
-        post.add_done_callback(self.posting.discard)
+        # Free the slot now, not in the done callback one loop turn later: a take this makes
+        # due must be known before the result is queued behind it.
+        task = asyncio.current_task()
+        if task is not None:
+            self._finished(task)
+        self.unposted.append((str(job["id"]), result))
+        self._last_return = asyncio.get_running_loop().time()
+        if self._poster is None or self._poster.done():
+            self._poster = asyncio.create_task(self._post_unposted())
+
+    async def _post_unposted(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.unposted:
+            # A batch's jobs return over a few hundred microseconds: post once they have (and
+            # the take they make due is out), not in between, where each POST would delay the
+            # returns still to come. Bounded: a result never waits more than POST_HOLD_MAX_S.
+            deadline = loop.time() + POST_HOLD_MAX_S
+            while (wait := min(self._last_return + POST_QUIET_S, deadline) - loop.time()) > 0:
+                await asyncio.sleep(wait)
+            await self._posts_may_go.wait()
+            while self.unposted:
+                post = asyncio.create_task(self._post(*self.unposted.popleft()))
+                self.posting.add(post)
+                post.add_done_callback(self.posting.discard)
 
     async def _post(self, job_id: str, result: dict[str, Any]) -> None:
         try:
@@ -323,8 +376,14 @@ class Drain(Policy):
             log(f"job-done for {job_id!r} failed: {type(exc).__name__}: {exc}")
 
     def _finished(self, task: asyncio.Task[None]) -> None:
-        self.running.pop(task, None)
-        self._fill()  # held jobs start the instant a slot frees
+        if self.running.pop(task, None) is not None:
+            self._fill()  # held jobs start the instant a slot frees
+
+    def _notify(self) -> None:
+        """Something changed: wake waiters; results hold back if the taker is now due."""
+        if self._taker_waits_for is not None and self._taker_waits_for():
+            self._posts_may_go.clear()
+        self._changed.set()
 
     async def _wait_until(self, ready: Callable[[], bool], stop: bool = True) -> None:
         while not ready() and not (stop and self.stopping.is_set()):
@@ -332,6 +391,8 @@ class Drain(Policy):
             await self._changed.wait()
 
     def _wake(self) -> None:
+        if self.stopping.is_set():
+            self._posts_may_go.set()  # no take follows: nothing holds results back
         self._changed.set()
 
     def stop_job(self, job_id: str) -> None:
@@ -342,7 +403,7 @@ class Drain(Policy):
         for job in self.held:
             if job["id"] == job_id:
                 self.held.remove(job)  # dropped before it ran: no job-done either
-                self._changed.set()
+                self._notify()
                 return
 
 

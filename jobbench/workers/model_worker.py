@@ -32,7 +32,7 @@ import aiohttp
 from fake_queue import precise_loop
 from jobbench.workers.bench_handler import bench_handler
 from jobbench.workers.model_policies import Job, RateLimited, log, make_policy
-from jobbench.workers.raw_http import RawHttpError, RawPoster
+from jobbench.workers.raw_http import RawClient, RawHttpError
 
 POLICIES = ("sdk-1.12", "drain", "take-ahead")
 RUNPOD_VERSION = "1.12.0"  # the SDK whose protocol this worker speaks
@@ -43,6 +43,10 @@ FORM_HEADERS = {"charset": "utf-8", "Content-Type": "application/x-www-form-urle
 
 class ConfigError(Exception):
     """Invalid environment; the message names the variable and the fix."""
+
+
+class TakeFailed(Exception):
+    """job-take answered an error status."""
 
 
 @dataclass(frozen=True)
@@ -142,18 +146,19 @@ async def run_handler(job: Job, worker_id: str) -> dict[str, Any]:
     return result
 
 
-async def read_jobs(response: aiohttp.ClientResponse) -> list[Job]:
+def jobs_from_answer(status: int, content_type: str, body: bytes) -> list[Job]:
     """A job-take answer, judged as 1.12.0's get_job judges it."""
-    if response.status in (204, 400):  # no jobs (400: FlashBoot, per the SDK)
+    if status in (204, 400):  # no jobs (400: FlashBoot, per the SDK)
         return []
-    if response.status == 429:
+    if status == 429:
         raise RateLimited()
-    response.raise_for_status()
-    if response.content_type != "application/json" or response.content_length == 0:
+    if status >= 400:
+        raise TakeFailed(f"job-take answered {status}")
+    if content_type != "application/json" or not body:
         return []
     try:
-        payload = await response.json()
-    except ValueError:  # includes aiohttp.ContentTypeError
+        payload = json.loads(body)
+    except ValueError:  # includes UnicodeDecodeError
         return []
     if isinstance(payload, dict):
         if "id" not in payload or "input" not in payload:
@@ -168,24 +173,36 @@ async def read_jobs(response: aiohttp.ClientResponse) -> list[Job]:
 
 
 class HttpLink:
-    """The worker-facing calls, with 1.12.0's URLs: model_policies.Link over aiohttp."""
+    """The worker-facing calls, with 1.12.0's URLs: model_policies.Link over aiohttp, or over
+    the lean client (raw_http) for takes and results when given one."""
 
     def __init__(
-        self, config: Config, session: aiohttp.ClientSession, poster: RawPoster | None = None
+        self,
+        config: Config,
+        session: aiohttp.ClientSession,
+        lean: tuple[RawClient, RawClient] | None = None,
     ) -> None:
         self.config = config
         self.session = session
-        self.poster = poster
+        self.lean = lean  # (takes, results)
         self.stop_enabled = "/job-take/" in config.take_url
         self.stop_url = config.take_url.replace("/job-take/", "/job-stop/")
 
-    async def take(self, count: int, in_progress: bool) -> list[Job]:
+    async def take(
+        self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
+    ) -> list[Job]:
         url = self.config.take_url
         if count > 1:
             url = url.replace("/job-take/", "/job-take-batch/") + f"&batch_size={count}"
         url += f"&job_in_progress={int(in_progress)}"
+        if self.lean is not None:
+            answer = await self.lean[0].request("GET", url, on_sent=on_sent)
+            return jobs_from_answer(answer.status, answer.content_type, answer.body)
+        if on_sent is not None:
+            on_sent()  # aiohttp does not say when the request is out; close enough
         async with self.session.get(url) as response:
-            return await read_jobs(response)
+            body = await response.read()
+            return jobs_from_answer(response.status, response.content_type, body)
 
     async def stops(self) -> list[str]:
         async with self.session.get(self.stop_url) as response:
@@ -231,8 +248,8 @@ class HttpLink:
             await asyncio.sleep(pause)
 
     async def _post(self, url: str, body: bytes) -> int:
-        if self.poster is not None:
-            return await self.poster.post(url, body)
+        if self.lean is not None:
+            return (await self.lean[1].request("POST", url, body)).status
         async with self.session.post(url, data=body, headers=FORM_HEADERS) as response:
             await response.read()
             return response.status
@@ -268,12 +285,18 @@ async def serve(config: Config) -> None:
         timeout=aiohttp.ClientTimeout(total=600),
         headers=headers,
     ) as session:
-        # sdk-1.12 posts through aiohttp like the SDK it ports, so its result round trips cost
-        # what the real worker's do (the calibration against it holds within 1.2 %).
-        lean = RawPoster.accepts(config.done_url) and config.policy != "sdk-1.12"
-        poster = RawPoster(config.done_url, {**headers, **FORM_HEADERS}) if lean else None
+        # sdk-1.12 talks through aiohttp like the SDK it ports, so its round trips cost what
+        # the real worker's do (the calibration against it holds within 1.2 %).
+        lean = None
+        if config.policy != "sdk-1.12" and all(
+            map(RawClient.accepts, (config.take_url, config.done_url))
+        ):
+            lean = (
+                RawClient(config.take_url, headers, limit=1),  # one take at a time
+                RawClient(config.done_url, {**headers, **FORM_HEADERS}),
+            )
         policy = make_policy(
-            config.policy, HttpLink(config, session, poster), config.slots, config.take_ahead
+            config.policy, HttpLink(config, session, lean), config.slots, config.take_ahead
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -286,8 +309,8 @@ async def serve(config: Config) -> None:
         try:
             await policy.run()
         finally:
-            if poster is not None:
-                await poster.close()
+            for client in lean or ():
+                await client.close()
             if pinger is not None:
                 pinger.cancel()
                 await asyncio.wait([pinger])

@@ -1,38 +1,115 @@
-"""job-done POSTs over a few keep-alive connections with hand-built HTTP/1.1 requests. Stdlib.
+"""A lean keep-alive HTTP/1.1 client for the model worker's job-takes and job-dones. Stdlib.
 
-A drained batch posts all its results at the instant its next take answer arrives; through
-aiohttp's client each POST costs the worker ~0.25 ms of CPU, which delayed that take answer by
-5 ms a cycle (docs/performance.md, harness overhead). Plain streams cost a fraction of that.
-Only plain http (the fake queue); anything else goes through aiohttp.
+Each cycle of a drain or take-ahead worker is a take round trip and a batch of job-done POSTs,
+all on the critical path of the next batch. Through aiohttp's client a request costs the worker
+~0.25 ms of CPU and a take answer ~0.5 ms from socket to jobs (docs/performance.md, harness
+overhead); a protocol that parses each answer in one pass costs a fraction of that. Plain http
+(the fake queue) only, answers with a Content-Length; anything else goes through aiohttp.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-MAX_CONNECTIONS = 8
-MAX_HEADER_LINES = 100
+MAX_HEAD_BYTES = 64 * 1024
+NO_BODY_STATUSES = frozenset({204, 304})
 
 
 class RawHttpError(ConnectionError):
     """The connection failed or the answer was not HTTP/1.1 as expected."""
 
 
-Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+@dataclass(frozen=True, slots=True)
+class Answer:
+    status: int
+    content_type: str  # media type only, lower case: "application/json"
+    body: bytes
 
 
-class RawPoster:
-    def __init__(self, base_url: str, headers: dict[str, str]) -> None:
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection; one request at a time; the answer parsed in one pass."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.waiter: asyncio.Future[tuple[Answer, bool]] | None = None
+        self.closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if self.waiter is None or self.waiter.done():
+            return
+        try:
+            parsed = parse_answer(self.buffer)
+        except ValueError as exc:
+            self.waiter.set_exception(RawHttpError(f"bad HTTP answer: {exc}"))
+            return
+        if parsed is not None:
+            answer, keep, used = parsed
+            del self.buffer[:used]
+            self.waiter.set_result((answer, keep))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(RawHttpError(f"connection closed: {exc or 'by the server'}"))
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+def parse_answer(buffer: bytearray) -> tuple[Answer, bool, int] | None:
+    """(answer, keep-alive, bytes used) once a whole answer is buffered; None until then."""
+    end = buffer.find(b"\r\n\r\n")
+    if end < 0:
+        if len(buffer) > MAX_HEAD_BYTES:
+            raise ValueError("header section too long")
+        return None
+    status_line, *lines = bytes(buffer[:end]).decode("latin-1").split("\r\n")
+    version, _, rest = status_line.partition(" ")
+    if not version.startswith("HTTP/1."):
+        raise ValueError(f"not an HTTP/1.x answer: {status_line[:40]!r}")
+    status = int(rest[:3])
+    length, keep, content_type = 0, version == "HTTP/1.1", ""
+    for line in lines:
+        name, _, value = line.partition(":")
+        name, value = name.strip().lower(), value.strip()
+        if name == "content-length":
+            length = int(value)
+        elif name == "content-type":
+            content_type = value.partition(";")[0].strip().lower()
+        elif name == "connection":
+            keep = value.lower() == "keep-alive" or (keep and value.lower() != "close")
+        elif name == "transfer-encoding":
+            raise ValueError("chunked answers are not expected from the queue")
+    if status in NO_BODY_STATUSES:
+        length = 0
+    used = end + 4 + length
+    if len(buffer) < used:
+        return None
+    return Answer(status, content_type, bytes(buffer[end + 4 : used])), keep, used
+
+
+class RawClient:
+    """Requests to one host over at most `limit` keep-alive connections."""
+
+    def __init__(self, base_url: str, headers: dict[str, str], limit: int = 8) -> None:
         parts = urlsplit(base_url)
         if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"RawPoster speaks plain http only, not {base_url!r}")
+            raise ValueError(f"RawClient speaks plain http only, not {base_url!r}")
         self.host = parts.hostname
         self.port = parts.port or 80
-        host_header = parts.netloc
-        self._head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": host_header, **headers}.items())
-        self._idle: list[Connection] = []
+        self.limit = limit
+        self._head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": parts.netloc, **headers}.items())
+        self._idle: list[_Connection] = []
         self._open = 0
         self._freed = asyncio.Condition()
 
@@ -40,49 +117,64 @@ class RawPoster:
     def accepts(url: str) -> bool:
         return urlsplit(url).scheme == "http"
 
-    async def post(self, url: str, body: bytes) -> int:
-        """POST `body` to `url` (same host); returns the status. Raises RawHttpError."""
+    async def request(
+        self,
+        method: str,
+        url: str,
+        body: bytes = b"",
+        on_sent: Callable[[], None] | None = None,
+    ) -> Answer:
+        """`method` `url` (same host); `on_sent` runs once the request is on the wire.
+        Raises RawHttpError; cancelling closes the connection (the server sees the client go)."""
         parts = urlsplit(url)
         target = parts.path + (f"?{parts.query}" if parts.query else "")
-        request = (
-            f"POST {target} HTTP/1.1\r\n{self._head}Content-Length: {len(body)}\r\n\r\n"
-        ).encode() + body
-        reader, writer = await self._acquire()
+        length = f"Content-Length: {len(body)}\r\n" if body or method == "POST" else ""
+        request = f"{method} {target} HTTP/1.1\r\n{self._head}{length}\r\n".encode() + body
+        connection = await self._acquire()
         try:
-            writer.write(request)
-            status, keep = await _read_response(reader)
-        except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
-            await self._discard(writer)
-            raise RawHttpError(f"job-done POST failed: {type(exc).__name__}: {exc}") from None
+            assert connection.transport is not None
+            connection.waiter = asyncio.get_running_loop().create_future()
+            connection.transport.write(request)
+            if on_sent is not None:
+                on_sent()
+            answer, keep = await connection.waiter
         except BaseException:
-            await self._discard(writer)
+            await self._discard(connection)
             raise
-        if keep:
-            await self._release((reader, writer))
+        finally:
+            connection.waiter = None
+        if keep and not connection.closed:
+            await self._release(connection)
         else:
-            await self._discard(writer)
-        return status
+            await self._discard(connection)
+        return answer
 
-    async def _acquire(self) -> Connection:
+    async def _acquire(self) -> _Connection:
         async with self._freed:
-            while not self._idle and self._open >= MAX_CONNECTIONS:
+            while not self._idle and self._open >= self.limit:
                 await self._freed.wait()
-            if self._idle:
-                return self._idle.pop()
+            while self._idle:
+                connection = self._idle.pop()
+                if not connection.closed:
+                    return connection
+                self._open -= 1  # the server closed it while idle
             self._open += 1
         try:
-            return await asyncio.open_connection(self.host, self.port)
+            _, protocol = await asyncio.get_running_loop().create_connection(
+                _Connection, self.host, self.port
+            )
         except OSError as exc:
             await self._forget()
             raise RawHttpError(f"cannot connect to {self.host}:{self.port}: {exc}") from None
+        return protocol
 
-    async def _release(self, connection: Connection) -> None:
+    async def _release(self, connection: _Connection) -> None:
         async with self._freed:
             self._idle.append(connection)
             self._freed.notify()
 
-    async def _discard(self, writer: asyncio.StreamWriter) -> None:
-        writer.close()
+    async def _discard(self, connection: _Connection) -> None:
+        connection.close()
         await self._forget()
 
     async def _forget(self) -> None:
@@ -92,33 +184,6 @@ class RawPoster:
 
     async def close(self) -> None:
         idle, self._idle = self._idle, []
-        for _, writer in idle:
-            writer.close()
-            with contextlib.suppress(OSError):
-                await writer.wait_closed()
-
-
-async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bool]:
-    """Status and whether the connection stays open; the body is read and dropped."""
-    status_line = await reader.readuntil(b"\r\n")
-    version, code, *_ = status_line.decode("latin-1").split(" ", 2)
-    if not version.startswith("HTTP/1."):
-        raise ValueError(f"not an HTTP/1.x answer: {status_line[:40]!r}")
-    length, keep = 0, version == "HTTP/1.1"
-    for _ in range(MAX_HEADER_LINES):
-        line = await reader.readuntil(b"\r\n")
-        if line == b"\r\n":
-            break
-        name, _, value = line.decode("latin-1").partition(":")
-        name, value = name.strip().lower(), value.strip().lower()
-        if name == "content-length":
-            length = int(value)
-        elif name == "connection":
-            keep = value == "keep-alive" or (keep and value != "close")
-        elif name == "transfer-encoding":
-            raise ValueError("chunked answers are not expected from job-done")
-    else:
-        raise ValueError("too many header lines")
-    if length:
-        await reader.readexactly(length)
-    return int(code), keep
+        for connection in idle:
+            connection.close()
+        await asyncio.sleep(0)  # let the transports finish closing

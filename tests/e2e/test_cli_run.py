@@ -46,6 +46,8 @@ def test_run_with_real_sdk_workers_writes_the_documented_result(tmp_path: Path) 
     assert saved == doc  # --json prints exactly the saved document
     assert doc["schema"] == "jobbench.result/1" and doc["complete"] is True
     assert doc["environment"]["runpod"] == "1.12.0"
+    cpus = sorted(os.sched_getaffinity(0))  # this machine has >= 2: the queue gets one alone
+    assert doc["environment"]["cpu_plan"] == {"queue": cpus[-1:], "workers": cpus[:-1]}
     assert doc["target"] == {"kind": "fake", "endpoint": "embedded"}
     (scenario,) = doc["scenarios"]
     assert scenario["params"]["workers"] == 2 and scenario["params"]["slots"] == 8
@@ -69,8 +71,10 @@ def test_run_with_real_sdk_workers_writes_the_documented_result(tmp_path: Path) 
 
 def test_run_user_command_gets_inputs_and_runpod_env(tmp_path: Path) -> None:
     handler = tmp_path / "echo_handler.py"
+    affinity = tmp_path / "affinity.json"
     handler.write_text(
-        "import asyncio, os, runpod\n"
+        "import asyncio, json, os, runpod\n"
+        f"open({str(affinity)!r}, 'w').write(json.dumps(sorted(os.sched_getaffinity(0))))\n"
         "async def handler(job):\n"
         "    await asyncio.sleep(job['input']['seconds'])\n"
         "    return {'tag': job['input']['tag'], 'pod': os.environ['RUNPOD_POD_ID']}\n"
@@ -101,6 +105,8 @@ def test_run_user_command_gets_inputs_and_runpod_env(tmp_path: Path) -> None:
     assert doc["scenarios"][0]["params"]["worker"].endswith("echo_handler.py")
     assert not (tmp_path / "reports" / "run.events.jsonl").exists()
     assert "rep 1/1" in stderr  # sparse plain progress when not a TTY
+    # the worker runs on the CPUs the plan gave workers, never on the queue's
+    assert json.loads(affinity.read_text()) == doc["environment"]["cpu_plan"]["workers"]
 
 
 def test_run_against_an_already_running_queue_with_server(tmp_path: Path) -> None:
@@ -146,3 +152,4 @@ def test_run_against_an_already_running_queue_with_server(tmp_path: Path) -> Non
     # take-ahead 8 with 2 x 8 slots: 4 rounds of 0.05 s after the 5 ms wake
     assert 0.2 < rep["time_to_p99_s"] < 0.4
     assert "s3cret" not in json.dumps(doc)
+    assert doc["environment"]["cpu_plan"] is None  # no embedded queue to give a CPU

@@ -355,8 +355,12 @@ class FakeLink:
         self.answers = deque(answers)
         self.asked: list[int] = []
 
-    async def take(self, count: int, in_progress: bool) -> list[Job]:
+    async def take(
+        self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
+    ) -> list[Job]:
         self.asked.append(count)
+        if on_sent is not None:
+            on_sent()
         if self.answers:
             return self.answers.popleft()
         await asyncio.Event().wait()
@@ -392,3 +396,64 @@ def test_sdk_port_counts_taken_jobs_twice_until_picked_up() -> None:
     assert asyncio.run(asked_after_short_take(lambda link: Sdk112(link, 8))) == [8, 2]
     # drain asks for the 5 free slots
     assert asyncio.run(asked_after_short_take(lambda link: Drain(link, 8))) == [8, 5]
+
+
+class TimelineLink(FakeLink):
+    """FakeLink that logs, in order, each take as it goes on the wire and each job-done."""
+
+    def __init__(self, answers: list[list[Job]]) -> None:
+        super().__init__(answers)
+        self.timeline: list[str] = []
+        self.done_at: dict[str, float] = {}
+
+    async def take(
+        self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
+    ) -> list[Job]:
+        def sent() -> None:
+            self.timeline.append(f"take {count}")
+            if on_sent is not None:
+                on_sent()
+
+        return await super().take(count, in_progress, sent)
+
+    async def handle(self, job: Job) -> dict[str, Any]:
+        await asyncio.sleep(job["input"].get("s", 0.01))
+        return {"output": None}
+
+    async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
+        self.timeline.append(f"done {job_id}")
+        self.done_at[job_id] = time.monotonic()
+
+
+def jobs(prefix: str, count: int, seconds: float = 0.01) -> list[Job]:
+    return [{"id": f"{prefix}{i}", "input": {"s": seconds}} for i in range(count)]
+
+
+async def run_briefly(policy: Policy, seconds: float) -> None:
+    running = asyncio.create_task(policy.run())
+    await asyncio.sleep(seconds)
+    policy.shutdown()
+    await asyncio.wait_for(running, 5)
+
+
+def test_a_take_made_due_by_finished_jobs_goes_out_before_their_results() -> None:
+    # drain: the batch's last job frees the worker; the next full take leaves before any result
+    link = TimelineLink([jobs("a", 4), jobs("b", 4)])
+    asyncio.run(run_briefly(Drain(link, 4), 0.1))
+    first_done = min(i for i, entry in enumerate(link.timeline) if entry.startswith("done"))
+    assert link.timeline[:2] == ["take 4", "take 4"] and first_done == 2, link.timeline
+    assert sorted(link.timeline[2:6]) == [f"done a{i}" for i in range(4)]
+    # take-ahead: held jobs move into the freed slots and the next take-ahead leaves first
+    link = TimelineLink([jobs("a", 4), jobs("b", 4), jobs("c", 4)])
+    asyncio.run(run_briefly(Drain(link, 4, take_ahead=4), 0.1))
+    assert link.timeline[:3] == ["take 4", "take 4", "take 4"], link.timeline
+    assert all(entry.startswith("done") for entry in link.timeline[3:7]), link.timeline
+
+
+def test_results_are_not_held_for_jobs_still_running() -> None:
+    # a short job's result goes out within about a millisecond, not when its batch drains
+    link = TimelineLink([[*jobs("short", 1, 0.01), *jobs("long", 1, 0.3)]])
+    start = time.monotonic()
+    asyncio.run(run_briefly(Drain(link, 2), 0.4))
+    assert link.done_at["short0"] - start < 0.1, link.done_at
+    assert link.done_at["long0"] - start >= 0.3

@@ -1,4 +1,4 @@
-"""The model worker's lean job-done client against the real fake queue on loopback."""
+"""The model worker's lean HTTP client against the real fake queue on loopback."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from fake_queue.server import RunningServer
-from jobbench.workers.raw_http import MAX_CONNECTIONS, RawHttpError, RawPoster
+from jobbench.workers.raw_http import RawClient, RawHttpError, parse_answer
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded", "charset": "utf-8"}
 
@@ -25,47 +25,108 @@ def test_posts_complete_jobs_over_few_reused_connections(server: RunningServer) 
     ids = take_jobs(server, 40)
 
     async def post_all() -> tuple[list[int], int]:
-        poster = RawPoster(server.endpoint_url, FORM)
-        statuses = await asyncio.gather(
+        client = RawClient(server.endpoint_url, FORM, limit=8)
+        answers = await asyncio.gather(
             *(
-                poster.post(
+                client.request(
+                    "POST",
                     f"{server.endpoint_url}/job-done/w1/{job}?gpu=cpu&isStream=false",
                     json.dumps({"output": {"n": i}}).encode(),
                 )
                 for i, job in enumerate(ids)
             )
         )
-        opened = poster._open
-        await poster.close()
-        return list(statuses), opened
+        opened = client._open
+        await client.close()
+        return [answer.status for answer in answers], opened
 
     statuses, opened = asyncio.run(post_all())
     assert statuses == [200] * 40
-    assert 1 <= opened <= MAX_CONNECTIONS  # 40 posts, at most 8 connections, kept alive
+    assert 1 <= opened <= 8  # 40 posts, at most 8 connections, kept alive
     status = httpx.get(f"{server.endpoint_url}/status/{ids[7]}").json()
     assert status["status"] == "COMPLETED" and status["output"] == {"n": 7}
 
 
+def test_a_take_answers_jobs_and_says_when_it_was_sent(server: RunningServer) -> None:
+    httpx.post(f"{server.base_url}/_bench/burst", json={"count": 3, "input": {"k": 1}})
+    url = f"{server.endpoint_url}/job-take-batch/w2?gpu=cpu&batch_size=5&job_in_progress=0"
+    sent: list[bool] = []
+
+    async def take() -> tuple[int, str, list[dict[str, object]], int]:
+        client = RawClient(url, {}, limit=1)
+        answer = await client.request("GET", url, on_sent=lambda: sent.append(True))
+        empty = await client.request("GET", url.replace("w2", "w3") + "&x=1")  # 204: no body
+        await client.close()
+        return answer.status, answer.content_type, json.loads(answer.body), empty.status
+
+    status, content_type, payload, empty_status = asyncio.run(take())
+    assert (status, content_type, sent) == (200, "application/json", [True])
+    assert [job["input"] for job in payload] == [{"k": 1}] * 3
+    assert empty_status == 204
+
+
+def test_a_cancelled_take_closes_its_connection_and_the_queue_keeps_the_jobs(
+    server: RunningServer,
+) -> None:
+    url = f"{server.endpoint_url}/job-take-batch/w4?gpu=cpu&batch_size=2&job_in_progress=0"
+
+    async def abandon() -> int:
+        client = RawClient(url, {}, limit=1)
+        waiting = asyncio.create_task(client.request("GET", url))  # long-polls: queue is empty
+        await asyncio.sleep(0.2)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        return client._open
+
+    assert asyncio.run(abandon()) == 0
+    httpx.post(f"{server.base_url}/_bench/burst", json={"count": 2, "input": {}})
+    again = httpx.get(url.replace("w4", "w5"), timeout=5)
+    assert len(again.json()) == 2  # the abandoned take kept nothing
+
+
 def test_error_statuses_come_back_and_refused_connections_raise(server: RunningServer) -> None:
     async def unknown_job() -> int:
-        poster = RawPoster(server.endpoint_url, FORM)
+        client = RawClient(server.endpoint_url, FORM)
         try:
-            return await poster.post(f"{server.endpoint_url}/job-done/w1/nope?x=1", b"{}")
+            url = f"{server.endpoint_url}/job-done/w1/nope?x=1"
+            return (await client.request("POST", url, b"{}")).status
         finally:
-            await poster.close()
+            await client.close()
 
     assert asyncio.run(unknown_job()) == 404
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # closed once the block ends: nothing listens there
-    refused = RawPoster(f"http://127.0.0.1:{port}/v2/local", FORM)
+    refused = RawClient(f"http://127.0.0.1:{port}/v2/local", FORM)
     with pytest.raises(RawHttpError, match="cannot connect"):
-        asyncio.run(refused.post(f"http://127.0.0.1:{port}/v2/local/job-done/w/j?x=1", b"{}"))
+        url = f"http://127.0.0.1:{port}/v2/local/job-done/w/j?x=1"
+        asyncio.run(refused.request("POST", url, b"{}"))
     assert refused._open == 0
 
 
+def test_answers_are_parsed_only_once_whole() -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\n"
+    whole = bytearray(head + b"Content-Length: 2\r\n\r\n[]")
+    assert parse_answer(bytearray(whole[:-1])) is None  # body not complete yet
+    answer, keep, used = parse_answer(whole + b"HTTP/1.1") or pytest.fail("not parsed")
+    assert (answer.status, answer.content_type, answer.body, keep) == (
+        200,
+        "application/json",
+        b"[]",
+        True,
+    )
+    assert used == len(whole)  # the next answer's bytes stay in the buffer
+    closing = bytearray(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+    assert parse_answer(closing) is not None and not parse_answer(closing)[1]  # type: ignore[index]
+    with pytest.raises(ValueError, match="chunked"):
+        parse_answer(bytearray(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"))
+    with pytest.raises(ValueError, match="HTTP/1"):
+        parse_answer(bytearray(b"SSH-2.0-OpenSSH\r\n\r\n"))
+
+
 def test_only_plain_http_is_accepted() -> None:
-    assert RawPoster.accepts("http://127.0.0.1:1/v2/x/job-done/$ID?a=1")
-    assert not RawPoster.accepts("https://api.runpod.ai/v2/x/job-done/$ID?a=1")
+    assert RawClient.accepts("http://127.0.0.1:1/v2/x/job-done/$ID?a=1")
+    assert not RawClient.accepts("https://api.runpod.ai/v2/x/job-done/$ID?a=1")
     with pytest.raises(ValueError, match="plain http"):
-        RawPoster("https://api.runpod.ai/v2/x", {})
+        RawClient("https://api.runpod.ai/v2/x", {})
