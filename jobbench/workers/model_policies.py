@@ -359,7 +359,8 @@ class Drain(Policy):
         while self.unposted:
             # A batch's jobs return over a few hundred microseconds: post once they have (and
             # the take they make due is out), not in between, where each POST would delay the
-            # returns still to come. Bounded: a result never waits more than POST_HOLD_MAX_S.
+            # returns still to come. At most POST_HOLD_MAX_S for the returns, then only for a
+            # due take to be written (the take loop opens the gate in any case, even on error).
             deadline = loop.time() + POST_HOLD_MAX_S
             while (wait := min(self._last_return + POST_QUIET_S, deadline) - loop.time()) > 0:
                 await asyncio.sleep(wait)
