@@ -12,6 +12,7 @@ from typing import Any
 from fake_queue.latency import LatencyModel, LatencySpecError
 from jobbench.benchmark import Plan, run_plans
 from jobbench.config import RunConfig, Scenario, read_inputs, validate_run, worker_spec
+from jobbench.drive.bench_client import split_server
 from jobbench.errors import EXIT_OK, UsageError
 from jobbench.results import print_json
 
@@ -35,6 +36,8 @@ def scenario_name(workers: int, burst: int, job_seconds: float) -> str:
 
 
 def run_config(flags: dict[str, Any]) -> RunConfig:
+    if flags["server"]:
+        split_server(flags["server"])  # a malformed URL is a usage error, before anything runs
     spec = worker_spec(
         flags["worker"], flags["policy"], flags["take_ahead"], flags["sdk"], flags["python"]
     )

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from jobbench import metrics
 from jobbench.config import Scenario
 from jobbench.cpu_plan import CpuPlan, pin, plan_cpus
-from jobbench.drive.bench_client import BenchClient
+from jobbench.drive.bench_client import BenchClient, split_server
 from jobbench.drive.embedded import EmbeddedQueue, start_embedded_queue
 from jobbench.errors import RunFailed
 from jobbench.workers.kinds import check_take_ahead_support, sdk_info, worker_process_spec
@@ -34,6 +34,29 @@ class Progress(Protocol):
 class RepOutcome:
     figures: dict[str, Any]
     events: list[dict[str, Any]]
+
+
+def wait_until_polling(
+    client: BenchClient,
+    workers: list[WorkerProcess],
+    logs: Path,
+    timeout_s: float = READY_TIMEOUT_S,
+) -> None:
+    """Until every worker has a take waiting at the queue; a worker that exits raises."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        for worker in workers:
+            worker.check_alive("exited before it started polling")
+        seen = client.workers()
+        missing = [w.worker_id for w in workers if seen.get(w.worker_id, {}).get("polling", 0) < 1]
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise RunFailed(
+                f"workers {', '.join(missing)} did not poll the queue within "
+                f"{timeout_s:.0f} s; see their logs in {logs}"
+            )
+        time.sleep(POLL_S)
 
 
 def rep_timeout_s(s: Scenario) -> float:
@@ -82,8 +105,7 @@ class ScenarioSession:
             if self.cpu_plan is not None:
                 pin(self.queue.process.pid, self.cpu_plan.queue)
         else:
-            base = self.server_url.split("/v2/")[0].rstrip("/")
-            self.endpoint_url = self.server_url if "/v2/" in self.server_url else base + "/v2/local"
+            base, self.endpoint_url = split_server(self.server_url)
         self.client = BenchClient(base, self.api_key)
         self.client.set_latency(self.scenario.latency.to_json())
         self._spawn_workers()
@@ -115,23 +137,10 @@ class ScenarioSession:
         if self.queue is not None and not self.queue.alive():
             raise RunFailed("the embedded fake queue died; see its log in " + str(self.workdir))
 
-    def wait_all_polling(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+    def wait_all_polling(self) -> None:
         """A rep starts only when every worker has a take waiting at the queue."""
         assert self.client is not None
-        deadline = time.monotonic() + timeout_s
-        while True:
-            for worker in self.workers:
-                worker.check_alive("exited before it started polling")
-            seen = self.client.workers()
-            missing = [w for w in self.worker_ids if seen.get(w, {}).get("polling", 0) < 1]
-            if not missing:
-                return
-            if time.monotonic() > deadline:
-                raise RunFailed(
-                    f"workers {', '.join(missing)} did not poll the queue within "
-                    f"{timeout_s:.0f} s; see their logs in {self.workdir}"
-                )
-            time.sleep(POLL_S)
+        wait_until_polling(self.client, self.workers, self.workdir)
 
     def run_rep(self, rep: int, reps: int) -> RepOutcome:
         assert self.client is not None

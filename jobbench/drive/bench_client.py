@@ -6,9 +6,18 @@ from typing import Any
 
 import httpx
 
-from jobbench.errors import RunFailed
+from jobbench.errors import RunFailed, UsageError
 
 EVENT_PAGE = 50_000
+
+
+def split_server(server: str) -> tuple[str, str]:
+    """(base URL, endpoint URL) from `--server http://A:8000` or `http://A:8000/v2/ID`."""
+    url = server.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"--server {server!r}: give the queue's URL, e.g. http://10.0.0.5:8000")
+    base = url.split("/v2/")[0]
+    return base, (url if "/v2/" in url else base + "/v2/local")
 
 
 class BenchClient:
@@ -25,8 +34,8 @@ class BenchClient:
             response = self._http.request(method, "/_bench" + path, **kwargs)
         except httpx.HTTPError as exc:
             raise RunFailed(
-                f"fake queue at {self.base_url} is unreachable ({exc}); check "
-                "--server, or drop it to use the embedded queue"
+                f"fake queue at {self.base_url} is unreachable ({exc}); check --server "
+                "and that the queue runs there"
             ) from None
         if response.status_code == 401:
             raise RunFailed(

@@ -36,6 +36,7 @@ def jobbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         (["--take-ahead", "8"], "--take-ahead"),  # SDK 1.12.0 has none: say so, don't measure
         (["--worker", "runpod", "--sdk", "/no/such/checkout"], "--sdk"),
         (["--python", "/no/such/python"], "--python"),
+        (["--server", "localhost:8000"], "--server"),  # no scheme: not a URL
     ],
 )
 def test_bad_input_exits_2_with_one_line_naming_the_flag(

@@ -189,3 +189,26 @@ def test_workers_reports_a_dead_worker_by_name_and_exits_4(queue: Queue) -> None
     assert code == 4 and victim.startswith("doomed-w") and f"worker {victim}" in stderr
     assert "exit code -9" in stderr
     assert not [c for c in children if c.is_running() and c.status() != "zombie"]
+
+
+def test_workers_refuses_a_wrong_key_or_no_queue_before_starting_any(
+    queue: Queue, tmp_path: Path
+) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cases = [
+        ([queue.url, "--api-key", "wrong-key-1a2b3c"], 4, "401"),
+        ([f"http://127.0.0.1:{port}"], 4, "unreachable"),
+        (["localhost:8000"], 2, "--server"),
+    ]
+    for args, code, said in cases:
+        argv = [sys.executable, "-m", "jobbench", "workers", "--server", *args, "--worker", "model"]
+        result = subprocess.run(
+            argv, capture_output=True, text=True, timeout=60, env=ENV, cwd=tmp_path
+        )
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.returncode == code and len(lines) == 1 and said in lines[0], result.stderr
+        assert "wrong-key-1a2b3c" not in result.stderr
