@@ -13,6 +13,8 @@ import httpx
 
 from fake_queue.server import RunningServer
 from jobbench.config import WorkerSpec
+from jobbench.drive.bench_client import BenchClient
+from jobbench.runner import wait_until_polling
 from jobbench.workers.kinds import worker_process_spec
 from jobbench.workers.spawn import WorkerProcess
 
@@ -26,21 +28,13 @@ def spawn_worker(
     return worker
 
 
-def wait_polling(
-    server: RunningServer,
-    worker_ids: list[str],
-    workers: list[WorkerProcess],
-    timeout_s: float = 60,
-) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        for worker in workers:
-            worker.check_alive()
-        seen = httpx.get(server.base_url + "/_bench/workers").json()
-        if all(seen.get(w, {}).get("polling", 0) >= 1 for w in worker_ids):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"workers {worker_ids} never polled")
+def wait_polling(server: RunningServer, workers: list[WorkerProcess], logs: Path) -> None:
+    """Until every worker has a take waiting, as a run waits before each rep."""
+    client = BenchClient(server.base_url)
+    try:
+        wait_until_polling(client, workers, logs, timeout_s=60)
+    finally:
+        client.close()
 
 
 def run_burst(

@@ -9,18 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.e2e.helpers import run_jobbench
+
 FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
 
 
 def run_json(*args: str, cwd: Path) -> tuple[dict[str, Any], str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "jobbench", "run", "--json", *args],
-        cwd=cwd,
-        text=True,
-        capture_output=True,
-        timeout=180,
-        env={**os.environ, "CI": "true"},
-    )
+    result = run_jobbench("run", "--json", *args, cwd=cwd, timeout_s=180)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout), result.stderr
 

@@ -20,7 +20,7 @@ def test_real_sdk_worker_drains_burst_in_full_batches_about_take_plus_1s_apart(
     server = start_server(take_latency=0.05, wake_latency=0.005, hold=2.0)
     worker = spawn_worker(server, WorkerSpec(kind="runpod"), "sdk-w0", 32, tmp_path)
     try:
-        wait_polling(server, ["sdk-w0"], [worker])
+        wait_polling(server, [worker], tmp_path)
         events = run_burst(server, 96, {"seconds": 0.05})
     finally:
         worker.stop()
@@ -49,7 +49,7 @@ def test_real_sdk_worker_reports_handler_errors_as_failed(
     server = start_server(take_latency=0.05, wake_latency=0.005, hold=2.0)
     worker = spawn_worker(server, WorkerSpec(kind="runpod"), "sdk-w1", 4, tmp_path)
     try:
-        wait_polling(server, ["sdk-w1"], [worker])
+        wait_polling(server, [worker], tmp_path)
         events = run_burst(server, 3, {"seconds": 0.01, "fail": True})
     finally:
         worker.stop()
