@@ -14,7 +14,6 @@ Variants:
   gc-off       disable the cyclic GC entirely (upper bound for the gc-* variants)
   precise      asyncio loop whose selector rounds timeouts down to whole ms (not up), then
                polls the last < 1 ms: timers fire on time instead of 0-1 ms late
-  prerender    build the take's JSON body at claim time, so answers due together go out quickly
   gc-log       write every GC pause (generation, ms) to $FQ_GC_LOG at exit
 """
 
@@ -47,8 +46,6 @@ def _orjson() -> None:
     def dumps(obj: Any) -> str:
         return orjson.dumps(obj).decode()
 
-    _DUMPS[0] = orjson.dumps
-
     fast = functools.partial(web.json_response, dumps=dumps)
     for mod_name in (
         "fake_queue.app",
@@ -64,10 +61,12 @@ def _orjson() -> None:
         def loads(raw: Any) -> Any:
             return orjson.loads(raw)
 
-    http_util.json = _Json  # type: ignore[assignment]
+        @staticmethod
+        def dumps(obj: Any) -> str:
+            return dumps(obj)
 
-
-_DUMPS: list[Any] = [lambda obj: __import__("json").dumps(obj).encode()]  # obj -> bytes
+    for module in (http_util, sys.modules["fake_queue.worker_routes"]):
+        setattr(module, "json", _Json)  # noqa: B010 (a module attribute mypy cannot see replaced)
 
 
 class _WebProxy:
@@ -134,59 +133,6 @@ def _precise() -> None:
     asyncio.set_event_loop_policy(Policy())
 
 
-def _prerender() -> None:
-    """Render each take's JSON body when it claims its jobs, not when the answer is due.
-
-    At `due` the handler then only does the bookkeeping and writes bytes, so answers that fall
-    due together (a burst waking many takes) leave one after another faster. The cache is keyed
-    by take id and checked against the take's job ids (a cancel between claim and answer
-    re-renders)."""
-    from aiohttp import web
-
-    import fake_queue.queue as q
-    import fake_queue.worker_routes as wr
-
-    fallback = wr.web.json_response  # orjson's, when that variant is on too
-    dumps = _DUMPS[0]
-    rendered: dict[int, tuple[tuple[str, ...], bytes]] = {}
-    original_claim = q.JobQueue._claim
-    original_deliver = q.JobQueue.deliver
-    original_abandon = q.JobQueue.abandon
-
-    def _claim(self: Any, take: Any, at: int) -> bool:
-        claimed = original_claim(self, take, at)
-        if claimed:
-            ids = tuple(job.id for job in take.jobs)
-            rendered[take.id] = (ids, dumps([job.payload() for job in take.jobs]))
-        return claimed
-
-    class Rendered(list):  # type: ignore[type-arg]
-        body: bytes | None = None
-
-    def deliver(self: Any, take: Any) -> Any:
-        ids = tuple(job.id for job in take.jobs)
-        cached = rendered.pop(take.id, None)
-        payloads = Rendered(original_deliver(self, take))
-        if cached is not None and cached[0] == ids:
-            payloads.body = cached[1]
-        return payloads
-
-    def abandon(self: Any, take: Any) -> None:
-        rendered.pop(take.id, None)
-        original_abandon(self, take)
-
-    def json_response(data: Any, **kw: Any) -> web.Response:
-        body = getattr(data, "body", None)
-        if body is None:
-            return fallback(data, **kw)
-        return web.Response(body=body, content_type="application/json", **kw)
-
-    q.JobQueue._claim = _claim  # type: ignore[method-assign]
-    q.JobQueue.deliver = deliver  # type: ignore[method-assign]
-    q.JobQueue.abandon = abandon  # type: ignore[method-assign]
-    wr.web = _WebProxy(web, json_response)  # type: ignore[attr-defined]
-
-
 def _gc_log() -> None:
     path = os.environ.get("FQ_GC_LOG", "/tmp/fq_gc.log")
     pauses: list[tuple[int, float, int]] = []
@@ -217,7 +163,6 @@ VARIANTS = {
     "uvloop": _uvloop,
     "orjson": _orjson,
     "precise": _precise,
-    "prerender": _prerender,
 }
 
 
@@ -236,7 +181,7 @@ def main() -> int:
     if unknown:
         print(f"unknown --variant {unknown}; use {', '.join(VARIANTS)}", file=sys.stderr)
         return 2
-    for name in VARIANTS:  # a fixed order, so variants compose (prerender after orjson)
+    for name in VARIANTS:  # a fixed order, so variants compose
         if name in names:
             VARIANTS[name]()
     return fq_main(rest)

@@ -11,7 +11,15 @@ from aiohttp import web
 
 from fake_queue.client_routes import add_client_routes
 from fake_queue.faults import ROUTES, RUNPOD_RATE_LIMITS, FaultInjector, RateLimiter
-from fake_queue.http_util import QUEUE_KEY, SETTINGS_KEY, BadRequest, error, int_query, json_body
+from fake_queue.http_util import (
+    DELAYED_ARRIVAL,
+    QUEUE_KEY,
+    SETTINGS_KEY,
+    BadRequest,
+    error,
+    int_query,
+    json_body,
+)
 from fake_queue.latency import LatencyModel, LatencySampler, LatencySpecError
 from fake_queue.queue import JobError, JobQueue, now_ns
 from fake_queue.settings import BENCH_PREFIX, ServerSettings
@@ -64,6 +72,7 @@ def fault_middleware(injector: FaultInjector) -> Any:
                 request.transport.close()
             raise asyncio.CancelledError()
         await asyncio.sleep(rule.delay_s)
+        request[DELAYED_ARRIVAL] = now_ns()
         return await handler(request)
 
     return inject

@@ -68,6 +68,18 @@ async def sleep_until(target_ns: int) -> None:
         await asyncio.sleep(delay)
 
 
+# Set by an injected delay: the request reaches the queue only once the delay is over.
+DELAYED_ARRIVAL = web.RequestKey("arrival_ns", int)
+
+
+def arrival_ns(request: web.Request) -> int:
+    """When the request reached the queue: when its last bytes arrived (server.
+    StampingRequestHandler), not when aiohttp got round to its handler (0.1-0.3 ms later);
+    the latency model counts from here."""
+    stamp = request.get(DELAYED_ARRIVAL) or getattr(request.protocol, "data_received_ns", 0)
+    return stamp if isinstance(stamp, int) and stamp > 0 else now_ns()
+
+
 def client_gone(request: web.Request) -> bool:
     transport = request.transport
     return transport is None or transport.is_closing()

@@ -188,9 +188,12 @@ class JobQueue:
         record.last_seen_ns = at
         return record
 
-    def take(self, worker: str, asked: int, job_in_progress: bool = False) -> Take:
-        """A take arrives: claim queued jobs now, or wait for the next arrival."""
-        at = now_ns()
+    def take(
+        self, worker: str, asked: int, job_in_progress: bool = False, arrived_ns: int | None = None
+    ) -> Take:
+        """A take arrives (at `arrived_ns`, default now): claim queued jobs now, or wait for
+        the next arrival."""
+        at = now_ns() if arrived_ns is None else arrived_ns
         take = Take(
             id=next(self._take_ids),
             worker=worker,
@@ -241,12 +244,12 @@ class JobQueue:
         take.answer_at_ns = now_ns()
         self._settle(take)
 
-    def deliver(self, take: Take) -> list[dict[str, Any]]:
+    def deliver(self, take: Take) -> list[Job]:
         """The answer is about to go out: its jobs are now IN_PROGRESS on that worker."""
         at = now_ns()
         record = self.seen(take.worker)
-        payloads = []
-        for job in take.jobs:
+        delivered = list(take.jobs)
+        for job in delivered:
             job.take = None
             self._move(job, IN_PROGRESS)
             job.worker = take.worker
@@ -260,9 +263,8 @@ class JobQueue:
                 job.timeout_handle = asyncio.get_running_loop().call_later(
                     job.execution_timeout_s, self._time_out, job
                 )
-            payloads.append(job.payload())
         self._settle(take)
-        return payloads
+        return delivered
 
     def abandon(self, take: Take) -> None:
         """The take's client went away: it keeps nothing; claimed jobs return to the front."""
@@ -325,9 +327,12 @@ class JobQueue:
             }
         )
 
-    def finish(self, worker: str, job_id: str, body: dict[str, Any]) -> str:
-        """A job-done POST. Returns what it was: done, progress or ignored (404 raises)."""
-        at = now_ns()
+    def finish(
+        self, worker: str, job_id: str, body: dict[str, Any], arrived_ns: int | None = None
+    ) -> str:
+        """A job-done POST (arrived at `arrived_ns`, default now). Returns what it was: done,
+        progress or ignored (404 raises)."""
+        at = now_ns() if arrived_ns is None else arrived_ns
         self.seen(worker)
         job = self.jobs.get(job_id)
         if job is None or worker not in job.handed_to:

@@ -8,12 +8,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from aiohttp import web
+from aiohttp import web, web_protocol
 
 from fake_queue import precise_loop
 from fake_queue.app import build_app
 from fake_queue.http_util import QUEUE_KEY
-from fake_queue.queue import JobQueue
+from fake_queue.queue import JobQueue, now_ns
 from fake_queue.settings import ServerSettings
 
 # Long-polls are held up to `hold`; the shutdown grace only bounds how long they may linger.
@@ -39,6 +39,22 @@ class RunningServer:
         await self.runner.cleanup()
 
 
+class StampingRequestHandler(web_protocol.RequestHandler):
+    """aiohttp's connection protocol, noting when bytes last arrived: the latency model counts
+    from a request's arrival (http_util.arrival_ns), not from when its handler got to run."""
+
+    data_received_ns = 0
+
+    def data_received(self, data: bytes) -> None:
+        self.data_received_ns = now_ns()
+        super().data_received(data)
+
+
+class StampingServer(web.Server):
+    def __call__(self) -> StampingRequestHandler:
+        return StampingRequestHandler(self, loop=self._loop, **self._kwargs)
+
+
 async def start_server(settings: ServerSettings) -> RunningServer:
     app = build_app(settings)
     # handler_cancellation: a client that goes away cancels its handler, so its take keeps no jobs.
@@ -46,6 +62,8 @@ async def start_server(settings: ServerSettings) -> RunningServer:
         app, handler_cancellation=True, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S
     )
     await runner.setup()
+    assert runner.server is not None
+    runner.server.__class__ = StampingServer  # AppRunner builds the Server; its factory is ours
     site = web.TCPSite(runner, settings.host, settings.port, backlog=4096, reuse_address=True)
     await site.start()
     port = int(runner.addresses[0][1]) if runner.addresses else settings.port

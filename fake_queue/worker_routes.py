@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 from aiohttp import web
 
 from fake_queue.http_util import (
     QUEUE_KEY,
     BadRequest,
+    arrival_ns,
     client_gone,
     error,
     int_query,
@@ -31,7 +33,8 @@ async def _take(request: web.Request, *, batch: bool) -> web.StreamResponse:
     queue = request.app[QUEUE_KEY]
     worker = request.match_info["worker"]
     asked = int_query(request, "batch_size", 1, 1, MAX_BATCH_SIZE) if batch else 1
-    take = queue.take(worker, asked, request.query.get("job_in_progress") == "1")
+    in_progress = request.query.get("job_in_progress") == "1"
+    take = queue.take(worker, asked, in_progress, arrived_ns=arrival_ns(request))
     delivered: list[Job] = []  # handed out but not yet fully written
     try:
         if not take.claimed.done():
@@ -41,15 +44,20 @@ async def _take(request: web.Request, *, batch: bool) -> web.StreamResponse:
                 if not take.claimed.done():
                     queue.give_up_waiting(take)
                     return web.Response(status=204)
+        # Render while the answer waits, so at its time it only has to be written.
+        rendered, body = list(take.jobs), answer_body(take.jobs, batch)
         await sleep_until(take.answer_at_ns)
         if client_gone(request):
             queue.abandon(take)
             return web.Response(status=204)
         delivered = list(take.jobs)
-        payloads = queue.deliver(take)
-        if not payloads:  # every claimed job was cancelled before the answer went out
+        if not delivered:  # every claimed job was cancelled before the answer went out
+            queue.deliver(take)
             return web.Response(status=204)
-        response = web.json_response(payloads if batch else payloads[0])
+        if delivered != rendered:  # some were cancelled meanwhile
+            body = answer_body(delivered, batch)
+        queue.deliver(take)
+        response = web.Response(body=body, content_type="application/json")
         await response.prepare(request)
         await response.write_eof()
         delivered = []
@@ -61,6 +69,12 @@ async def _take(request: web.Request, *, batch: bool) -> web.StreamResponse:
         if delivered:
             queue.undeliver(take, delivered)
         raise
+
+
+def answer_body(jobs: list[Job], batch: bool) -> bytes:
+    """job-take answers one job object, job-take-batch a list (protocol doc 1.3)."""
+    payloads = [job.payload() for job in jobs]
+    return json.dumps(payloads if batch else payloads[0] if payloads else None).encode()
 
 
 async def job_done(request: web.Request) -> web.Response:
@@ -81,7 +95,7 @@ async def _post_result(request: web.Request, *, stream: bool) -> web.Response:
         if stream:
             outcome = queue.add_stream(worker, job_id, body.get("output"))
         else:
-            outcome = queue.finish(worker, job_id, body)
+            outcome = queue.finish(worker, job_id, body, arrival_ns(request))
     except JobError as exc:
         return error(exc.status, exc.message)
     await asyncio.sleep(queue.sampler.done())

@@ -24,14 +24,18 @@ def burn_cpu(milliseconds: float) -> None:
         pass
 
 
-async def bench_handler(job: dict[str, Any]) -> dict[str, Any]:
-    """Sleep the job's `seconds` (async: slots run concurrently), burn `cpu_ms`, return
-    `payload_bytes` of output. `fail: true` in the input raises, to exercise FAILED jobs."""
+async def bench_handler(job: dict[str, Any], started: float | None = None) -> dict[str, Any]:
+    """Burn `cpu_ms`, sleep the job's `seconds` (async: slots run concurrently), return
+    `payload_bytes` of output. `fail: true` in the input raises, to exercise FAILED jobs.
+    `started` (event loop time): the job began then, not when this coroutine first ran, so it
+    ends `cpu_ms + seconds` after it, however long the worker took to start it."""
     seconds, cpu_ms, payload = job_spec(job)
+    loop = asyncio.get_running_loop()
+    begun = loop.time() if started is None else started
     if cpu_ms:
         burn_cpu(cpu_ms)
     if seconds:
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(max(begun + cpu_ms / 1000 + seconds - loop.time(), 0.0))
     raw = job.get("input")
     if isinstance(raw, dict) and raw.get("fail"):
         raise RuntimeError("bench job asked to fail")

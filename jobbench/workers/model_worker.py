@@ -120,10 +120,10 @@ def load_config(env: Mapping[str, str]) -> Config:
     )
 
 
-async def run_handler(job: Job, worker_id: str) -> dict[str, Any]:
+async def run_handler(job: Job, worker_id: str, started: float | None = None) -> dict[str, Any]:
     """The job-done body, shaped as 1.12.0's run_job shapes it."""
     try:
-        output: Any = await bench_handler(job)
+        output: Any = await bench_handler(job, started)
     except Exception as exc:
         info = {
             "error_type": str(type(exc)),
@@ -225,8 +225,8 @@ class HttpLink:
     async def process(self, job: Job) -> None:
         await self.post_done(str(job["id"]), await self.handle(job))
 
-    async def handle(self, job: Job) -> dict[str, Any]:
-        return await run_handler(job, self.config.worker_id)
+    async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
+        return await run_handler(job, self.config.worker_id, started)
 
     async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
         """JSON text sent as a form, like the SDK; retried on >= 500 only; failures are logged."""

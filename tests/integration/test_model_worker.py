@@ -26,6 +26,7 @@ import httpx
 import pytest
 
 from fake_queue.server import RunningServer, worker_env
+from jobbench.workers.bench_handler import bench_handler
 from jobbench.workers.model_policies import Drain, Job, Policy, Sdk112
 
 pytestmark = pytest.mark.e2e
@@ -373,7 +374,7 @@ class FakeLink:
     async def process(self, job: Job) -> None:
         await self.post_done(str(job["id"]), await self.handle(job))
 
-    async def handle(self, job: Job) -> dict[str, Any]:
+    async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
         await asyncio.sleep(0.01)
         return {"output": None}
 
@@ -416,7 +417,7 @@ class TimelineLink(FakeLink):
 
         return await super().take(count, in_progress, sent)
 
-    async def handle(self, job: Job) -> dict[str, Any]:
+    async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
         await asyncio.sleep(job["input"].get("s", 0.01))
         return {"output": None}
 
@@ -457,3 +458,40 @@ def test_results_are_not_held_for_jobs_still_running() -> None:
     asyncio.run(run_briefly(Drain(link, 2), 0.4))
     assert link.done_at["short0"] - start < 0.1, link.done_at
     assert link.done_at["long0"] - start >= 0.3
+
+
+class StartLink(TimelineLink):
+    """Records the `started` each job was handed and the loop time its handler returned."""
+
+    def __init__(self, answers: list[list[Job]]) -> None:
+        super().__init__(answers)
+        self.started: dict[str, float | None] = {}
+        self.returned: dict[str, float] = {}
+
+    async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
+        self.started[job["id"]] = started
+        result = await super().handle(job, started)
+        self.returned[job["id"]] = asyncio.get_running_loop().time()
+        return result
+
+
+def test_a_job_is_timed_from_when_it_got_its_slot() -> None:
+    # one batch shares the moment it was accepted; a held job starts when a slot frees
+    link = StartLink([[*jobs("a", 1, 0.05), *jobs("b", 1, 0.1)], jobs("c", 1)])
+    asyncio.run(run_briefly(Drain(link, 2, take_ahead=1), 0.3))
+    assert link.started["a0"] is not None and link.started["a0"] == link.started["b0"]
+    held_from = link.started["c0"]
+    assert held_from is not None and held_from >= link.returned["a0"] - 1e-3
+    assert held_from < link.returned["b0"]
+
+
+def test_bench_handler_ends_its_sleep_after_started_not_after_it_ran() -> None:
+    async def elapsed(started_ago: float | None) -> float:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        started = None if started_ago is None else now - started_ago
+        await bench_handler({"id": "j", "input": {"seconds": 0.3}}, started)
+        return loop.time() - now
+
+    assert asyncio.run(elapsed(0.2)) < 0.2  # 0.1 s left of its 0.3 s
+    assert asyncio.run(elapsed(None)) >= 0.29

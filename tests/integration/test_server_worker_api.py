@@ -4,7 +4,9 @@ job-stream, job-stop and ping, as the runpod SDK 1.12.0 worker calls them."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -116,6 +118,59 @@ def test_job_take_returns_one_object_after_the_take_latency(client: httpx.Client
     (deliver,) = events(client, "deliver", job=ids[0])
     assert deliver["take"] == take["take"] == claim["take"]
     assert state(client)["counts"]["in_progress"] == 1
+
+
+def test_a_take_counts_its_latency_from_when_its_bytes_arrived(
+    start_server: Callable[..., RunningServer],
+) -> None:
+    # A take pipelined behind a 0.3 s job-stop poll on one connection reaches its handler only
+    # once the poll is answered; its 50 ms run from its arrival, so it is due before then.
+    server = start_server(hold=0.3)
+    with httpx.Client(base_url=server.base_url, timeout=10) as http:
+        burst(http, 1)
+        head = f"Host: 127.0.0.1:{server.settings.port}\r\n\r\n"
+        requests = f"GET {E}/job-stop/w1 HTTP/1.1\r\n{head}GET {E}/job-take/w1 HTTP/1.1\r\n{head}"
+        with socket.create_connection(("127.0.0.1", server.settings.port), timeout=5) as sock:
+            sent = time.monotonic_ns()
+            sock.sendall(requests.encode())
+            answers = b""
+            while answers.count(b"HTTP/1.1 ") < 2 or not answers.endswith(b"}"):
+                answers += sock.recv(65536)
+        assert answers.startswith(b"HTTP/1.1 204") and b"HTTP/1.1 200" in answers
+        (take,) = events(http, "take", worker="w1")
+        assert take["due"] - take["arrived"] == 50_000_000
+        assert take["arrived"] - sent < 200_000_000, "arrival stamped when the handler ran"
+        assert take["t"] - take["arrived"] >= 250_000_000  # answered after the poll's hold
+
+
+def test_a_job_cancelled_while_its_take_waits_is_not_in_the_answer(
+    start_server: Callable[..., RunningServer],
+) -> None:
+    server = start_server(take_latency=0.3)
+    with httpx.Client(base_url=server.base_url, timeout=10) as http:
+        ids = burst(http, 3)
+        answer = in_thread(lambda: http.get(f"{E}/job-take-batch/w1", params={"batch_size": 3}))
+        while len(events(http, "claim")) < 3:  # claimed at once; answered 0.3 s later
+            time.sleep(0.005)
+        assert http.post(f"{E}/cancel/{ids[1]}").status_code == 200
+        r = answer()
+        assert r.status_code == 200
+        assert [job["id"] for job in r.json()] == [ids[0], ids[2]]
+        assert state(http)["counts"]["cancelled"] == 1
+
+
+def test_a_delay_fault_on_job_take_comes_before_the_take_latency(
+    start_server: Callable[..., RunningServer],
+) -> None:
+    server = start_server(take_latency=0.1, faults=["job-take:delay=0.2:1"])
+    with httpx.Client(base_url=server.base_url, timeout=10) as http:
+        burst(http, 1)
+        started = time.monotonic()
+        r = http.get(f"{E}/job-take/w1")
+        assert r.status_code == 200
+        assert time.monotonic() - started >= 0.29  # delay, then the take's 0.1 s
+        (take,) = events(http, "take", worker="w1")
+        assert take["arrived"] - started * 1e9 >= 0.19e9
 
 
 def test_job_take_batch_is_a_list_never_longer_than_batch_size(client: httpx.Client) -> None:

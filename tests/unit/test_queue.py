@@ -190,8 +190,8 @@ async def test_deliver_makes_jobs_in_progress_and_logs_the_take() -> None:
     q = make_queue()
     jobs = q.submit_many([{"a": 1}, {"a": 2}], extra={"webhook": "http://x"})
     take = q.take("w", 5, job_in_progress=True)
-    payloads = q.deliver(take)
-    assert payloads == [
+    assert q.deliver(take) == jobs
+    assert [job.payload() for job in jobs] == [
         {"id": jobs[0].id, "input": {"a": 1}, "webhook": "http://x"},
         {"id": jobs[1].id, "input": {"a": 2}, "webhook": "http://x"},
     ]
@@ -296,7 +296,7 @@ async def test_cancel_of_a_claimed_job_takes_it_off_the_take() -> None:
     q.cancel(jobs[0].id)
     assert ids(take.jobs) == [jobs[1].id]
     assert q.conservation_error() is None
-    assert [p["id"] for p in q.deliver(take)] == [jobs[1].id]
+    assert ids(q.deliver(take)) == [jobs[1].id]
     assert jobs[0].status == CANCELLED and jobs[0].id not in q.workers["w"].held
 
 
@@ -500,7 +500,7 @@ async def test_retry_of_a_failed_job_requeues_it_with_the_same_id() -> None:
     assert job.retries == 1 and q.retried == 1
     assert events(q, "retry", job=job.id)
     assert ids(waiter.jobs) == [job.id]  # retry wakes a waiting take
-    assert [p["id"] for p in q.deliver(waiter)] == [job.id]
+    assert ids(q.deliver(waiter)) == [job.id]
     assert q.finish("w2", job.id, {"output": "ok"}) == "done"
     assert job.status == COMPLETED and q.health(HOLD_S)["jobs"]["retried"] == 1
     assert q.conservation_error() is None
@@ -544,7 +544,7 @@ async def test_purge_removes_only_unclaimed_queued_jobs() -> None:
     assert all(e["reason"] == "purge" for e in events(q, "done"))
     assert not q.queued
     assert jobs[0].status == IN_QUEUE
-    assert [p["id"] for p in q.deliver(take)] == [jobs[0].id]
+    assert ids(q.deliver(take)) == [jobs[0].id]
     assert q.purge() == 0
     assert q.conservation_error() is None
 
