@@ -402,10 +402,13 @@ class Drain(Policy):
         self._changed.set()
 
     def stop_job(self, job_id: str) -> None:
-        for task, running_id in self.running.items():
-            if running_id == job_id:
-                task.cancel()  # no job-done; its slot frees when the task ends
-                return
+        task = next((t for t, running_id in self.running.items() if running_id == job_id), None)
+        if task is not None:
+            # No job-done. Free the slot now: a task cancelled before its first step never
+            # reaches the `finally` in _run.
+            task.cancel()
+            self._finished(task)
+            return
         for job in self.held:
             if job["id"] == job_id:
                 self.held.remove(job)  # dropped before it ran: no job-done either

@@ -495,3 +495,15 @@ def test_bench_handler_ends_its_sleep_after_started_not_after_it_ran() -> None:
 
     assert asyncio.run(elapsed(0.2)) < 0.2  # 0.1 s left of its 0.3 s
     assert asyncio.run(elapsed(None)) >= 0.29
+
+
+def test_a_job_stopped_before_its_task_ran_frees_its_slot() -> None:
+    async def scenario() -> tuple[int, int]:
+        policy = Drain(FakeLink([]), 2)
+        policy.accept(jobs("a", 2))
+        policy.stop_job("a0")  # in the same step as the take's answer: a0 never started
+        freed_at_once = policy.free()
+        await asyncio.sleep(0.05)  # a1 (0.01 s) has finished
+        return freed_at_once, policy.free()
+
+    assert asyncio.run(scenario()) == (1, 2)
