@@ -28,19 +28,17 @@ class BadRequest(Exception):
 
 async def json_body(request: web.Request, limit_bytes: int | None = None) -> Any:
     """Parse the body as JSON whatever the Content-Type says (the SDK posts JSON as form)."""
-    if limit_bytes is not None and (request.content_length or 0) > limit_bytes:
-        raise BadRequest(
-            413,
-            f"body of {request.content_length} bytes is over the "
-            f"{limit_bytes // 1_000_000} MB limit of this route",
-        )
+
+    def check_size(size: int) -> None:  # before reading (declared) and after (chunked bodies)
+        if limit_bytes is not None and size > limit_bytes:
+            limit_mb = limit_bytes // 1_000_000
+            raise BadRequest(
+                413, f"body of {size} bytes is over the {limit_mb} MB limit of this route"
+            )
+
+    check_size(request.content_length or 0)
     raw = await request.read()
-    if limit_bytes is not None and len(raw) > limit_bytes:
-        raise BadRequest(
-            413,
-            f"body of {len(raw)} bytes is over the "
-            f"{limit_bytes // 1_000_000} MB limit of this route",
-        )
+    check_size(len(raw))
     if not raw:
         raise BadRequest(400, "empty body; send a JSON object")
     try:

@@ -130,10 +130,7 @@ class JobQueue:
             return job
         at = now_ns()
         if job.status == IN_QUEUE:
-            if job.take is not None:  # claimed, answer not yet sent: the take must not carry it
-                job.take.jobs.remove(job)
-                job.take = None
-            else:
+            if not self._unclaim(job):
                 self.queued.remove(job)
         else:
             self._signal_stop(job)
@@ -203,10 +200,9 @@ class JobQueue:
             claimed=asyncio.get_running_loop().create_future(),
         )
         self.seen(worker).waiting_takes += 1
-        answer_at = at + int(self.sampler.take() * 1e9)
         if self._claim(take, at):
             take.kind = "queued"
-            take.answer_at_ns = answer_at
+            take.answer_at_ns = at + int(self.sampler.take() * 1e9)
         else:
             self.waiting.append(take)
         return take
@@ -396,11 +392,16 @@ class JobQueue:
         self.tally[status] += 1
         job.status = status
 
+    def _unclaim(self, job: Job) -> bool:
+        """Take a claimed job off its take, whose answer is not out yet (False: not claimed)."""
+        if job.take is None:
+            return False
+        job.take.jobs.remove(job)
+        job.take = None
+        return True
+
     def _expire(self, job: Job) -> None:
-        if job.take is not None:  # claimed, answer not sent yet: the take must not carry it
-            job.take.jobs.remove(job)
-            job.take = None
-        elif job in self.queued:
+        if not self._unclaim(job) and job in self.queued:
             self.queued.remove(job)
         self._finish(job, TIMED_OUT, now_ns(), reason="ttl")
 
@@ -479,9 +480,7 @@ class JobQueue:
         for job in self.jobs.values():
             if job.timeout_handle is not None:
                 job.timeout_handle.cancel()
-            if job.take is not None:  # a take mid-answer must not hand out a forgotten job
-                job.take.jobs.remove(job)
-                job.take = None
+            self._unclaim(job)  # a take mid-answer must not hand out a forgotten job
         self.jobs.clear()
         self.queued.clear()
         for record in self.workers.values():

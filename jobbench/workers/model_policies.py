@@ -146,26 +146,32 @@ class Policy:
         self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
     ) -> list[Job]:
         """One take, bounded like 1.12.0's wait_for; [] on 204, errors and timeouts."""
-        try:
-            jobs = await within(self.link.take(count, in_progress, on_sent), TAKE_TIMEOUT_S)
-            self.accept(jobs)  # in the same step as the answer's read: nothing comes between
-            return jobs
-        except RateLimited:
-            await asyncio.sleep(RATE_LIMIT_S)
-        except asyncio.TimeoutError:
-            pass
-        except Exception as exc:
-            log(f"job-take failed: {type(exc).__name__}: {exc}")
-            await asyncio.sleep(self.error_pause_s)
-        return []
+        take = self.link.take(count, in_progress, on_sent)
+        jobs = await guarded("job-take", take, TAKE_TIMEOUT_S, self.error_pause_s)
+        if jobs is None:
+            return []
+        self.accept(jobs)  # in the same step as the answer's read: nothing comes between
+        return jobs
 
 
-async def within(awaitable: Awaitable[T], seconds: float) -> T:
-    """wait_for without its extra task (and loop turn) where asyncio.timeout exists."""
-    if sys.version_info >= (3, 11):
-        async with asyncio.timeout(seconds):
-            return await awaitable
-    return await asyncio.wait_for(awaitable, seconds)
+async def guarded(
+    what: str, call: Awaitable[list[T]], timeout_s: float, error_pause_s: float
+) -> list[T] | None:
+    """`call` bounded by `timeout_s`, as 1.12.0 guards job-take and job-stop. None when it
+    failed: after a 429 it pauses RATE_LIMIT_S, after an error (logged) `error_pause_s`."""
+    try:
+        if sys.version_info >= (3, 11):  # no extra task (and loop turn), unlike wait_for
+            async with asyncio.timeout(timeout_s):
+                return await call
+        return await asyncio.wait_for(call, timeout_s)
+    except RateLimited:
+        await asyncio.sleep(RATE_LIMIT_S)
+    except asyncio.TimeoutError:
+        pass
+    except Exception as exc:
+        log(f"{what} failed: {type(exc).__name__}: {exc}")
+        await asyncio.sleep(error_pause_s)
+    return None
 
 
 async def run_logged(link: Link, job: Job) -> None:
@@ -182,19 +188,11 @@ async def monitor_stops(link: Link, stop_job: Callable[[str], None]) -> None:
         log("the job-take URL has no /job-take/: per-job stop is disabled")
         return
     while True:
-        try:
-            job_ids = await asyncio.wait_for(link.stops(), STOP_TIMEOUT_S)
-            for job_id in job_ids:
-                stop_job(job_id)
-            if not job_ids:
-                await asyncio.sleep(STOP_FLOOR_S)
-        except RateLimited:
-            await asyncio.sleep(RATE_LIMIT_S)
-        except asyncio.TimeoutError:
-            pass
-        except Exception as exc:
-            log(f"job-stop failed: {type(exc).__name__}: {exc}")
+        job_ids = await guarded("job-stop", link.stops(), STOP_TIMEOUT_S, STOP_FLOOR_S)
+        if job_ids == []:
             await asyncio.sleep(STOP_FLOOR_S)
+        for job_id in job_ids or ():
+            stop_job(job_id)
 
 
 class Sdk112(Policy):
