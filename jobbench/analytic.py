@@ -15,9 +15,12 @@ def batches_until(fraction: float, burst: int, workers: int, slots: int) -> int:
     return max(1, math.ceil(jobs / (workers * slots)))
 
 
-def sdk_recheck_s(job_seconds: float, pickup_s: float = 0.1) -> float:
+SDK_PICKUP_S = 0.1  # 1.12.0 run_jobs: a finished slot is noticed within this tick
+
+
+def sdk_recheck_s(job_seconds: float) -> float:
     """SDK 1.12.0 re-checks a full worker every 1 s, so a batch waits whole seconds."""
-    return max(1.0, float(math.ceil(job_seconds + pickup_s)))
+    return max(1.0, float(math.ceil(job_seconds + SDK_PICKUP_S)))
 
 
 def expected_time_s(

@@ -17,8 +17,8 @@ from jobbench.results import (
     result_path,
     write_json,
 )
-from jobbench.runner import Progress, ScenarioSession, make_workdir
-from jobbench.workers.kinds import check_take_ahead_support, describe_sdk, sdk_info
+from jobbench.runner import Progress, ScenarioSession, make_workdir, stop_sessions
+from jobbench.workers.kinds import describe_sdk, probe_sdk
 
 
 @dataclass
@@ -46,7 +46,7 @@ def scenario_entry(s: Scenario, sdk: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def _add_rep(entry: dict[str, Any], figures: dict[str, Any], raw: list[dict[str, Any]]) -> None:
+def add_rep(entry: dict[str, Any], figures: dict[str, Any], raw: list[dict[str, Any]]) -> None:
     entry["reps"].append({k: v for k, v in figures.items() if k != "_samples"})
     raw.append(figures)
     entry["summary"] = metrics.summarise_reps(entry["reps"])
@@ -61,10 +61,9 @@ def preflight(plans: list[Plan]) -> dict[tuple[int, int], dict[str, Any]]:
     for p, plan in enumerate(plans):
         for s, scenario in enumerate(plan.config.scenarios):
             spec = scenario.worker
-            if spec.kind == "runpod":
-                if spec not in probed:
-                    probed[spec] = sdk_info(spec)
-                    check_take_ahead_support(spec, probed[spec])
+            if spec not in probed and (info := probe_sdk(spec)) is not None:
+                probed[spec] = info
+            if spec in probed:
                 sdks[p, s] = probed[spec]
     return sdks
 
@@ -88,13 +87,13 @@ def run_plans(
         for doc in docs:
             doc["complete"] = True
     except KeyboardInterrupt:
-        _mark_failed(docs, "interrupted (Ctrl-C) before every rep ran", interrupted=True)
+        mark_failed(docs, "interrupted (Ctrl-C) before every rep ran", interrupted=True)
         raise Interrupted(
             "interrupted: partial results saved and marked incomplete in "
             + ", ".join(str(p.path) for p in plans)
         ) from None
     except Exception as exc:
-        _mark_failed(docs, str(exc), interrupted=False)
+        mark_failed(docs, str(exc), interrupted=False)
         raise
     finally:
         for plan, doc, writer in zip(plans, docs, writers):
@@ -109,7 +108,7 @@ def _document(plan: Plan) -> dict[str, Any]:
     return new_document(plan.config.label, target, environment(None))
 
 
-def _mark_failed(docs: list[dict[str, Any]], error: str, *, interrupted: bool) -> None:
+def mark_failed(docs: list[dict[str, Any]], error: str, *, interrupted: bool) -> None:
     for doc in docs:
         doc["complete"] = False
         doc["interrupted"] = interrupted
@@ -161,14 +160,13 @@ def _run_scenario(
                 plans, sessions, entries, raws, docs, writers
             ):
                 outcome = session.run_rep(rep, reps)
-                _add_rep(entry, outcome.figures, raw)
+                add_rep(entry, outcome.figures, raw)
                 if writer is not None:
                     writer.write_rep(session.scenario.name, rep, outcome.events)
                 write_json(doc, plan.path)
         succeeded = True
     finally:
-        for session in sessions:
-            session.stop()
+        stop_sessions(sessions)
         if succeeded:  # on failure the worker logs stay for the error message to point at
             for workdir in workdirs:
                 shutil.rmtree(workdir, ignore_errors=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -21,10 +22,45 @@ app = typer.Typer(
 Opt = typer.Option
 LATENCY_HELP = "seconds, or kind:a,b (uniform, normal, lognormal), or samples:FILE"
 
+# Options that several commands share, spelled once.
+Workers = Annotated[int, Opt(help="worker processes")]
+Slots = Annotated[int, Opt(help="concurrent jobs per worker")]
+TakeAhead = Annotated[int, Opt(help="extra jobs a worker takes while busy (0: off)")]
+Worker = Annotated[str, Opt(help="runpod | model | a command like 'python h.py'")]
+Policy = Annotated[str | None, Opt(help="model worker: sdk-1.12 | drain | take-ahead")]
+Sdk = Annotated[Path | None, Opt(help="runpod-python checkout to put first on the path")]
+Python = Annotated[str | None, Opt(help="python that runs the runpod workers")]
+JobSeconds = Annotated[float, Opt(help="how long each bench job sleeps")]
+InputJson = Annotated[str | None, Opt("--input", help="JSON input for every job")]
+Inputs = Annotated[Path | None, Opt(help="JSONL file of job inputs, cycled")]
+Latency = Annotated[str, Opt(help=LATENCY_HELP)]
+Hold = Annotated[str, Opt(help="long-poll hold, seconds")]
+Seed = Annotated[int | None, Opt(help="seed for sampled latencies")]
+Out = Annotated[Path, Opt(help="folder for results")]
+Quiet = Annotated[bool, Opt(help="no progress output")]
+PinQueue = Annotated[
+    bool, Opt(help="embedded queue on a CPU of its own, workers on the others (Linux)")
+]
+Baseline = Annotated[str, typer.Argument(help="result file, saved label, variant or git ref")]
+Candidate = Annotated[str, typer.Argument(help="the same kinds of name as BASELINE")]
+Metric = Annotated[str, Opt(help="metric the verdict rests on")]
+MaxRegression = Annotated[str, Opt(help="slowdown still passing, e.g. 5%")]
+Repo = Annotated[Path | None, Opt(help="SDK checkout whose git refs are names")]
+Format = Annotated[str, Opt("--format", help="table | markdown | json | csv")]
+
 
 def fail(exc: JobbenchError) -> NoReturn:
     typer.echo(f"error: {exc}", err=True)
     raise typer.Exit(exc.exit_code)
+
+
+def exit_with(command: Callable[[], int]) -> NoReturn:
+    """Run a command; its code is the exit code, a JobbenchError a one-line error."""
+    try:
+        code = command()
+    except JobbenchError as exc:
+        fail(exc)
+    raise typer.Exit(code)
 
 
 def use_rich() -> bool:
@@ -33,35 +69,33 @@ def use_rich() -> bool:
 
 @app.command()
 def run(
-    workers: Annotated[int, Opt(help="worker processes")] = 4,
-    slots: Annotated[int, Opt(help="concurrent jobs per worker")] = 32,
+    workers: Workers = 4,
+    slots: Slots = 32,
     burst: Annotated[int, Opt(help="jobs per burst")] = 1024,
-    job_seconds: Annotated[float, Opt(help="how long each bench job sleeps")] = 0.5,
-    take_ahead: Annotated[int, Opt(help="extra jobs a worker takes while busy (0: off)")] = 0,
-    worker: Annotated[str, Opt(help="runpod | model | a command like 'python h.py'")] = "runpod",
-    policy: Annotated[str | None, Opt(help="model worker: sdk-1.12 | drain | take-ahead")] = None,
-    sdk: Annotated[Path | None, Opt(help="runpod-python checkout to put first on the path")] = None,
-    python: Annotated[str | None, Opt(help="python that runs the runpod workers")] = None,
-    input_json: Annotated[str | None, Opt("--input", help="JSON input for every job")] = None,
-    inputs: Annotated[Path | None, Opt(help="JSONL file of job inputs, cycled")] = None,
+    job_seconds: JobSeconds = 0.5,
+    take_ahead: TakeAhead = 0,
+    worker: Worker = "runpod",
+    policy: Policy = None,
+    sdk: Sdk = None,
+    python: Python = None,
+    input_json: InputJson = None,
+    inputs: Inputs = None,
     reps: Annotated[int, Opt(help="bursts to run; figures are medians over reps")] = 5,
     label: Annotated[str, Opt(help="name of the saved result")] = "run",
-    out: Annotated[Path, Opt(help="folder for results")] = Path("reports"),
+    out: Out = Path("reports"),
     server: Annotated[str | None, Opt(help="an already running fake queue URL")] = None,
     api_key: Annotated[
         str | None, Opt(help="key of the --server queue, or of --endpoint (else RUNPOD_API_KEY)")
     ] = None,
-    take_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0.5",
-    wake_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0.05",
-    hold: Annotated[str, Opt(help="long-poll hold, seconds")] = "20",
-    done_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0",
-    seed: Annotated[int | None, Opt(help="seed for sampled latencies")] = None,
-    pin_queue: Annotated[
-        bool, Opt(help="embedded queue on a CPU of its own, workers on the others (Linux)")
-    ] = True,
+    take_latency: Latency = "0.5",
+    wake_latency: Latency = "0.05",
+    hold: Hold = "20",
+    done_latency: Latency = "0",
+    seed: Seed = None,
+    pin_queue: PinQueue = True,
     events: Annotated[bool, Opt(help="save raw events to LABEL.events.jsonl")] = True,
     json_out: Annotated[bool, Opt("--json", help="print only the result JSON")] = False,
-    quiet: Annotated[bool, Opt(help="no progress output")] = False,
+    quiet: Quiet = False,
     html: Annotated[Path | None, Opt(help="also write the HTML report (plots) here")] = None,
     endpoint: Annotated[
         str | None, Opt(help="live endpoint: a .../v2/ID URL or an endpoint id (no workers)")
@@ -72,13 +106,10 @@ def run(
     yes: Annotated[bool, Opt(help="live: skip the confirmation of bursts over 100 jobs")] = False,
 ) -> None:
     """Run bursts through worker processes (or at a live --endpoint); median / min / max."""
+    flags = locals()
     from jobbench.commands import run_command
 
-    try:
-        code = run_command(locals())
-    except JobbenchError as exc:
-        fail(exc)
-    raise typer.Exit(code)
+    exit_with(lambda: run_command(flags))
 
 
 @app.command()
@@ -97,14 +128,14 @@ def serve(
     config: Annotated[Path | None, Opt(help="TOML file with these settings")] = None,
 ) -> None:
     """Serve the fake RunPod queue (worker, client and bench-control APIs) until Ctrl-C."""
+    flags = locals()  # the parameters, before anything else is defined here
     from fake_queue.__main__ import main as serve_main
 
     # Only flags given on the command line are passed, so --config values are not overridden.
-    flags = {k: v for k, v in locals().items() if k not in ("fault", "serve_main")}
     argv = [
         str(x)
         for key, value in flags.items()
-        if value is not None
+        if value is not None and key != "fault"
         for x in ("--" + key.replace("_", "-"), value)
     ]
     argv += [x for rule in fault or [] for x in ("--fault", rule)]
@@ -113,23 +144,21 @@ def serve(
 
 @app.command()
 def compare(
-    baseline: Annotated[str, typer.Argument(help="result file, saved label, variant or git ref")],
-    candidate: Annotated[str, typer.Argument(help="the same kinds of name as BASELINE")],
+    baseline: Baseline,
+    candidate: Candidate,
     suite: Annotated[str | None, Opt(help="suite of scenarios (default seed)")] = None,
     reps: Annotated[int | None, Opt(help="reps per side (default: the suite's)")] = None,
-    fmt: Annotated[str, Opt("--format", help="table | markdown | json | csv")] = "table",
-    out: Annotated[Path, Opt(help="folder for results")] = Path("reports"),
-    repo: Annotated[Path | None, Opt(help="SDK checkout whose git refs are names")] = None,
+    fmt: Format = "table",
+    out: Out = Path("reports"),
+    repo: Repo = None,
     rerun: Annotated[bool, Opt(help="run variants even if a saved label exists")] = False,
-    metric: Annotated[str, Opt(help="metric the verdict rests on")] = "time_to_p99_s",
-    max_regression: Annotated[str, Opt(help="slowdown still passing, e.g. 5%")] = "5%",
+    metric: Metric = "time_to_p99_s",
+    max_regression: MaxRegression = "5%",
     fail_on_regression: Annotated[bool, Opt(help="exit 1 / 3 like jobbench gate")] = False,
     markdown: Annotated[Path | None, Opt(help="also write a PR-comment body here")] = None,
-    quiet: Annotated[bool, Opt(help="no progress output")] = False,
+    quiet: Quiet = False,
     html: Annotated[Path | None, Opt(help="also write the HTML report (A and B plots)")] = None,
-    pin_queue: Annotated[
-        bool, Opt(help="embedded queue on a CPU of its own, workers on the others (Linux)")
-    ] = True,
+    pin_queue: PinQueue = True,
 ) -> None:
     """Compare a candidate against a baseline, side by side, with a verdict."""
     raise typer.Exit(_compare(locals(), fail_on_regression))
@@ -137,17 +166,17 @@ def compare(
 
 @app.command()
 def gate(
-    baseline: Annotated[str, typer.Argument(help="result file, saved label, variant or git ref")],
-    candidate: Annotated[str, typer.Argument(help="the same kinds of name as BASELINE")],
-    metric: Annotated[str, Opt(help="metric the verdict rests on")] = "time_to_p99_s",
-    max_regression: Annotated[str, Opt(help="slowdown still passing, e.g. 5%")] = "5%",
+    baseline: Baseline,
+    candidate: Candidate,
+    metric: Metric = "time_to_p99_s",
+    max_regression: MaxRegression = "5%",
     suite: Annotated[str | None, Opt(help="suite, when a side runs now")] = None,
     reps: Annotated[int | None, Opt(help="reps per side, when a side runs now")] = None,
-    out: Annotated[Path, Opt(help="folder for results")] = Path("reports"),
-    repo: Annotated[Path | None, Opt(help="SDK checkout whose git refs are names")] = None,
+    out: Out = Path("reports"),
+    repo: Repo = None,
     markdown: Annotated[Path | None, Opt(help="write a PR-comment body here")] = None,
-    fmt: Annotated[str, Opt("--format", help="table | markdown | json | csv")] = "markdown",
-    quiet: Annotated[bool, Opt(help="no progress output")] = False,
+    fmt: Format = "markdown",
+    quiet: Quiet = False,
 ) -> None:
     """CI perf gate: exit 0 pass, 1 regression, 3 inconclusive."""
     raise typer.Exit(_compare({**locals(), "rerun": False}, True))
@@ -164,26 +193,19 @@ def report(
     """Write a self-contained HTML report: tables and plots of where the time goes."""
     from jobbench.report_command import ReportRequest, report_command
 
-    try:
-        code = report_command(ReportRequest(name, html, out, rep, open_browser))
-    except JobbenchError as exc:
-        fail(exc)
-    raise typer.Exit(code)
-
-
-WORKER_HELP = "runpod | model | a command like 'python h.py'"
+    exit_with(lambda: report_command(ReportRequest(name, html, out, rep, open_browser)))
 
 
 @app.command()
 def workers(
     server: Annotated[str, Opt(help="the fake queue's URL, e.g. http://10.0.0.5:8000")],
-    workers: Annotated[int, Opt(help="worker processes")] = 4,
-    slots: Annotated[int, Opt(help="concurrent jobs per worker")] = 32,
-    take_ahead: Annotated[int, Opt(help="extra jobs a worker takes while busy (0: off)")] = 0,
-    worker: Annotated[str, Opt(help=WORKER_HELP)] = "runpod",
-    policy: Annotated[str | None, Opt(help="model worker: sdk-1.12 | drain | take-ahead")] = None,
-    sdk: Annotated[Path | None, Opt(help="runpod-python checkout to put first on the path")] = None,
-    python: Annotated[str | None, Opt(help="python that runs the runpod workers")] = None,
+    workers: Workers = 4,
+    slots: Slots = 32,
+    take_ahead: TakeAhead = 0,
+    worker: Worker = "runpod",
+    policy: Policy = None,
+    sdk: Sdk = None,
+    python: Python = None,
     api_key: Annotated[str | None, Opt(help="key the queue was started with")] = None,
     name: Annotated[str | None, Opt(help="worker id prefix (default HOST-PID)")] = None,
 ) -> None:
@@ -191,12 +213,11 @@ def workers(
     from jobbench.config import worker_spec
     from jobbench.workers_command import WorkersRequest, workers_command
 
-    try:
+    def command() -> int:
         spec = worker_spec(worker, policy, take_ahead, sdk, python)
-        code = workers_command(WorkersRequest(server, workers, slots, spec, api_key, name))
-    except JobbenchError as exc:
-        fail(exc)
-    raise typer.Exit(code)
+        return workers_command(WorkersRequest(server, workers, slots, spec, api_key, name))
+
+    exit_with(command)
 
 
 @app.command()
@@ -219,31 +240,28 @@ def locust(
     locust_worker: Annotated[bool, Opt(help="Locust worker node (Locust's --worker)")] = False,
     processes: Annotated[int | None, Opt(help="Locust processes on this machine")] = None,
     max_fail_ratio: Annotated[float, Opt(help="JOB failure ratio that exits 4")] = 0.01,
-    job_seconds: Annotated[float, Opt(help="how long each bench job sleeps")] = 0.5,
+    job_seconds: JobSeconds = 0.5,
     payload_bytes: Annotated[int, Opt(help="result bytes per bench job")] = 0,
-    input_json: Annotated[str | None, Opt("--input", help="JSON input for every job")] = None,
-    inputs: Annotated[Path | None, Opt(help="JSONL file of job inputs, cycled")] = None,
+    input_json: InputJson = None,
+    inputs: Inputs = None,
     workers: Annotated[int, Opt(help="fake queue: worker processes")] = 4,
     slots: Annotated[int, Opt(help="fake queue: concurrent jobs per worker")] = 32,
     take_ahead: Annotated[int, Opt(help="fake queue: take-ahead (0: off)")] = 0,
-    worker: Annotated[str, Opt(help=WORKER_HELP)] = "runpod",
-    policy: Annotated[str | None, Opt(help="model worker: sdk-1.12 | drain | take-ahead")] = None,
-    sdk: Annotated[Path | None, Opt(help="runpod-python checkout to put first on the path")] = None,
-    python: Annotated[str | None, Opt(help="python that runs the runpod workers")] = None,
-    take_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0.5",
-    wake_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0.05",
-    hold: Annotated[str, Opt(help="long-poll hold, seconds")] = "20",
-    done_latency: Annotated[str, Opt(help=LATENCY_HELP)] = "0",
-    seed: Annotated[int | None, Opt(help="seed for sampled latencies")] = None,
+    worker: Worker = "runpod",
+    policy: Policy = None,
+    sdk: Sdk = None,
+    python: Python = None,
+    take_latency: Latency = "0.5",
+    wake_latency: Latency = "0.05",
+    hold: Hold = "20",
+    done_latency: Latency = "0",
+    seed: Seed = None,
 ) -> None:
     """Locust's web UI (or --headless) driving jobs through the fake queue or --endpoint."""
+    flags = locals()
     from jobbench.drive.locust_run import locust_command, locust_request
 
-    try:
-        code = locust_command(locust_request(locals()))
-    except JobbenchError as exc:
-        fail(exc)
-    raise typer.Exit(code)
+    exit_with(lambda: locust_command(locust_request(flags)))
 
 
 def _compare(flags: dict[str, Any], fail_on_regression: bool) -> int:

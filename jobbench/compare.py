@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from jobbench import stats
@@ -14,7 +15,8 @@ METRICS: dict[str, tuple[str, ...]] = {
     "e2e_p50_s": ("phases", "e2e", "p50"),
     "e2e_p99_s": ("phases", "e2e", "p99"),
 }
-# What differs between the two sides on purpose; everything else in params must match.
+# What differs between the two sides on purpose; everything else in params must match, but for
+# the latency fields a variant of the comparison sets (`free_latency` below).
 VARIANT_PARAMS = {"worker", "policy", "take_ahead"}
 MIN_REPS_FOR_TEST = 3
 
@@ -30,17 +32,40 @@ def rep_values(entry: dict[str, Any], path: tuple[str, ...]) -> list[float]:
     return values
 
 
-def first_param_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+def shared_params(params: dict[str, Any], free_latency: Collection[str] = ()) -> dict[str, Any]:
+    """The params both sides must agree on: without the variants' own settings."""
+    shared = {k: v for k, v in params.items() if k not in VARIANT_PARAMS}
+    latency = shared.get("latency")
+    if free_latency and isinstance(latency, dict):
+        shared["latency"] = {k: v for k, v in latency.items() if k not in free_latency}
+    return shared
+
+
+def first_param_difference(
+    a: dict[str, Any], b: dict[str, Any], free_latency: Collection[str] = ()
+) -> str | None:
+    a, b = _flat(shared_params(a, free_latency)), _flat(shared_params(b, free_latency))
     for key in sorted(set(a) | set(b)):
-        if key not in VARIANT_PARAMS and a.get(key) != b.get(key):
+        if a.get(key) != b.get(key):
             return f"{key}: {a.get(key)!r} vs {b.get(key)!r}"
     return None
 
 
+def _flat(params: dict[str, Any]) -> dict[str, Any]:
+    """`latency.take` and so on: a difference names the one field that differs."""
+    flat = {}
+    for key, value in params.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}.{sub}": v for sub, v in value.items()})
+        else:
+            flat[key] = value
+    return flat
+
+
 def match_scenarios(
-    base: dict[str, Any], cand: dict[str, Any]
+    base: dict[str, Any], cand: dict[str, Any], free_latency: Collection[str] = ()
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Pair scenarios by name; parameters must agree except the variant's own."""
+    """Pair scenarios by name; parameters must agree except the variants' own."""
     by_name = {entry["name"]: entry for entry in cand["scenarios"]}
     pairs = []
     for entry in base["scenarios"]:
@@ -50,7 +75,7 @@ def match_scenarios(
                 f"scenario {entry['name']!r} is in {base['label']} but not in "
                 f"{cand['label']}; compare results of the same suite"
             )
-        diff = first_param_difference(entry["params"], other["params"])
+        diff = first_param_difference(entry["params"], other["params"], free_latency)
         if diff:
             raise UsageError(
                 f"scenario {entry['name']!r} differs between {base['label']} and "
@@ -85,10 +110,18 @@ def compare_metric(base: list[float], cand: list[float]) -> dict[str, Any]:
     }
 
 
-def compare_docs(base: dict[str, Any], cand: dict[str, Any]) -> dict[str, Any]:
-    """Rows per scenario; `verdict` fields are filled in by gate.judge."""
+def compare_docs(
+    base: dict[str, Any],
+    cand: dict[str, Any],
+    *,
+    paths: Sequence[str | None] = (None, None),
+    free_latency: Collection[str] = (),
+) -> dict[str, Any]:
+    """Rows per scenario; `verdict` fields are filled in by gate.judge. `paths`: where each
+    side's result file is, relative to the comparison's folder; `free_latency`: the latency
+    fields a variant of the comparison sets, which may differ."""
     rows = []
-    for b_entry, c_entry in match_scenarios(base, cand):
+    for b_entry, c_entry in match_scenarios(base, cand, free_latency):
         metrics = {
             name: compare_metric(rep_values(b_entry, path), rep_values(c_entry, path))
             for name, path in METRICS.items()
@@ -96,7 +129,7 @@ def compare_docs(base: dict[str, Any], cand: dict[str, Any]) -> dict[str, Any]:
         rows.append(
             {
                 "scenario": b_entry["name"],
-                "params": {k: v for k, v in b_entry["params"].items() if k not in VARIANT_PARAMS},
+                "params": shared_params(b_entry["params"], free_latency),
                 "ideal_s": b_entry["ideal_s"],
                 "efficiency": {
                     "baseline": _median_summary(b_entry, "efficiency"),
@@ -109,16 +142,17 @@ def compare_docs(base: dict[str, Any], cand: dict[str, Any]) -> dict[str, Any]:
         )
     return {
         "schema": SCHEMA,
-        "baseline": _side(base),
-        "candidate": _side(cand),
+        "baseline": _side(base, paths[0]),
+        "candidate": _side(cand, paths[1]),
         "rows": rows,
         "verdict": None,
     }
 
 
-def _side(doc: dict[str, Any]) -> dict[str, Any]:
+def _side(doc: dict[str, Any], path: str | None) -> dict[str, Any]:
     return {
         "label": doc["label"],
+        "path": path,
         "created": doc.get("created"),
         "complete": doc.get("complete", True),
         "workers": sorted({e.get("worker", "") for e in doc["scenarios"]}),

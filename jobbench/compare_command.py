@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jobbench.benchmark import Plan, run_plans
-from jobbench.compare import compare_docs
+from jobbench.compare import compare_docs, match_scenarios
 from jobbench.config import RunConfig
 from jobbench.errors import EXIT_OK, UsageError
 from jobbench.gate import GateConfig, judge
 from jobbench.project import Project, Suite, apply_variant, load_project
 from jobbench.render import FORMATS, renderer
 from jobbench.resolve import Side, resolve
-from jobbench.results import result_path, write_json
+from jobbench.results import result_path, safe_label, write_json
 
 
 @dataclass(frozen=True)
@@ -40,10 +39,6 @@ class CompareRequest:
     pin_queue: bool = True
 
 
-def safe_label(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).stem if name.endswith(".json") else name)
-
-
 def pick_suite(project: Project, name: str | None) -> Suite:
     key = name or "seed"
     if key not in project.suites:
@@ -53,19 +48,68 @@ def pick_suite(project: Project, name: str | None) -> Suite:
     return project.suites[key]
 
 
-def run_sides(
-    sides: list[Side], suite: Suite, request: CompareRequest, progress: Any
-) -> list[dict[str, Any]]:
-    """Saved sides as they are; the rest run now, interleaved rep by rep."""
-    reps = request.reps or suite.reps
+def pick_reps(request: CompareRequest, suite: Suite) -> int:
+    reps = suite.reps if request.reps is None else request.reps
     if reps < 1:
         raise UsageError(f"--reps {reps}: must be >= 1")
+    return reps
+
+
+def side_labels(baseline: str, candidate: str) -> tuple[str, str]:
+    """The saved labels of the two sides; `compare main main` (an A/A check of the noise)
+    saves B as main-b, so the two runs do not write one file."""
+    a, b = safe_label(baseline), safe_label(candidate)
+    return a, b if b != a else f"{b}-b"
+
+
+def resolve_sides(request: CompareRequest, project: Project) -> list[Side]:
+    names = (request.baseline, request.candidate)
+    sides = [
+        resolve(name, project, request.out, request.repo, request.rerun, label)
+        for name, label in zip(names, side_labels(*names))
+    ]
+    saved = {s.path.resolve() for s in sides if s.path is not None}
+    for side in sides:
+        target = result_path(request.out, side.label)
+        if side.variant is not None and target.resolve() in saved:
+            raise UsageError(
+                f"{side.name} would run over {target}, which the other side reads; "
+                "copy that file elsewhere first or pass --out DIR"
+            )
+    return sides
+
+
+def planned(side: Side, suite: Suite) -> dict[str, Any]:
+    """A side as far as matching scenarios goes: a saved result as it is, a variant as the
+    suite's scenarios it will run."""
+    if side.doc is not None:
+        return side.doc
+    assert side.variant is not None  # resolve gives a saved result or a variant to run
+    scenarios = [{"name": s.name, "params": s.params()} for s in apply_variant(suite, side.variant)]
+    return {"label": side.label, "scenarios": scenarios}
+
+
+def free_latency(sides: list[Side], project: Project) -> frozenset[str]:
+    """Latency fields a side's variant sets on purpose (a saved label of a variant's name is
+    that variant's run): those may differ between the sides, no others."""
+    fields: set[str] = set()
+    for side in sides:
+        variant = side.variant or project.variants.get(side.name)
+        if variant is not None:
+            fields |= {key.removesuffix("_latency") for key in variant.latency}
+    return frozenset(fields)
+
+
+def run_sides(
+    sides: list[Side], suite: Suite, reps: int, request: CompareRequest, progress: Any
+) -> list[dict[str, Any]]:
+    """Saved sides as they are; the rest run now, interleaved rep by rep."""
     plans = [
         Plan(
             RunConfig(
                 scenarios=apply_variant(suite, s.variant),
                 reps=reps,
-                label=safe_label(s.name),
+                label=s.label,
                 out=request.out,
                 pin_queue=request.pin_queue,
             )
@@ -82,15 +126,17 @@ def compare_command(request: CompareRequest, progress: Any) -> int:
         raise UsageError(f"--format {request.fmt}: use one of {', '.join(FORMATS)}")
     request.gate.validate()
     project = load_project(request.folder)
-    sides = [
-        resolve(name, project, request.out, request.repo, request.rerun)
-        for name in (request.baseline, request.candidate)
-    ]
-    for label, side in zip("AB", sides):
-        progress.message(f"{label} = {side.name}: {side.origin}")
     suite = pick_suite(project, request.suite)
-    docs = run_sides(sides, suite, request, progress)
-    comparison = compare_docs(docs[0], docs[1])
+    reps = pick_reps(request, suite)
+    sides = resolve_sides(request, project)
+    for key, side in zip("AB", sides):
+        progress.message(f"{key} = {side.name}: {side.origin}")
+    free = free_latency(sides, project)
+    match_scenarios(planned(sides[0], suite), planned(sides[1], suite), free)  # before any run
+    docs = run_sides(sides, suite, reps, request, progress)
+    paths = [s.path or result_path(request.out, s.label) for s in sides]
+    relative = [os.path.relpath(p, request.out) for p in paths]
+    comparison = compare_docs(docs[0], docs[1], paths=relative, free_latency=free)
     code = judge(comparison, request.gate)
     stem = f"{safe_label(docs[0]['label'])}-vs-{safe_label(docs[1]['label'])}"
     write_json(comparison, request.out / f"{stem}.json")
@@ -106,7 +152,6 @@ def compare_command(request: CompareRequest, progress: Any) -> int:
     if request.html is not None:
         from jobbench.report_command import write_report
 
-        paths = [s.path or result_path(request.out, safe_label(s.name)) for s in sides]
         written = write_report(docs, paths, request.html, None, comparison)
         progress.message(f"html report: {written}")
     return code if request.fail_on_regression else EXIT_OK

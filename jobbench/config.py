@@ -84,11 +84,10 @@ class RunConfig:
 
 
 def validate_scenario(s: Scenario) -> Scenario:
-    _positive_int("--workers", s.workers)
-    _positive_int("--slots", s.slots)
-    _positive_int("--burst", s.burst)
-    if not math.isfinite(s.job_seconds) or s.job_seconds < 0:
-        raise UsageError(f"--job-seconds {s.job_seconds}: use a number of seconds >= 0")
+    check_positive_int("--workers", s.workers)
+    check_positive_int("--slots", s.slots)
+    check_positive_int("--burst", s.burst)
+    check_job_seconds(s.job_seconds)
     validate_worker(s.worker)
     return s
 
@@ -123,17 +122,28 @@ def validate_worker(w: WorkerSpec) -> WorkerSpec:
 
 
 def validate_run(cfg: RunConfig) -> RunConfig:
-    _positive_int("--reps", cfg.reps)
-    if not cfg.label or any(c in cfg.label for c in "/\\") or cfg.label.startswith("."):
-        raise UsageError(f"--label {cfg.label!r}: use a plain file name like main or pr-123")
+    check_positive_int("--reps", cfg.reps)
+    check_label(cfg.label)
     for scenario in cfg.scenarios:
         validate_scenario(scenario)
     return cfg
 
 
-def _positive_int(flag: str, value: int) -> None:
+# Checks shared by fake-queue runs (validate_run) and live runs (live_command.live_config).
+def check_positive_int(flag: str, value: int) -> None:
     if value < 1:
         raise UsageError(f"{flag} {value}: must be a whole number >= 1")
+
+
+def check_label(label: str) -> None:
+    """The label names the result file: no folders, no hidden files."""
+    if not label or any(c in label for c in "/\\") or label.startswith("."):
+        raise UsageError(f"--label {label!r}: use a plain file name like main or pr-123")
+
+
+def check_job_seconds(value: float) -> None:
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"--job-seconds {value}: use a number of seconds >= 0")
 
 
 def worker_spec(

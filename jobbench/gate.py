@@ -23,7 +23,7 @@ class GateConfig:
         if self.metric not in METRICS:
             raise UsageError(f"--metric {self.metric}: use one of {', '.join(METRICS)}")
         if not 0 <= self.max_regression < 10:
-            raise UsageError(f"--max-regression {self.max_regression:.0%}: use e.g. 5%")
+            raise UsageError(f"--max-regression {self.max_regression:.1%}: use e.g. 5%")
         return self
 
 
@@ -60,25 +60,25 @@ def judge_row(row: dict[str, Any], gate: GateConfig) -> dict[str, Any]:
         better = change < -gate.max_regression and (not tested or p_value < SIGNIFICANCE)
         return {
             "verdict": "better" if better else "pass",
-            "reason": f"{change:+.1%} (limit +{gate.max_regression:.0%})",
+            "reason": f"{change:+.1%} (limit +{gate.max_regression:.1%})",
         }
     if not tested:
         return {
             "verdict": "regression",
-            "reason": f"{change:+.1%} > +{gate.max_regression:.0%}; fewer than "
+            "reason": f"{change:+.1%} > +{gate.max_regression:.1%}; fewer than "
             f"{MIN_REPS_FOR_TEST} reps a side, so no significance test: the "
             "threshold alone decides",
         }
     if p_value < SIGNIFICANCE:
         return {
             "verdict": "regression",
-            "reason": f"{change:+.1%} > +{gate.max_regression:.0%}, p = {p_value:.3g}",
+            "reason": f"{change:+.1%} > +{gate.max_regression:.1%}, p = {p_value:.3g}",
         }
     needed = reps_to_settle(figure["values"]["baseline"], figure["values"]["candidate"])
     hint = f"; about {needed} reps a side would settle it" if needed else ""
     return {
         "verdict": "inconclusive",
-        "reason": f"{change:+.1%} > +{gate.max_regression:.0%} but not significant "
+        "reason": f"{change:+.1%} > +{gate.max_regression:.1%} but not significant "
         f"(p = {p_value:.3g}){hint}",
     }
 

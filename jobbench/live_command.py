@@ -10,16 +10,19 @@ import asyncio
 import contextlib
 import signal
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
-from jobbench import live_metrics, metrics
-from jobbench.config import read_inputs
-from jobbench.drive.live import BurstPlan, LiveBurst
+from jobbench import benchmark, live_metrics, metrics
+from jobbench.config import check_job_seconds, check_label, check_positive_int, read_inputs
+from jobbench.drive.live import RUN_WINDOW, BurstPlan, LiveBurst
 from jobbench.drive.live_http import LiveHttp
 from jobbench.drive.live_records import BurstRecord
 from jobbench.errors import EXIT_OK, Interrupted, JobbenchError, RunFailed, UsageError
+from jobbench.interrupts import sigterm_as_interrupt
 from jobbench.live_target import (
     LiveTarget,
     confirm_burst,
@@ -36,9 +39,9 @@ from jobbench.results import (
     write_json,
 )
 from jobbench.runner import Progress
-from jobbench.stats import summary
 
-CANCEL_TIMEOUT_S = 30.0
+# Ctrl-C, or a CI job's timeout: either stops a burst and cancels the jobs it left queued.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @dataclass(frozen=True)
@@ -64,26 +67,24 @@ class LiveRunConfig:
 
     def rep_timeout_s(self) -> float:
         """A bound, never tight: cold starts, then every job on one slot, then the pacing."""
-        submit_s = self.burst / (self.submit_rate or 95.0)
+        submit_s = self.burst / (self.submit_rate or RUN_WINDOW[0] / RUN_WINDOW[1])
         return 300.0 + self.burst * max(self.job_seconds, 0.1) + submit_s
 
 
 def live_config(flags: dict[str, Any]) -> LiveRunConfig:
     if flags.get("server"):
         raise UsageError("--server and --endpoint: give one (a fake queue URL or a live endpoint)")
-    for flag in ("burst", "reps"):
-        if flags[flag] < 1:
-            raise UsageError(f"--{flag} {flags[flag]}: must be a whole number >= 1")
-    label = flags["label"]
-    if not label or any(c in label for c in "/\\") or label.startswith("."):
-        raise UsageError(f"--label {label!r}: use a plain file name like main or pr-123")
+    check_positive_int("--burst", flags["burst"])
+    check_positive_int("--reps", flags["reps"])
+    check_job_seconds(flags["job_seconds"])  # bench jobs get it as their input
+    check_label(flags["label"])
     return LiveRunConfig(
         target=live_target(flags["endpoint"], flags["api_key"]),
         burst=flags["burst"],
         job_seconds=flags["job_seconds"],
         inputs=read_inputs(flags["input_json"], flags["inputs"]),
         reps=flags["reps"],
-        label=label,
+        label=flags["label"],
         out=Path(flags["out"]),
         submit_rate=parse_submit_rate(flags.get("submit_rate")),
         save_events=flags["events"],
@@ -146,61 +147,75 @@ def scenario_entry(cfg: LiveRunConfig) -> dict[str, Any]:
 
 
 def run_live(cfg: LiveRunConfig, progress: Progress) -> dict[str, Any]:
-    """Every rep, saving after each; on Ctrl-C or failure what was measured is saved too."""
+    """Every rep, saving after each; on Ctrl-C, SIGTERM or any failure what was measured is saved
+    too, and the error with it."""
     doc = new_document(cfg.label, {"kind": "live", "endpoint": cfg.target.url}, environment(None))
-    entry = scenario_entry(cfg)
-    doc["scenarios"].append(entry)
     path = result_path(cfg.out, cfg.label)
     writer = EventsWriter(path.with_suffix(".events.jsonl")) if cfg.save_events else None
-    raw: list[dict[str, Any]] = []
-    try:
-        asyncio.run(_preflight(cfg.target))
-        progress.message(
-            f"live endpoint {cfg.target.url}: {cfg.burst} jobs x {cfg.reps} reps, "
-            f"/run paced {describe_rate(cfg.submit_rate)}"
-        )
-        for rep in range(1, cfg.reps + 1):
-            progress.rep_started(cfg.name, rep, cfg.reps, cfg.burst)
-            record = asyncio.run(_drive(cfg, progress))
-            figures = live_metrics.live_rep_metrics(record, keep_samples=True)
-            _add_rep(entry, figures, raw)
-            if writer is not None:
-                writer.write_rep(cfg.name, rep, live_metrics.live_events(record))
+    # A SIGTERM between bursts is a Ctrl-C too; during one, _stop_on_signals takes both.
+    with sigterm_as_interrupt():
+        try:
+            _run_reps(cfg, progress, doc, path, writer)
+            doc["complete"] = True
+        except KeyboardInterrupt:
+            message = "interrupted (Ctrl-C or SIGTERM) before every rep ran"
+            benchmark.mark_failed([doc], message, interrupted=True)
+            raise Interrupted(f"interrupted: partial results saved in {path}") from None
+        except Interrupted as exc:
+            benchmark.mark_failed([doc], str(exc), interrupted=True)
+            raise
+        except Exception as exc:  # a bug too: the saved result says why it is incomplete
+            benchmark.mark_failed([doc], _describe(exc), interrupted=False)
+            raise
+        finally:
             write_json(doc, path)
-            progress.rep_finished(cfg.name, rep, figures)
-            _raise_if_stopped(record, rep, path)
-        doc["complete"] = True
-    except KeyboardInterrupt:
-        _mark(doc, "interrupted (Ctrl-C) before every rep ran", interrupted=True)
-        raise Interrupted(f"interrupted: partial results saved in {path}") from None
-    except Interrupted as exc:
-        _mark(doc, str(exc), interrupted=True)
-        raise
-    except JobbenchError as exc:
-        _mark(doc, str(exc), interrupted=False)
-        raise
-    finally:
-        write_json(doc, path)
-        if writer is not None:
-            writer.close()
+            if writer is not None:
+                writer.close()
     return doc
 
 
+def _run_reps(
+    cfg: LiveRunConfig,
+    progress: Progress,
+    doc: dict[str, Any],
+    path: Path,
+    writer: EventsWriter | None,
+) -> None:
+    entry = scenario_entry(cfg)
+    doc["scenarios"].append(entry)
+    raw: list[dict[str, Any]] = []
+    asyncio.run(_preflight(cfg.target))
+    progress.message(
+        f"live endpoint {cfg.target.url}: {cfg.burst} jobs x {cfg.reps} reps, "
+        f"/run paced {describe_rate(cfg.submit_rate)}"
+    )
+    for rep in range(1, cfg.reps + 1):
+        progress.rep_started(cfg.name, rep, cfg.reps, cfg.burst)
+        record = asyncio.run(_drive(cfg, progress))
+        figures = live_metrics.live_rep_metrics(record, keep_samples=True)
+        _add_rep(entry, figures, raw)
+        if writer is not None:
+            writer.write_rep(cfg.name, rep, live_metrics.live_events(record))
+        write_json(doc, path)
+        progress.rep_finished(cfg.name, rep, figures)
+        _raise_if_stopped(record, rep, path)
+
+
+def _describe(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, JobbenchError) else f"{type(exc).__name__}: {exc}"
+
+
 def _add_rep(entry: dict[str, Any], figures: dict[str, Any], raw: list[dict[str, Any]]) -> None:
-    """Partial reps are kept; the summary uses the complete ones when there are any."""
-    entry["reps"].append({k: v for k, v in figures.items() if k != "_samples"})
-    raw.append(figures)
+    """A fake-queue run's rep bookkeeping, and two live extras: a partial rep (stopped, always
+    the last) stays out of the summary when whole ones exist; the submission span is summarised."""
+    benchmark.add_rep(entry, figures, raw)
     whole = [i for i, rep in enumerate(entry["reps"]) if "partial" not in rep]
     keep = whole or list(range(len(entry["reps"])))
-    reps = [entry["reps"][i] for i in keep]
-    entry["summary"] = metrics.summarise_reps(reps)
-    spans = [rep["submission"]["span_s"] for rep in reps if rep["submission"]["span_s"] is not None]
-    entry["summary"]["submission_span_s"] = (
-        {k: round(v, 6) for k, v in summary(spans).items() if k in ("median", "min", "max")}
-        if spans
-        else None
-    )
-    entry["pooled_phases"] = metrics.pooled_phases([raw[i] for i in keep])
+    if len(keep) < len(entry["reps"]):
+        entry["summary"] = metrics.summarise_reps([entry["reps"][i] for i in keep])
+        entry["pooled_phases"] = metrics.pooled_phases([raw[i] for i in keep])
+    spans = (entry["reps"][i]["submission"]["span_s"] for i in keep)
+    entry["summary"]["submission_span_s"] = metrics.across(spans)
 
 
 def _raise_if_stopped(record: BurstRecord, rep: int, path: Path) -> None:
@@ -221,10 +236,6 @@ def _raise_if_stopped(record: BurstRecord, rep: int, path: Path) -> None:
     raise record.error or RunFailed(f"rep {rep} failed; partial results saved in {path}")
 
 
-def _mark(doc: dict[str, Any], error: str, *, interrupted: bool) -> None:
-    doc["complete"], doc["interrupted"], doc["error"] = False, interrupted, error
-
-
 async def _preflight(target: LiveTarget) -> None:
     http = LiveHttp(target, max_connections=4)
     try:
@@ -233,31 +244,48 @@ async def _preflight(target: LiveTarget) -> None:
         await http.close()
 
 
-async def _drive(cfg: LiveRunConfig, progress: Progress) -> BurstRecord:
-    """One burst; the first Ctrl-C stops it and cancels its pending jobs, a second one skips
-    the cancelling."""
-    stop, hard_stop = asyncio.Event(), asyncio.Event()
+@contextlib.contextmanager
+def _stop_on_signals(on_signal: Callable[[], None]) -> Iterator[None]:
+    """While it lasts, Ctrl-C and SIGTERM call `on_signal` in the running loop. The handlers
+    before come back after (signal.signal, not loop.add_signal_handler, whose removal leaves
+    SIGTERM's default, which kills, until they are put back)."""
     loop = asyncio.get_running_loop()
 
-    def on_sigint() -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        loop.call_soon_threadsafe(on_signal)
+
+    previous: dict[signal.Signals, Any] = {}
+    try:
+        with contextlib.suppress(ValueError):  # not the main thread: no handlers of ours
+            for sig in STOP_SIGNALS:
+                previous[sig] = signal.signal(sig, handler)
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, signal.SIG_DFL if old is None else old)
+
+
+async def _drive(cfg: LiveRunConfig, progress: Progress) -> BurstRecord:
+    """One burst; the first Ctrl-C or SIGTERM stops it and cancels its pending jobs, a second
+    one skips the cancelling."""
+    stop, hard_stop = asyncio.Event(), asyncio.Event()
+
+    def on_signal() -> None:
         (hard_stop if stop.is_set() else stop).set()
 
-    with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
     expected = None if cfg.inputs else cfg.job_seconds  # the bench handler sleeps that long
     plan = BurstPlan(
-        cfg.job_inputs(), cfg.submit_rate, cfg.rep_timeout_s(), CANCEL_TIMEOUT_S, expected
+        cfg.job_inputs(), cfg.submit_rate, cfg.rep_timeout_s(), expected_execution_s=expected
     )
     http = LiveHttp(cfg.target)
     try:
-        record = await LiveBurst(http, plan, progress.rep_progress).run(stop, hard_stop)
-        if stop.is_set() and record.stopped is None:  # Ctrl-C just as the burst ended
+        with _stop_on_signals(on_signal):
+            record = await LiveBurst(http, plan, progress.rep_progress).run(stop, hard_stop)
+        if stop.is_set() and record.stopped is None:  # stopped just as the burst ended
             record.stopped = "interrupted"
         return record
     finally:
         await http.close()
-        with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
-            loop.remove_signal_handler(signal.SIGINT)
 
 
 def footer_lines(entry: dict[str, Any]) -> list[str]:

@@ -13,12 +13,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from fake_queue.jobs import TERMINAL
 from jobbench.drive.live_records import BurstRecord, HealthSample, JobRecord
-from jobbench.metrics import PHASES, _rounded_phase, _times_to
+from jobbench.metrics import NS_PER_S, PHASES, SERVED, round6, rounded_phase, times_to
 from jobbench.stats import jain_fairness
 
-NS_PER_S = 1e9
-SERVED = frozenset({"COMPLETED", "FAILED"})
 NO_TAKES = {
     "count": None,
     "empty": None,
@@ -29,14 +28,10 @@ NO_TAKES = {
 }
 
 
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 6)
-
-
 def _job_counts(record: BurstRecord, accepted: Sequence[JobRecord]) -> dict[str, int]:
     outcomes = Counter(job.outcome for job in record.jobs)
     statuses = Counter(job.status for job in accepted if not job.lost)
-    terminal = sum(statuses[s] for s in ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"))
+    terminal = sum(statuses[s] for s in TERMINAL)
     return {
         "submitted": len(accepted),
         "completed": statuses["COMPLETED"],
@@ -70,8 +65,8 @@ def _split(accepted: Sequence[JobRecord]) -> dict[str, Any]:
     values = list(counts.values())
     return {
         "jobs_per_worker": dict(sorted(counts.items())),
-        "max_min_ratio": _r(max(values) / min(values)) if values else None,
-        "jain": _r(jain_fairness(values)) if values else None,
+        "max_min_ratio": round6(max(values) / min(values)) if values else None,
+        "jain": round6(jain_fairness(values)) if values else None,
     }
 
 
@@ -80,8 +75,8 @@ def _submission(record: BurstRecord, accepted: Sequence[JobRecord]) -> dict[str,
     span = (sent[-1] - sent[0]) / NS_PER_S if sent else None
     c = record.counts
     return {
-        "span_s": _r(span),
-        "rate_jps": _r((len(sent) - 1) / span) if span else None,
+        "span_s": round6(span),
+        "rate_jps": round6((len(sent) - 1) / span) if span else None,
         "requests": c["run_requests"],
         "throttled": c["run_throttled"],
         "server_errors": c["run_server_errors"],
@@ -100,14 +95,14 @@ def _follow(record: BurstRecord, accepted: Sequence[JobRecord]) -> dict[str, Any
     return {
         "status_requests": c["status_requests"],
         "status_errors": c["status_errors"],
-        "terminal_uncertainty": _rounded_phase(gaps),
+        "terminal_uncertainty": rounded_phase(gaps),
         "cancel_requests": c["cancel_requests"],
     }
 
 
 def _health(samples: Sequence[HealthSample], start: int) -> dict[str, Any]:
     rows = [
-        [_r((s.t_ns - start) / NS_PER_S), s.in_queue, s.in_progress, s.running, s.idle]
+        [round6((s.t_ns - start) / NS_PER_S), s.in_queue, s.in_progress, s.running, s.idle]
         for s in samples
     ]
 
@@ -127,25 +122,19 @@ def live_rep_metrics(record: BurstRecord, *, keep_samples: bool = False) -> dict
     accepted = [job for job in record.jobs if job.outcome == "accepted"]
     sent = [job.sent_ns for job in accepted if job.sent_ns is not None]
     start = min(sent) if sent else 0
-    # Jobs jobbench cancelled itself (Ctrl-C, timeout) are not part of the measured drain.
-    done_ts = sorted(
-        job.done_ns for job in accepted if job.done_ns is not None and not job.cancelled_by_us
-    )
-    times = (
-        _times_to(done_ts, start, len(accepted))
-        if accepted
-        else dict.fromkeys(("time_to_first_s", "time_to_p50_s", "time_to_p99_s", "time_to_p100_s"))
-    )
+    # Jobs jobbench cancelled itself (Ctrl-C, timeout) have no done_ns: not part of the drain.
+    done_ts = sorted(job.done_ns for job in accepted if job.done_ns is not None)
+    times = times_to(done_ts, start, len(accepted))
     span = times["time_to_p100_s"]
     if span is None and done_ts:
-        span = _r((done_ts[-1] - start) / NS_PER_S)
+        span = round6((done_ts[-1] - start) / NS_PER_S)
     jobs = _job_counts(record, accepted)
     samples = _samples(accepted)
     out: dict[str, Any] = {
         **times,
-        "throughput_jps": _r(jobs["completed"] / span) if span else None,
+        "throughput_jps": round6(jobs["completed"] / span) if span else None,
         "jobs": jobs,
-        "phases": {phase: _rounded_phase(samples[phase]) for phase in PHASES},
+        "phases": {phase: rounded_phase(samples[phase]) for phase in PHASES},
         "takes": dict(NO_TAKES),
         "split": _split(accepted),
         "utilisation": None,

@@ -112,15 +112,16 @@ def _s(ns: int) -> float:
     return round(ns / NS_PER_S, 6)
 
 
-def _r(x: float | None) -> float | None:
+def round6(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def _times_to(done_ts: Sequence[int], start: int, n: int) -> dict[str, float | None]:
-    """Time until ceil(pct% of n) jobs are terminal; integer maths so 99% of 100 is 99, not 100."""
+def times_to(done_ts: Sequence[int], start: int, n: int) -> dict[str, float | None]:
+    """Time until ceil(pct% of n) jobs are terminal; integer maths so 99% of 100 is 99, not 100.
+    At least one job: with none submitted (n=0: a live burst that had none accepted), all None."""
     out: dict[str, float | None] = {}
     for key, pct in TIME_TO:
-        needed = 1 if pct is None else -(-n * pct // 100)
+        needed = 1 if pct is None else max(1, -(-n * pct // 100))
         out[key] = _s(done_ts[needed - 1] - start) if needed <= len(done_ts) else None
     return out
 
@@ -146,7 +147,7 @@ def _phase_samples(s: _Scan) -> dict[str, list[float]]:
     return samples
 
 
-def _rounded_phase(values: Sequence[float]) -> dict[str, float] | None:
+def rounded_phase(values: Sequence[float]) -> dict[str, float] | None:
     if not values:
         return None
     return {k: round(v, 6) for k, v in phase_stats(values).items()}
@@ -168,10 +169,10 @@ def _take_stats(takes: Sequence[tuple[int, int, int, int, str]], start: int) -> 
     return {
         "count": n,
         "empty": sum(1 for tk in kept if tk[4] == "empty"),
-        "asked_mean": _r(sum(tk[1] for tk in kept) / n),
-        "got_mean": _r(sum(tk[2] for tk in kept) / n),
-        "full_fraction": _r(sum(1 for tk in kept if tk[2] == tk[1]) / n),
-        "latency": _rounded_phase(latency),
+        "asked_mean": round6(sum(tk[1] for tk in kept) / n),
+        "got_mean": round6(sum(tk[2] for tk in kept) / n),
+        "full_fraction": round6(sum(1 for tk in kept if tk[2] == tk[1]) / n),
+        "latency": rounded_phase(latency),
     }
 
 
@@ -185,8 +186,8 @@ def _split(final: dict[str, _Final], worker_ids: Sequence[str] | None) -> dict[s
     return {
         "jobs_per_worker": dict(sorted(counts.items())),
         # None, not infinity, when a worker got nothing: JSON has no infinity.
-        "max_min_ratio": _r(max(values) / min(values)) if served and min(values) > 0 else None,
-        "jain": _r(jain_fairness(values)) if served else None,
+        "max_min_ratio": round6(max(values) / min(values)) if served and min(values) > 0 else None,
+        "jain": round6(jain_fairness(values)) if served else None,
     }
 
 
@@ -209,7 +210,7 @@ def rep_metrics(
     start = min(s.submitted.values())
     n = len(s.submitted)
     done_ts = sorted(f.t for f in s.final.values())
-    times = _times_to(done_ts, start, n)
+    times = times_to(done_ts, start, n)
     # An incomplete rep is measured up to its last terminal job rather than reported as nothing.
     span = times["time_to_p100_s"]
     if span is None and done_ts:
@@ -219,23 +220,25 @@ def rep_metrics(
     p99 = times["time_to_p99_s"]
     out: dict[str, Any] = {
         **times,
-        "throughput_jps": _r(jobs["completed"] / span) if span else None,
+        "throughput_jps": round6(jobs["completed"] / span) if span else None,
         "jobs": jobs,
-        "phases": {phase: _rounded_phase(samples[phase]) for phase in PHASES},
+        "phases": {phase: rounded_phase(samples[phase]) for phase in PHASES},
         "takes": _take_stats(s.takes, start),
         "split": _split(s.final, worker_ids),
         "utilisation": (
-            _r(busy_slot_ns(s.spans, slots) / NS_PER_S / (workers * slots * span)) if span else None
+            round6(busy_slot_ns(s.spans, slots) / NS_PER_S / (workers * slots * span))
+            if span
+            else None
         ),
-        "ideal_s": _r(ideal),
-        "efficiency": _r(ideal / p99) if p99 else None,
+        "ideal_s": round6(ideal),
+        "efficiency": round6(ideal / p99) if p99 else None,
     }
     if keep_samples:
         out["_samples"] = samples
     return out
 
 
-def _across(values: Iterable[float | None]) -> dict[str, float] | None:
+def across(values: Iterable[float | None]) -> dict[str, float] | None:
     nums = [v for v in values if v is not None]
     if not nums:
         return None
@@ -247,14 +250,14 @@ def summarise_reps(reps: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]
     """Median / min / max across reps of each rep figure (Nones skipped; None if all are)."""
     if not reps:
         raise ValueError("no reps to summarise")
-    out = {key: _across(rep.get(key) for rep in reps) for key in SUMMARY_FIGURES}
+    out = {key: across(rep.get(key) for rep in reps) for key in SUMMARY_FIGURES}
     for phase in PHASES:
         for stat in PHASE_STATS:
-            out[f"{phase}_{stat}_s"] = _across(
+            out[f"{phase}_{stat}_s"] = across(
                 (rep["phases"][phase] or {}).get(stat) for rep in reps
             )
     for stat in ("count", "got_mean"):
-        out[f"takes_{stat}"] = _across(rep.get("takes", {}).get(stat) for rep in reps)
+        out[f"takes_{stat}"] = across(rep.get("takes", {}).get(stat) for rep in reps)
     return out
 
 
@@ -265,6 +268,6 @@ def pooled_phases(reps: Sequence[dict[str, Any]]) -> dict[str, dict[str, float] 
     if any("_samples" not in rep for rep in reps):
         raise ValueError("pooled_phases needs reps from rep_metrics(..., keep_samples=True)")
     return {
-        phase: _rounded_phase([v for rep in reps for v in rep["_samples"][phase]])
+        phase: rounded_phase([v for rep in reps for v in rep["_samples"][phase]])
         for phase in PHASES
     }

@@ -120,11 +120,12 @@ def _variant(name: str, spec: dict[str, Any], where: str, folder: Path) -> Varia
         )
     sdk = spec.get("sdk")
     sdk_path = (folder / sdk).resolve() if sdk else None
+    take_ahead = _whole(spec, "take_ahead", 0, where)
     try:
         worker = worker_spec(
             str(spec.get("worker", "runpod")),
             spec.get("policy"),
-            int(spec.get("take_ahead", 0)),
+            take_ahead,
             sdk_path,
             spec.get("python"),
         )
@@ -167,22 +168,47 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
                 f"{where}: scenario {index + 1} has unknown key(s) "
                 f"{sorted(unknown)}; known: {sorted(SCENARIO_KEYS)}"
             )
+        at = f"{where}: scenario {index + 1}"
         scenario = Scenario(
             name=str(row.get("name", f"s{index + 1}")),
-            workers=int(row.get("workers", 4)),
-            slots=int(row.get("slots", 32)),
-            burst=int(row.get("burst", 1024)),
-            job_seconds=float(row.get("job_seconds", 0.5)),
+            workers=_whole(row, "workers", 4, at),
+            slots=_whole(row, "slots", 32, at),
+            burst=_whole(row, "burst", 1024, at),
+            job_seconds=_seconds(row, "job_seconds", 0.5, at),
             latency=latency,
         )
         try:
             scenarios.append(validate_scenario(scenario))
         except UsageError as exc:
             raise UsageError(f"{where}: scenario {scenario.name}: {exc}") from None
-    reps = int(spec.get("reps", 5))
+    reps = _whole(spec, "reps", 5, where)
     if reps < 1:
         raise UsageError(f"{where}: reps must be >= 1")
     return Suite(name, tuple(scenarios), reps)
+
+
+# TOML has types: a number given as a string or a bool is a mistake to name, not to convert
+# (a ValueError would end as a traceback and exit 1, which `gate` means as a regression).
+def _whole(table: dict[str, Any], key: str, default: int, where: str) -> int:
+    value = table.get(key, default)
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and float(value).is_integer()
+    ):
+        return int(value)
+    raise UsageError(
+        f"{where}: {key} = {value!r} is not a whole number; write e.g. {key} = {default}"
+    )
+
+
+def _seconds(table: dict[str, Any], key: str, default: float, where: str) -> float:
+    value = table.get(key, default)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise UsageError(
+        f"{where}: {key} = {value!r} is not a number of seconds; write e.g. {key} = {default}"
+    )
 
 
 def apply_variant(suite: Suite, variant: Variant) -> tuple[Scenario, ...]:

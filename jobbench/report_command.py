@@ -1,13 +1,14 @@
 """`jobbench report NAME --html FILE` and `--html` on run / compare: load, plot, write, open.
 
 NAME is a saved label (reports/NAME.json), a result file, or a comparison file
-(reports/A-vs-B.json, whose sides are reports/A.json and reports/B.json). Raw events come from
+(reports/A-vs-B.json, which records where its sides' results are). Raw events come from
 `<result>.events.jsonl` beside each result; the plots show one rep of each scenario.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import webbrowser
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from jobbench.compare import SCHEMA as COMPARISON_SCHEMA
 from jobbench.errors import EXIT_OK, ResultsError, UsageError
 from jobbench.render.html import SideReport, render_page
 from jobbench.render.series import RepSeries, rep_series
-from jobbench.results import read_result, result_path
+from jobbench.results import check_result, find_result, load_json, read_result, safe_label
 
 
 @dataclass(frozen=True)
@@ -33,13 +34,13 @@ class ReportRequest:
 
 
 def report_command(request: ReportRequest) -> int:
-    path = _result_file(request.name, request.out)
-    doc = _load_json(path)
+    path = find_result(request.name, request.out)
+    doc = load_json(path)
     if doc.get("schema") == COMPARISON_SCHEMA:
         docs, paths = _comparison_sides(doc, path)
         written = write_report(docs, paths, request.html, request.rep, doc)
     else:
-        written = write_report([read_result(path)], [path], request.html, request.rep)
+        written = write_report([check_result(doc, path)], [path], request.html, request.rep)
     print(f"wrote {written} ({_size(written)})")
     if request.open_browser:
         webbrowser.open(written.resolve().as_uri())
@@ -70,41 +71,21 @@ def report_after_run(doc: dict[str, Any], path: Path, html: Path | None, quiet: 
         print(f"html report: {written}", file=sys.stderr)
 
 
-def _result_file(name: str, out: Path) -> Path:
-    """A file path as given, else a saved label (or file name) in `out`."""
-    path = Path(name)
-    if path.is_file():
-        return path
-    saved = out / name if name.endswith(".json") else result_path(out, name)
-    return saved if saved.is_file() or not name.endswith(".json") else path
-
-
-def _load_json(path: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ResultsError(
-            f"{path}: no such result; run `jobbench run --label {path.stem}` first, or pass "
-            "a result file, a saved label or a comparison file (A-vs-B.json)"
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise ResultsError(f"{path}: not a readable JSON result ({exc}); re-run it") from None
-    if not isinstance(doc, dict):
-        raise ResultsError(f"{path}: not a jobbench result or comparison; re-run it")
-    return doc
-
-
 def _comparison_sides(
     comparison: dict[str, Any], path: Path
 ) -> tuple[list[dict[str, Any]], list[Path]]:
-    from jobbench.compare_command import safe_label
-
+    """The two results: where the comparison recorded them (relative to its own folder), else,
+    for a comparison without paths, the saved labels beside it."""
     paths = []
     for side in ("baseline", "candidate"):
-        label = (comparison.get(side) or {}).get("label")
-        if not isinstance(label, str):
+        recorded = comparison.get(side) or {}
+        where, label = recorded.get("path"), recorded.get("label")
+        if isinstance(where, str):
+            paths.append(Path(os.path.normpath(path.parent / where)))
+        elif isinstance(label, str):
+            paths.append(path.parent / f"{safe_label(label)}.json")
+        else:
             raise ResultsError(f"{path}: comparison without a {side} label; re-run the compare")
-        paths.append(path.parent / f"{safe_label(label)}.json")
     return [read_result(p) for p in paths], paths
 
 

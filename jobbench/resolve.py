@@ -15,7 +15,7 @@ from jobbench.config import WorkerSpec
 from jobbench.errors import UsageError
 from jobbench.gitrefs import is_git_repo, resolve_commit, worktree_for
 from jobbench.project import Project, Variant
-from jobbench.results import read_result, result_path
+from jobbench.results import find_result, read_result, safe_label
 
 
 @dataclass(frozen=True)
@@ -25,28 +25,31 @@ class Side:
     path: Path | None = None
     variant: Variant | None = None  # or something to run now
     origin: str = ""
+    label: str = ""  # the saved label a run of this side goes to
 
 
-def resolve(name: str, project: Project, out: Path, repo: Path | None, rerun: bool) -> Side:
+def resolve(
+    name: str, project: Project, out: Path, repo: Path | None, rerun: bool, label: str = ""
+) -> Side:
+    """`label`: the saved label of this side when not the name's own (`compare main main`
+    keeps B's run apart); it is looked up here and a run of the side is saved under it."""
+    label = label or safe_label(name)
     tried = []
-    path = Path(name)
-    if name.endswith(".json") or path.is_file():
-        tried.append(f"file {path}")
-        if path.is_file():
-            return _saved(name, path)
-    saved = result_path(out, name)
-    tried.append(f"saved label {saved}")
-    if saved.is_file() and not rerun:
-        return _saved(name, saved)
+    explicit = name.endswith(".json") or Path(name).is_file()
+    path = find_result(name if explicit else label, out)
+    tried.append(f"{'file' if explicit else 'saved label'} {path}")
+    if path.is_file() and (explicit or not rerun):
+        return _saved(name, path)
     tried.append("variants " + ", ".join(sorted(project.variants)))
     if name in project.variants:
         variant = project.variants[name]
-        return Side(name, variant=variant, origin=f"variant {name}: {variant.describe()}")
+        origin = f"variant {name}: {variant.describe()}"
+        return Side(name, variant=variant, origin=origin, label=label)
     if repo is not None:
         tried.append(f"git ref of {repo}")
         side = _git_side(name, repo)
         if side is not None:
-            return side
+            return replace(side, label=label)
     else:
         tried.append("git ref (no --repo given)")
     raise UsageError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -59,6 +60,22 @@ def result_path(out: Path, label: str) -> Path:
     return out / f"{label}.json"
 
 
+def safe_label(name: str) -> str:
+    """A name as a file stem: a result file's own stem, else the name with unsafe runs as `-`."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).stem if name.endswith(".json") else name)
+
+
+def find_result(name: str, out: Path) -> Path:
+    """Where `name`'s result is: a file as given, else its saved label in `out`, where `run`
+    and `compare` save it. A missing path is returned as is, so the error names it."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    if name.endswith(".json") and path.name != name:
+        return path  # missing, in another folder: no guessing at a file of that name in `out`
+    return result_path(out, safe_label(name))
+
+
 def write_json(doc: dict[str, Any], path: Path) -> Path:
     """Write atomically: a reader never sees half a file, a crash leaves the previous one."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -76,6 +93,11 @@ def write_json(doc: dict[str, Any], path: Path) -> Path:
 
 
 def read_result(path: Path) -> dict[str, Any]:
+    return check_result(load_json(path), path)
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    """A result or comparison file as a JSON object, not yet checked against a schema."""
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
@@ -85,7 +107,14 @@ def read_result(path: Path) -> dict[str, Any]:
         ) from None
     except (OSError, ValueError) as exc:
         raise ResultsError(f"{path}: not a readable JSON result ({exc})") from None
-    if not isinstance(doc, dict) or "schema" not in doc:
+    if not isinstance(doc, dict):
+        raise ResultsError(f"{path}: not a jobbench result (not a JSON object)")
+    return doc
+
+
+def check_result(doc: dict[str, Any], path: Path) -> dict[str, Any]:
+    """`doc` (read from `path`) if it is a result this jobbench can read."""
+    if "schema" not in doc:
         raise ResultsError(f'{path}: not a jobbench result (no "schema" key)')
     if doc["schema"] != SCHEMA:
         raise ResultsError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import tempfile
 import time
@@ -11,12 +12,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from jobbench import metrics
-from jobbench.config import Scenario
+from jobbench.config import Scenario, WorkerSpec
 from jobbench.cpu_plan import CpuPlan, pin, plan_cpus
 from jobbench.drive.bench_client import BenchClient, split_server
 from jobbench.drive.embedded import EmbeddedQueue, start_embedded_queue
 from jobbench.errors import RunFailed
-from jobbench.workers.kinds import check_take_ahead_support, sdk_info, worker_process_spec
+from jobbench.interrupts import interrupts_deferred
+from jobbench.workers.kinds import probe_sdk, worker_process_spec
 from jobbench.workers.spawn import WorkerProcess, stop_all
 
 POLL_S = 0.05
@@ -95,9 +97,8 @@ class ScenarioSession:
 
     def start(self) -> None:
         spec = self.scenario.worker
-        if spec.kind == "runpod" and self.sdk is None:  # run_plans' preflight passes it in
-            self.sdk = sdk_info(spec)
-            check_take_ahead_support(spec, self.sdk)
+        if self.sdk is None:  # run_plans' preflight passes it in
+            self.sdk = probe_sdk(spec)
         if self.server_url is None:
             self.queue = start_embedded_queue(self.workdir / "fake_queue.log", seed=self.seed)
             base, self.endpoint_url = self.queue.base_url, self.queue.endpoint_url
@@ -112,24 +113,17 @@ class ScenarioSession:
         self.wait_all_polling()
 
     def _spawn_workers(self) -> None:
-        home = self.workdir / "home"
-        home.mkdir(exist_ok=True)
         tag = self.scenario.name.replace(" ", "-")[:24]
-        for index in range(self.scenario.workers):
-            worker_id = f"{tag}-w{index}"
-            argv, env = worker_process_spec(
-                self.scenario.worker,
-                worker_id,
-                self.endpoint_url,
-                self.scenario.slots,
-                self.api_key,
-                home,
-            )
-            worker = WorkerProcess(worker_id, argv, env, self.workdir / f"{worker_id}.log")
-            self.workers.append(worker)
-            worker.start()
-            if self.cpu_plan is not None and worker.popen is not None:
-                pin(worker.popen.pid, self.cpu_plan.workers)  # what it forks later inherits this
+        spawn_workers(
+            self.workers,
+            self.scenario.worker,
+            [f"{tag}-w{index}" for index in range(self.scenario.workers)],
+            self.endpoint_url,
+            self.scenario.slots,
+            self.api_key,
+            self.workdir,
+            cpus=self.cpu_plan.workers if self.cpu_plan is not None else None,
+        )
 
     def check_workers(self) -> None:
         for worker in self.workers:
@@ -179,11 +173,44 @@ class ScenarioSession:
         return RepOutcome(figures, events)
 
     def stop(self) -> None:
-        stop_all(self.workers)
-        if self.client is not None:
-            self.client.close()
-        if self.queue is not None:
-            self.queue.stop()
+        """Workers, client, then queue, each even if one before failed; a Ctrl-C or SIGTERM
+        meanwhile waits for the end (the queue runs in its own session: nothing else stops it)."""
+        with interrupts_deferred(), contextlib.ExitStack() as later:
+            if self.queue is not None:
+                later.callback(self.queue.stop)
+            if self.client is not None:
+                later.callback(self.client.close)
+            stop_all(self.workers)
+
+
+def stop_sessions(sessions: list[ScenarioSession]) -> None:
+    """Stop every session, even if one fails; a Ctrl-C meanwhile waits until the last is done."""
+    with interrupts_deferred(), contextlib.ExitStack() as later:
+        for session in reversed(sessions):  # callbacks run last in, first out
+            later.callback(session.stop)
+
+
+def spawn_workers(
+    into: list[WorkerProcess],
+    spec: WorkerSpec,
+    worker_ids: list[str],
+    endpoint_url: str,
+    slots: int,
+    api_key: str | None,
+    workdir: Path,
+    cpus: frozenset[int] | None = None,
+) -> None:
+    """Start one worker per id, each added to the caller's `into` before it starts, so the
+    caller's cleanup stops every process started even if a later start fails or is interrupted."""
+    home = workdir / "home"
+    home.mkdir(exist_ok=True)
+    for worker_id in worker_ids:
+        argv, env = worker_process_spec(spec, worker_id, endpoint_url, slots, api_key, home)
+        worker = WorkerProcess(worker_id, argv, env, workdir / f"{worker_id}.log")
+        into.append(worker)
+        worker.start()
+        if cpus is not None and worker.popen is not None:
+            pin(worker.popen.pid, cpus)  # what it forks later inherits this
 
 
 def check_conservation(state: dict[str, Any], events: list[dict[str, Any]], burst: int) -> None:

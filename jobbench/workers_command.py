@@ -5,18 +5,19 @@ A worker that dies is reported by name and ends the command (exit 4): nothing re
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from typing import NoReturn
 
 from jobbench.config import WorkerSpec, validate_worker
 from jobbench.drive.bench_client import BenchClient, split_server
 from jobbench.errors import EXIT_OK, UsageError
-from jobbench.interrupts import sigterm_as_interrupt
-from jobbench.runner import make_workdir, wait_until_polling
-from jobbench.workers.kinds import check_take_ahead_support, sdk_info, worker_process_spec
+from jobbench.interrupts import interrupts_deferred, sigterm_as_interrupt
+from jobbench.runner import make_workdir, spawn_workers, wait_until_polling
+from jobbench.workers.kinds import probe_sdk
 from jobbench.workers.spawn import WorkerProcess, stop_all
 
 CHECK_S = 0.25
@@ -32,20 +33,9 @@ class WorkersRequest:
     name: str | None = None  # worker id prefix (default: host-pid)
 
 
-def spawn_workers(request: WorkersRequest, endpoint: str, workdir: Path) -> list[WorkerProcess]:
+def worker_ids(request: WorkersRequest) -> list[str]:
     prefix = request.name or f"{socket.gethostname().split('.')[0][:20]}-{os.getpid()}"
-    home = workdir / "home"
-    home.mkdir(exist_ok=True)
-    workers = []
-    for index in range(request.workers):
-        worker_id = f"{prefix}-w{index}"
-        argv, env = worker_process_spec(
-            request.spec, worker_id, endpoint, request.slots, request.api_key, home
-        )
-        worker = WorkerProcess(worker_id, argv, env, workdir / f"{worker_id}.log")
-        workers.append(worker)
-        worker.start()
-    return workers
+    return [f"{prefix}-w{index}" for index in range(request.workers)]
 
 
 def workers_command(request: WorkersRequest) -> int:
@@ -53,27 +43,35 @@ def workers_command(request: WorkersRequest) -> int:
         raise UsageError("--workers and --slots: must be whole numbers >= 1")
     validate_worker(request.spec)
     base, endpoint = split_server(request.server)
-    if request.spec.kind == "runpod":
-        check_take_ahead_support(request.spec, sdk_info(request.spec))
+    probe_sdk(request.spec)
     client = BenchClient(base, request.api_key, timeout_s=5.0)
-    workers: list[WorkerProcess] = []
+    workers: list[WorkerProcess] = []  # filled as they start: cleanup must see each one
     with sigterm_as_interrupt():
         try:
-            client.workers()  # reachable, the key accepted, a jobbench fake queue: then spawn
-            workdir = make_workdir()
-            workers = spawn_workers(request, endpoint, workdir)
-            wait_until_polling(client, workers, workdir)
-            print(
-                f"{len(workers)} x {request.spec.describe()} x {request.slots} slots polling "
-                f"{endpoint} (ids {workers[0].worker_id}..); logs in {workdir}; Ctrl-C stops them",
-                flush=True,
-            )
-            while True:
-                time.sleep(CHECK_S)
-                for worker in workers:
-                    worker.check_alive()
+            _run_workers(request, client, endpoint, workers)
         except KeyboardInterrupt:
             return EXIT_OK
         finally:
-            stop_all(workers)
-            client.close()
+            # Ending either way (Ctrl-C is how it ends): a second one just waits for this.
+            with interrupts_deferred(redeliver=False), contextlib.ExitStack() as later:
+                later.callback(client.close)
+                stop_all(workers)
+
+
+def _run_workers(
+    request: WorkersRequest, client: BenchClient, endpoint: str, workers: list[WorkerProcess]
+) -> NoReturn:
+    client.workers()  # reachable, the key accepted, a jobbench fake queue: then spawn
+    workdir = make_workdir()
+    ids = worker_ids(request)
+    spawn_workers(workers, request.spec, ids, endpoint, request.slots, request.api_key, workdir)
+    wait_until_polling(client, workers, workdir)
+    print(
+        f"{len(workers)} x {request.spec.describe()} x {request.slots} slots polling "
+        f"{endpoint} (ids {ids[0]}..); logs in {workdir}; Ctrl-C stops them",
+        flush=True,
+    )
+    while True:
+        time.sleep(CHECK_S)
+        for worker in workers:
+            worker.check_alive()

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import selectors
-import signal
 import subprocess
 import sys
 import time
@@ -14,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobbench.errors import RunFailed
+from jobbench.workers.spawn import stop_group
 
 READY_TIMEOUT_S = 20.0
+STOP_GRACE_S = 5.0
 
 
 @dataclass
@@ -28,14 +27,7 @@ class EmbeddedQueue:
         return self.process.poll() is None
 
     def stop(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(5)
+        stop_group(self.process, STOP_GRACE_S)
         if self.process.stdout is not None:
             self.process.stdout.close()
 
@@ -71,7 +63,7 @@ def start_embedded_queue(
     assert process.stdout is not None
     line = _read_line(process.stdout, READY_TIMEOUT_S)
     if not line:
-        process.kill()
+        stop_group(process, grace_s=0)
         err = log_path.read_text(errors="replace")
         raise RunFailed(f"the embedded fake queue did not start: {err.strip()[-400:]}")
     ready = json.loads(line)

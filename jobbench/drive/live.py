@@ -54,6 +54,7 @@ class LiveBurst:
         self._follower = Follower(http, self.record, plan.expected_execution_s)
         self._run_pacer = run_pacer(plan.submit_rate)
         self._stopping = False
+        self._bug: BaseException | None = None  # raised once the pending jobs are cancelled
 
     async def run(self, stop: asyncio.Event, hard_stop: asyncio.Event) -> BurstRecord:
         n = len(self.record.jobs)
@@ -75,6 +76,8 @@ class LiveBurst:
             await asyncio.gather(*submitters, *others, return_exceptions=True)
         if self.record.stopped is not None:
             await self._cancel_unsettled(hard_stop)
+        if self._bug is not None:
+            raise self._bug
         return self.record
 
     def _done_count(self) -> int:
@@ -84,14 +87,14 @@ class LiveBurst:
         deadline = time.monotonic() + self.plan.timeout_s
         total = len(self.record.jobs)
         while True:
-            for task in tasks:
-                exc = task.exception() if task.done() and not task.cancelled() else None
-                exc = exc or self._follower.error
+            failed = (t.exception() for t in tasks if t.done() and not t.cancelled())
+            exc = next((e for e in failed if e is not None), None) or self._follower.error
+            if exc is not None:
                 if isinstance(exc, JobbenchError):
                     self.record.error = exc
-                    return "error"
-                if exc is not None:
-                    raise exc  # a bug, not the endpoint: let it surface as is
+                else:  # a bug, not the endpoint: surfaces as is, once paid jobs are cancelled
+                    self._bug = exc
+                return "error"
             done = self._done_count()
             self.on_progress(done, total)
             if done >= total:

@@ -14,9 +14,11 @@ import asyncio
 import bisect
 import heapq
 import time
+from collections import deque
 
+from fake_queue.jobs import TERMINAL
 from jobbench.drive.live_http import LiveHttp, NotSent, OutcomeUnknown
-from jobbench.drive.live_records import TERMINAL, BurstRecord, JobRecord, job_fields
+from jobbench.drive.live_records import BurstRecord, JobRecord, job_fields
 from jobbench.drive.pacing import RatePacer, backoff_s
 
 STATUS_RATE = 190.0  # /status: 2000 per 10 s and 400 concurrent per endpoint, less 5 %
@@ -27,6 +29,7 @@ LOST_AFTER_404S = 3  # a job the endpoint keeps not knowing (ttl expired) is los
 TICK_S = 0.02
 HOT_S = 1.0  # a job expected to end within this is polled before the others
 COLD_EVERY = 4
+RECENT_EXECUTIONS = 50  # the mean executionTime that steers polling is over the last this many
 SNAPSHOT_S = 0.1  # how often the queue picture (who is ahead, how many run) is refreshed
 
 
@@ -71,7 +74,7 @@ class Follower:
         self._peak_running = 0
         self._server_in_queue: int | None = None
         self._longest_s = MAX_POLL_INTERVAL_S
-        self._executions: list[float] = []
+        self._executions: deque[float] = deque(maxlen=RECENT_EXECUTIONS)
         self.error: BaseException | None = None
 
     def add(self, job: JobRecord, at_ns: int, hot: bool = False) -> None:
@@ -167,7 +170,7 @@ class Follower:
         ahead = bisect.bisect_left(self._queued, job.index)
         if self._server_in_queue is not None:
             ahead = min(ahead, self._server_in_queue)
-        recent = self._executions[-50:]
+        recent = self._executions
         mean = sum(recent) / len(recent) if recent else self.expected_execution_s
         # The most jobs ever seen running at once stands for the endpoint's capacity: the
         # running count we see at a moment lags, as starts show only when a job is polled.

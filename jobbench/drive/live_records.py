@@ -6,9 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from fake_queue.jobs import TERMINAL  # the fake queue's statuses are RunPod's
 from jobbench.errors import JobbenchError
-
-TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"})
 
 
 @dataclass(slots=True)

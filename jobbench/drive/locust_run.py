@@ -5,13 +5,11 @@ touches this process; this module does not import locust.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,11 +21,12 @@ from jobbench.interrupts import sigterm_as_interrupt
 from jobbench.live_target import LiveTarget
 from jobbench.render.plain_progress import PlainProgress
 from jobbench.runner import ScenarioSession, make_workdir
-from jobbench.workers.spawn import group_alive
+from jobbench.workers.spawn import signal_group, stop_group
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 POLL_S = 0.25
 SHUTDOWN_GRACE_S = 20.0  # Locust writes its reports on the way out
+STOP_GRACE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -87,6 +86,9 @@ def _distributed(req: LocustRequest) -> list[str]:
 
 def locust_env(req: LocustRequest) -> dict[str, str]:
     env = dict(os.environ)
+    if req.target is None and not req.is_locust_worker:
+        # The locustfile falls back to RUNPOD_API_KEY: never send a real key to the fake queue.
+        env.pop("RUNPOD_API_KEY", None)
     if req.target is not None and req.target.api_key:
         env["JOBBENCH_API_KEY"] = req.target.api_key  # by env: never on a command line
     env["JOBBENCH_JOB_SECONDS"] = f"{req.scenario.job_seconds:g}"
@@ -162,32 +164,13 @@ def run_locust(argv: list[str], env: dict[str, str], session: ScenarioSession | 
             if session is not None:
                 session.check_workers()  # a dead worker ends the run (exit 4), never silently
     except KeyboardInterrupt:
-        _signal(process.pid, signal.SIGINT)
+        signal_group(process.pid, signal.SIGINT)
         try:
             return process.wait(SHUTDOWN_GRACE_S)
         except (subprocess.TimeoutExpired, KeyboardInterrupt):
             return -1
     finally:
-        _stop_group(process)
-
-
-def _signal(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def _stop_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM what is left of Locust's group (e.g. --processes children), then SIGKILL."""
-    pgid = process.pid
-    if process.poll() is None or group_alive(pgid):
-        _signal(pgid, signal.SIGTERM)
-        deadline = time.monotonic() + 5.0
-        while group_alive(pgid) and time.monotonic() < deadline:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(0.05)
-        _signal(pgid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(5.0)
+        stop_group(process, STOP_GRACE_S)  # what is left of it, e.g. --processes children
 
 
 def judge(json_file: Path, max_fail_ratio: float, locust_code: int) -> int:
@@ -208,7 +191,7 @@ def judge(json_file: Path, max_fail_ratio: float, locust_code: int) -> int:
 def locust_request(flags: dict[str, object]) -> LocustRequest:
     """Flags (a plain dict from the CLI) -> the frozen request; raw strings stop here."""
     from jobbench.commands import latency_from_flags, scenario_name
-    from jobbench.config import validate_scenario, worker_spec
+    from jobbench.config import read_inputs, validate_scenario, worker_spec
     from jobbench.live_target import live_target
 
     f: dict[str, Any] = dict(flags)
@@ -224,10 +207,7 @@ def locust_request(flags: dict[str, object]) -> LocustRequest:
             latency=latency_from_flags(f),
         )
     )
-    if f["input_json"] is not None and f["inputs"] is not None:
-        raise UsageError("--input and --inputs: give one of them, not both")
-    if f["inputs"] is not None and not Path(f["inputs"]).is_file():
-        raise UsageError(f"--inputs {f['inputs']}: no such file; give a JSONL file of inputs")
+    read_inputs(f["input_json"], f["inputs"])  # a usage error here, not a Locust crash later
     target = live_target(f["endpoint"], f["api_key"]) if f["endpoint"] else None
     return LocustRequest(
         target=target,

@@ -44,10 +44,6 @@ def fmt(value: Any, unit: str) -> str:
     return f"{value:.1f} {unit}"
 
 
-def seconds(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f} s"
-
-
 def change(metric: dict[str, Any], with_ci: bool = True) -> str:
     value = metric.get("change")
     if value is None:
@@ -62,24 +58,20 @@ def median(metric: dict[str, Any], side: str) -> float | None:
     return None if summary is None else float(summary["median"])
 
 
-def percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
-
-
 def row_cells(row: dict[str, Any], with_ci: bool = True) -> list[str]:
     cells = [row["scenario"]]
     for name in ("time_to_p99_s", "e2e_p50_s", "e2e_p99_s"):
         metric = row["metrics"][name]
         cells += [
-            seconds(median(metric, "baseline")),
-            seconds(median(metric, "candidate")),
+            fmt(median(metric, "baseline"), "s"),
+            fmt(median(metric, "candidate"), "s"),
             change(metric, with_ci),
         ]
     verdict = row.get("verdict")
     cells += [
-        seconds(row["ideal_s"]),
-        percent(row["efficiency"]["baseline"]),
-        percent(row["efficiency"]["candidate"]),
+        fmt(row["ideal_s"], "s"),
+        fmt(row["efficiency"]["baseline"], "%"),
+        fmt(row["efficiency"]["candidate"], "%"),
         MARKS.get(verdict, str(verdict)),
     ]
     return cells
@@ -99,6 +91,6 @@ def verdict_lines(comparison: dict[str, Any]) -> list[str]:
         gate = comparison.get("gate", {})
         lines.append(
             f"overall: {comparison['verdict']} (metric {gate.get('metric')}, max "
-            f"regression {gate.get('max_regression', 0):.0%})"
+            f"regression {gate.get('max_regression', 0):.1%})"
         )
     return lines

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from jobbench.render import svg
+from jobbench.render.cells import fmt
 from jobbench.render.series import RepSeries
 
 WIDTH = 960
@@ -169,10 +170,6 @@ def _cdf_points(values: Sequence[float]) -> tuple[list[svg.Point], bool]:
     return [(values[i], (i + 1) / n) for i in picks], True
 
 
-def _sec(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f} s"
-
-
 def e2e_cdf(sides: Sequence[Plotted]) -> Figure:
     x_max = max([v for s in sides for v in s.series.e2e[-1:]] + [0.001]) * 1.04
     f = svg.Frame(WIDTH, 280, x_max=x_max, y_max=1.0)
@@ -192,7 +189,9 @@ def e2e_cdf(sides: Sequence[Plotted]) -> Figure:
             body.append(svg.text(x + 3, f.top + 12 + 14 * index, f"p{pct}", "lab small"))
     labels = [
         Plotted(
-            s.cls, f"{s.label}: p50 {_sec(s.series.p(50))}, p99 {_sec(s.series.p(99))}", s.series
+            s.cls,
+            f"{s.label}: p50 {fmt(s.series.p(50), 's')}, p99 {fmt(s.series.p(99), 's')}",
+            s.series,
         )
         for s in sides
     ]

@@ -11,9 +11,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fake_queue.jobs import TERMINAL
+from jobbench.metrics import SERVED
+from jobbench.stats import percentile
+
 US_PER_S = 1e6
-TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"})
-SERVED = frozenset({"COMPLETED", "FAILED"})
 
 
 @dataclass(frozen=True)
@@ -54,11 +56,8 @@ class RepSeries:
         return sorted({s.worker for s in self.spans} | {t.worker for t in self.takes})
 
     def p(self, pct: float) -> float | None:
-        """Exact end-to-end percentile (nearest rank), as the summary reports it."""
-        if not self.e2e:
-            return None
-        rank = max(1, -(-len(self.e2e) * pct // 100))
-        return self.e2e[int(rank) - 1]
+        """Exact end-to-end percentile (linear interpolation), as the summary reports it."""
+        return percentile(self.e2e, pct) if self.e2e else None
 
 
 def _s(us: int | float) -> float:

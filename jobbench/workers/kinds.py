@@ -103,6 +103,16 @@ def worker_process_spec(
     return argv, env
 
 
+def probe_sdk(spec: WorkerSpec) -> dict[str, Any] | None:
+    """The runpod SDK a runpod worker will import (None for other kinds), refused if it cannot
+    do the --take-ahead asked for."""
+    if spec.kind != "runpod":
+        return None
+    info = sdk_info(spec)
+    check_take_ahead_support(spec, info)
+    return info
+
+
 def check_take_ahead_support(spec: WorkerSpec, info: dict[str, Any]) -> None:
     if spec.kind == "runpod" and spec.take_ahead and not info.get("take_ahead"):
         raise UsageError(

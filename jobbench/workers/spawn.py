@@ -1,5 +1,6 @@
 """Start and stop worker processes: each in its own session (process group), so the SDK's
-heartbeat child dies with it; stderr kept in a file for the error message."""
+heartbeat child dies with it; stderr kept in a file for the error message. `stop_group` stops
+any process started that way (the embedded queue, Locust too)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,16 @@ import contextlib
 import os
 import signal
 import subprocess
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from jobbench.errors import WorkerError
+from jobbench.interrupts import interrupts_deferred
 
 STOP_GRACE_S = 3.0
+KILL_WAIT_S = 5.0
 STDERR_TAIL_BYTES = 2000
 
 
@@ -67,21 +68,34 @@ class WorkerProcess:
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """SIGTERM the whole group, then SIGKILL it; never leaves a process behind."""
-        if self.popen is None:
-            return
-        pgid = self.popen.pid
-        _signal_group(pgid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(grace_s)
-        _signal_group(pgid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(5)
-        _wait_group_gone(pgid)
+        if self.popen is not None:
+            stop_group(self.popen, grace_s)
         if self._log is not None:
             self._log.close()
 
 
-def _signal_group(pgid: int, sig: int) -> None:
+def stop_group(popen: subprocess.Popen[Any], grace_s: float = STOP_GRACE_S) -> None:
+    """Stop a process that leads its own group (start_new_session) and all of the group: SIGTERM,
+    `grace_s` for the leader to exit, SIGKILL, then wait until no member is left. Nothing else
+    stops such a group (the terminal's Ctrl-C does not reach it), so Ctrl-C waits for this."""
+    with interrupts_deferred():
+        _stop_group(popen, grace_s)
+
+
+def _stop_group(popen: subprocess.Popen[Any], grace_s: float) -> None:
+    pgid = popen.pid
+    if popen.poll() is not None and not group_alive(pgid):
+        return  # all gone: never signal a group id the system may have handed out again
+    signal_group(pgid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        popen.wait(grace_s)
+    signal_group(pgid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        popen.wait(KILL_WAIT_S)  # reaped: a zombie leader would keep the group id alive
+    _wait_group_gone(pgid)
+
+
+def signal_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
 
@@ -96,40 +110,25 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def _wait_group_gone(pgid: int, timeout_s: float = 5.0) -> None:
+def _wait_group_gone(pgid: int, timeout_s: float = KILL_WAIT_S) -> None:
     deadline = time.monotonic() + timeout_s
     while group_alive(pgid) and time.monotonic() < deadline:
-        _signal_group(pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
         time.sleep(0.02)
 
 
 def stop_all(workers: list[WorkerProcess]) -> None:
     """Stop every worker at once: SIGTERM all, one shared grace, then SIGKILL the rest.
 
-    A second Ctrl-C while this runs must not leave processes behind, so SIGINT waits."""
-    with _sigint_deferred():
+    A second Ctrl-C or SIGTERM while this runs must not leave processes behind, so both wait."""
+    with interrupts_deferred():
         _stop_all(workers)
-
-
-@contextlib.contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, _frame: received.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if received:
-        raise KeyboardInterrupt
 
 
 def _stop_all(workers: list[WorkerProcess]) -> None:
     for worker in workers:
         if worker.popen is not None:
-            _signal_group(worker.popen.pid, signal.SIGTERM)
+            signal_group(worker.popen.pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_GRACE_S
     for worker in workers:
         if worker.popen is not None:

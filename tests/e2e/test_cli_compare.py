@@ -167,3 +167,127 @@ def test_git_refs_of_an_sdk_checkout_run_the_real_worker_from_worktrees(tmp_path
         env=env,
     )
     assert dirty.returncode == 2 and "is dirty" in dirty.stderr
+
+
+VARIANTS = """
+[variants.slowtake]
+worker = "model"
+policy = "drain"
+latency = {take = 0.1}
+
+[variants."main copy"]
+worker = "model"
+policy = "drain"
+"""
+
+
+def tiny_folder(folder: Path) -> Path:
+    (folder / "jobbench.toml").write_text(FAST_SUITE + VARIANTS)
+    return folder
+
+
+def saved_copy(source: Path, target: Path, label: str | None = None, **params: object) -> None:
+    """A saved result (and its events) under another name, with changed params or label."""
+    doc = json.loads(source.read_text())
+    for entry in doc["scenarios"]:
+        entry["params"].update(params)
+    doc["label"] = label or doc["label"]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(doc))
+    events = source.with_suffix(".events.jsonl")
+    target.with_suffix(".events.jsonl").write_text(events.read_text())
+
+
+@pytest.fixture(scope="module")
+def a_a(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """`compare main main`: the A/A check of the noise, on the tiny suite."""
+    folder = tiny_folder(tmp_path_factory.mktemp("a-a"))
+    return folder, jobbench(
+        "compare", "main", "main", "--suite", "tiny", "--format", "json", cwd=folder
+    )
+
+
+def test_a_a_check_saves_b_apart_and_reuses_both(
+    a_a: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    folder, result = a_a
+    assert result.returncode == 0, result.stderr
+    comparison = json.loads(result.stdout)
+    assert comparison["baseline"]["label"] == "main"
+    assert comparison["candidate"]["label"] == "main-b"
+    reports = folder / "reports"
+    for name in ("main", "main-b"):
+        assert json.loads((reports / f"{name}.json").read_text())["label"] == name
+        assert (reports / f"{name}.events.jsonl").is_file()
+    assert (reports / "main-vs-main-b.json").is_file()
+    again = jobbench("compare", "main", "main", "--suite", "tiny", cwd=folder)
+    assert again.returncode == 0, again.stderr
+    assert "result reports/main-b.json (" in again.stderr and ": rep " not in again.stderr
+    clash = jobbench(
+        "compare", "main", "reports/main.json", "--rerun", "--suite", "tiny", cwd=folder
+    )
+    assert clash.returncode == 2 and "would run over reports/main.json" in clash.stderr
+
+
+def test_report_of_sides_with_one_label_in_two_folders_plots_each_file(
+    a_a: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    reports = a_a[0] / "reports"
+    saved_copy(reports / "main.json", tmp_path / "old" / "run.json", label="run")
+    saved_copy(reports / "main-b.json", tmp_path / "new" / "run.json", label="run")
+    done = jobbench("compare", "old/run.json", "new/run.json", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    comparison = json.loads((tmp_path / "reports" / "run-vs-run.json").read_text())
+    assert comparison["baseline"]["path"] == "../old/run.json"
+    assert comparison["candidate"]["path"] == "../new/run.json"
+    page = jobbench("report", "run-vs-run", "--html", "r.html", cwd=tmp_path)
+    assert page.returncode == 0, page.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "A = run</b>: old/run.json" in html and "B = run</b>: new/run.json" in html
+
+
+def test_a_variants_latency_may_differ_and_a_mismatch_fails_before_running(
+    tmp_path: Path,
+) -> None:
+    folder = tiny_folder(tmp_path)
+    result = jobbench(
+        "compare", "main", "slowtake", "--suite", "tiny", "--format", "json", cwd=folder
+    )
+    assert result.returncode == 0, result.stderr
+    (row,) = json.loads(result.stdout)["rows"]
+    assert "take" not in row["params"]["latency"] and row["params"]["latency"]["wake"] == 0.005
+    again = jobbench("gate", "main", "slowtake", "--suite", "tiny", cwd=folder)  # saved labels
+    assert again.returncode != 2 and ": rep " not in again.stderr, again.stderr
+    # the same difference between saved results that no variant explains is refused
+    reports = folder / "reports"
+    saved_copy(
+        reports / "main.json",
+        folder / "taken.json",
+        latency={"take": 0.07, "wake": 0.005, "hold": 2.0, "done": 0.0},
+    )
+    refused = jobbench("gate", "taken.json", "main", cwd=folder)
+    assert refused.returncode == 2 and "latency.take: 0.07 vs 0.05" in refused.stderr
+    # a saved side that cannot match the suite fails before the other side runs
+    saved_copy(reports / "main.json", folder / "burst.json", burst=9)
+    early = jobbench("compare", "burst.json", "pr", "--suite", "tiny", cwd=folder)
+    assert early.returncode == 2 and "burst: 9 vs 8" in early.stderr
+    assert ": rep " not in early.stderr and not (reports / "pr.json").exists()
+
+
+def test_saved_labels_are_found_where_they_were_saved(tmp_path: Path) -> None:
+    folder = tiny_folder(tmp_path)
+    first = jobbench("compare", "main copy", "main", "--suite", "tiny", cwd=folder)
+    assert first.returncode == 0, first.stderr
+    assert (folder / "reports" / "main-copy.json").is_file()
+    again = jobbench("compare", "main copy", "main", "--suite", "tiny", cwd=folder)
+    assert again.returncode == 0, again.stderr
+    assert "result reports/main-copy.json (" in again.stderr and ": rep " not in again.stderr
+    page = jobbench("report", "main copy", "--html", "r.html", cwd=folder)
+    assert page.returncode == 0, page.stderr
+
+
+def test_reps_0_is_a_usage_error_before_anything_runs(tmp_path: Path) -> None:
+    folder = tiny_folder(tmp_path)
+    result = jobbench("compare", "main", "pr", "--suite", "tiny", "--reps", "0", cwd=folder)
+    assert result.returncode == 2 and "--reps 0: must be >= 1" in result.stderr
+    assert not (folder / "reports").exists()

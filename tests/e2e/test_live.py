@@ -152,8 +152,16 @@ def test_an_unreachable_endpoint_fails_fast_with_exit_4(tmp_path: Path) -> None:
     assert "cannot reach" in result.stderr and "--endpoint" in result.stderr
 
 
-def test_ctrl_c_cancels_queued_jobs_and_saves_a_partial_result(
-    queue: Queue, tmp_path: Path
+def test_bad_job_seconds_are_refused_with_exit_2_before_any_request(tmp_path: Path) -> None:
+    result = live_run("--endpoint", "http://127.0.0.1:9/v2/x", "--job-seconds", "-1", cwd=tmp_path)
+    assert result.returncode == 2 and "--job-seconds -1" in result.stderr, result.stderr
+    assert not list(tmp_path.iterdir())
+
+
+# SIGTERM is how a CI job's timeout stops a run: it must not leave paid jobs queued either.
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_cancels_queued_jobs_and_saves_a_partial_result(
+    queue: Queue, tmp_path: Path, sig: signal.Signals
 ) -> None:
     queue.reset()
     argv = [sys.executable, "-m", "jobbench", "run", "--endpoint", queue.endpoint]
@@ -163,8 +171,8 @@ def test_ctrl_c_cancels_queued_jobs_and_saves_a_partial_result(
     deadline = time.monotonic() + 30
     while queue.state()["counts"]["in_progress"] == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
-    code = stop(process, signal.SIGINT)
-    assert code == 130
+    code = stop(process, sig)
+    assert code == 130  # README: interrupted, partial result saved
     counts = queue.state()["counts"]
     assert counts["in_queue"] == counts["in_progress"] == 0 and counts["completed"] == 0
     assert counts["cancelled"] == counts["submitted"] > 0

@@ -52,3 +52,34 @@ def test_retries_only_refusals_never_unknown_outcomes_and_cancels_on_stop(
     assert record.stopped == "interrupted"
     assert counts["cancelled"] == len(accepted) == record.counts["cancelled"]
     assert counts["in_queue"] == 0
+
+
+def test_an_unexpected_error_still_cancels_the_accepted_jobs_then_surfaces(
+    start_server: Callable[..., RunningServer],
+) -> None:
+    server = start_server(api_key="sekrit")
+
+    async def scenario() -> BaseException | None:
+        http = LiveHttp(LiveTarget(server.endpoint_url, "sekrit"))
+        plan = BurstPlan(tuple({"seconds": 5} for _ in range(6)), None, timeout_s=30)
+        burst = LiveBurst(http, plan, lambda done, total: None)
+
+        async def broken_health() -> None:  # a bug in one of the burst's tasks, mid-burst
+            while any(job.outcome == "unsent" for job in burst.record.jobs):
+                await asyncio.sleep(0.01)
+            raise RuntimeError("boom")
+
+        burst._sample_health = broken_health  # type: ignore[method-assign]
+        try:
+            await burst.run(asyncio.Event(), asyncio.Event())
+        except RuntimeError as exc:
+            return exc
+        finally:
+            await http.close()
+        return None
+
+    raised = asyncio.run(scenario())
+    assert isinstance(raised, RuntimeError) and str(raised) == "boom"
+    headers = {"Authorization": "Bearer sekrit"}
+    counts = httpx.get(server.base_url + "/_bench/state", headers=headers).json()["counts"]
+    assert counts["submitted"] == 6 and counts["cancelled"] == 6

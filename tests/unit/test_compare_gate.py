@@ -10,6 +10,7 @@ import pytest
 from jobbench.compare import compare_docs
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, UsageError
 from jobbench.gate import GateConfig, judge, parse_percent, reps_to_settle
+from jobbench.render.cells import row_cells, verdict_lines
 
 PARAMS = {"workers": 1, "slots": 32, "burst": 512, "job_seconds": 0.5, "latency": {"take": 0.5}}
 
@@ -81,6 +82,27 @@ def test_scenarios_with_different_parameters_name_the_first_difference() -> None
     other["scenarios"][0]["name"] = "shallow"
     with pytest.raises(UsageError, match="'deep' is in a but not in b"):
         compare_docs(doc("a", [1.0]), other)
+
+
+def test_latency_differs_only_where_a_variant_sets_it() -> None:
+    slow = {**PARAMS["latency"], "take": 0.9}
+    with pytest.raises(UsageError, match=r"latency\.take: 0\.5 vs 0\.9"):
+        compare_docs(doc("a", [1.0]), doc("b", [1.0], latency=slow))
+    comparison = compare_docs(doc("a", [1.0]), doc("b", [1.0], latency=slow), free_latency={"take"})
+    assert comparison["rows"][0]["params"]["latency"] == {}  # no shared value to show
+    with pytest.raises(UsageError, match=r"latency\.wake: None vs 0\.1"):
+        compare_docs(
+            doc("a", [1.0]), doc("b", [1.0], latency={**slow, "wake": 0.1}), free_latency={"take"}
+        )
+
+
+def test_a_fractional_limit_is_printed_as_given() -> None:
+    comparison = compare_docs(doc("a", [10.0, 10.1]), doc("b", [10.2, 10.3]))
+    judge(comparison, GateConfig(max_regression=0.025))
+    assert "(limit +2.5%)" in comparison["rows"][0]["reason"]
+    assert "max regression 2.5%" in verdict_lines(comparison)[-1]
+    # efficiency reads the same in the comparison table as in the result tables (fmt "%")
+    assert row_cells(comparison["rows"][0])[-3:-1] == ["79.7%", "78.2%"]
 
 
 @pytest.mark.parametrize(

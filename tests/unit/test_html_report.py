@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from jobbench import metrics
+from jobbench import metrics, stats
 from jobbench.errors import ResultsError, UsageError
 from jobbench.render import svg
 from jobbench.render.charts import Plotted
@@ -117,6 +117,28 @@ def test_without_events_the_tables_render_and_say_why(folder: Path, tmp_path: Pa
     page = (tmp_path / "r.html").read_text()
     assert "<svg" not in page and "time to 99 %" in page
     assert "plots need the events file" in page and "events on" in page
+
+
+def test_a_result_file_is_read_once(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = folder / "reports" / "x.json"
+    reads: list[Path] = []
+    read_text = Path.read_text
+
+    def counted(self: Path, *args: Any, **kwargs: Any) -> str:
+        reads.append(self)
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counted)
+    report_command(ReportRequest(str(result), tmp_path / "r.html"))
+    assert reads.count(result) == 1
+
+
+def test_cdf_marks_are_the_summarys_percentiles() -> None:
+    series = RepSeries(e2e=[1.0, 2.0, 3.0, 4.0])
+    assert series.p(50) == 2.5 and series.p(99) == pytest.approx(3.97)
+    assert series.p(99) == stats.phase_stats(series.e2e)["p99"] and RepSeries().p(50) is None
 
 
 def test_missing_or_corrupt_result_is_a_results_error(tmp_path: Path) -> None:

@@ -80,6 +80,15 @@ def test_jobs_jobbench_cancelled_are_counted_but_not_measured() -> None:
     assert rep["partial"] == "interrupted"
 
 
+def test_a_burst_with_no_job_accepted_has_no_times_and_no_throughput() -> None:
+    rec = BurstRecord([JobRecord(0, {}, outcome="unknown"), JobRecord(1, {}, outcome="rejected")])
+    rep = live_rep_metrics(rec)
+    times = ("time_to_first_s", "time_to_p50_s", "time_to_p99_s", "time_to_p100_s")
+    assert [rep[key] for key in times] == [None] * 4 and rep["throughput_jps"] is None
+    assert rep["jobs"]["submitted"] == 0 and rep["submission"]["span_s"] is None
+    assert rep["phases"] == {"queue_wait": None, "service": None, "e2e": None}
+
+
 def test_live_events_use_the_event_log_shape() -> None:
     events = live_events(record())
     kinds = Counter(e["ev"] for e in events)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from jobbench.metrics import ideal_time, pooled_phases, rep_metrics, summarise_reps
+from jobbench.metrics import ideal_time, pooled_phases, rep_metrics, summarise_reps, times_to
 
 T0 = 5_000_000_000  # burst start (ns); non-zero so a figure using absolute `t` shows up wrong
 
@@ -150,6 +150,12 @@ def test_nothing_finished() -> None:
     assert m["split"] == {"jobs_per_worker": {}, "max_min_ratio": None, "jain": None}
     assert m["takes"]["count"] == 0
     assert m["takes"]["latency"] is None
+
+
+def test_no_jobs_submitted_reach_no_time() -> None:
+    """A live burst with nothing accepted: n = 0 needs no terminal job, yet it reached nothing."""
+    none = dict.fromkeys(("time_to_first_s", "time_to_p50_s", "time_to_p99_s", "time_to_p100_s"))
+    assert times_to([], T0, 0) == none
 
 
 def test_requeued_jobs_use_the_last_claim_and_deliver() -> None:

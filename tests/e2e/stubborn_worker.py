@@ -1,0 +1,27 @@
+"""A worker that long-polls the fake queue (stdlib only) and survives SIGTERM: it writes
+`sys.argv[1]` when SIGTERM comes, so a test knows the stop is under way, and only SIGKILL ends
+it. Jobs it takes are never finished."""
+
+import os
+import signal
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+
+def on_sigterm(signum, frame):
+    Path(sys.argv[1]).write_text("SIGTERM")
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, on_sigterm)
+    url = os.environ["RUNPOD_WEBHOOK_GET_JOB"].replace("$ID", os.environ["RUNPOD_POD_ID"])
+    request = urllib.request.Request(
+        url, headers={"Authorization": os.environ["RUNPOD_AI_API_KEY"]}
+    )
+    while True:
+        try:
+            urllib.request.urlopen(request, timeout=30).read()
+        except OSError:
+            time.sleep(0.05)

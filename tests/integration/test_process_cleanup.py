@@ -1,0 +1,140 @@
+"""Process-group teardown and cleanup ordering, in process, with real child processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fake_queue.server import RunningServer
+from jobbench.config import Scenario, worker_spec
+from jobbench.drive.embedded import EmbeddedQueue
+from jobbench.drive.locust_run import LocustRequest, locust_env
+from jobbench.errors import EXIT_OK, WorkerError
+from jobbench.interrupts import interrupts_deferred, sigterm_as_interrupt
+from jobbench.live_target import LiveTarget
+from jobbench.render.plain_progress import PlainProgress
+from jobbench.runner import ScenarioSession, stop_sessions
+from jobbench.workers.spawn import WorkerProcess, group_alive, stop_group
+from jobbench.workers_command import WorkersRequest, workers_command
+
+# The leader exits on SIGTERM; the child it forked ignores SIGTERM (set before the fork).
+LEADER_AND_STUBBORN_CHILD = """trap '' TERM; sleep 60 & trap - TERM; echo ready; wait"""
+
+
+def group_with_stubborn_child() -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        ["sh", "-c", LEADER_AND_STUBBORN_CHILD],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert process.stdout is not None and process.stdout.readline() == "ready\n"
+    return process
+
+
+def test_stop_group_leaves_no_member_even_one_that_ignores_sigterm() -> None:
+    process = group_with_stubborn_child()
+    try:
+        stop_group(process, grace_s=1.0)
+        assert process.returncode == -signal.SIGTERM and not group_alive(process.pid)
+    finally:
+        kill_group(process.pid)
+
+
+def test_embedded_queue_stop_leaves_no_member_of_its_group() -> None:
+    process = group_with_stubborn_child()
+    try:
+        EmbeddedQueue("", "", process).stop()
+        assert not group_alive(process.pid)
+    finally:
+        kill_group(process.pid)
+
+
+@pytest.mark.parametrize(
+    "failure", [WorkerError("w1", None, "", "did not start"), KeyboardInterrupt()]
+)
+def test_workers_stops_the_workers_started_before_one_failed_to_start(
+    failure: BaseException, server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[WorkerProcess] = []
+    real_start = WorkerProcess.start
+
+    def start(worker: WorkerProcess) -> None:
+        if worker.worker_id.endswith("-w1"):  # the second of three: one is already running
+            raise failure
+        real_start(worker)
+        started.append(worker)
+
+    monkeypatch.setattr(WorkerProcess, "start", start)
+    spec = worker_spec("sleep 60", None, 0, None, None)
+    request = WorkersRequest(server.base_url, 3, 1, spec, name="partway")
+    try:
+        if isinstance(failure, KeyboardInterrupt):  # Ctrl-C is how the command ends: exit 0
+            assert workers_command(request) == EXIT_OK
+        else:
+            with pytest.raises(WorkerError):
+                workers_command(request)
+        assert [w.worker_id for w in started] == ["partway-w0"]
+        assert not group_alive(started[0].pgid or 0)
+    finally:
+        for worker in started:
+            kill_group(worker.pgid or 0)
+
+
+def test_stop_sessions_stops_every_session_then_raises_a_ctrl_c_that_came_meanwhile(
+    tmp_path: Path,
+) -> None:
+    stopped: list[str] = []
+
+    class Session(ScenarioSession):
+        def stop(self) -> None:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C while the first session stops
+            stopped.append(self.label)
+
+    sessions: list[ScenarioSession] = [
+        Session(Scenario("s"), tmp_path, PlainProgress(quiet=True), label=label) for label in "AB"
+    ]
+    with pytest.raises(KeyboardInterrupt):
+        stop_sessions(sessions)
+    assert stopped == ["A", "B"]
+
+
+def test_deferred_sigterm_becomes_the_interrupt_after_the_block_or_is_dropped() -> None:
+    finished: list[bool] = []
+    with sigterm_as_interrupt():
+        with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+            signal.raise_signal(signal.SIGTERM)  # a second SIGTERM while cleaning up
+            finished.append(True)
+        with interrupts_deferred(redeliver=False):  # a caller that is ending anyway
+            signal.raise_signal(signal.SIGTERM)
+    assert finished == [True]
+
+
+@pytest.mark.parametrize(
+    ("target", "locust_worker", "sent"),
+    [
+        (None, False, None),  # the embedded fake queue: never the user's real key
+        (LiveTarget("https://api.runpod.ai/v2/x", "live-key"), False, "live-key"),
+        (None, True, "real-key"),  # a Locust worker node: its master may be on a live endpoint
+    ],
+)
+def test_locust_sends_the_runpod_key_only_where_it_may_be_live(
+    target: LiveTarget | None,
+    locust_worker: bool,
+    sent: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RUNPOD_API_KEY", "real-key")
+    monkeypatch.delenv("JOBBENCH_API_KEY", raising=False)
+    env = locust_env(LocustRequest(target, Scenario("s"), locust_worker=locust_worker))
+    bearer = env.get("JOBBENCH_API_KEY") or env.get("RUNPOD_API_KEY")  # the locustfile's order
+    assert bearer == sent
+
+
+def kill_group(pgid: int) -> None:
+    if pgid and group_alive(pgid):
+        os.killpg(pgid, signal.SIGKILL)
