@@ -28,23 +28,21 @@ class BadRequest(Exception):
 
 async def json_body(request: web.Request, limit_bytes: int | None = None) -> Any:
     """Parse the body as JSON whatever the Content-Type says (the SDK posts JSON as form)."""
-
-    def check_size(size: int) -> None:  # before reading (declared) and after (chunked bodies)
-        if limit_bytes is not None and size > limit_bytes:
-            limit_mb = limit_bytes // 1_000_000
-            raise BadRequest(
-                413, f"body of {size} bytes is over the {limit_mb} MB limit of this route"
-            )
-
-    check_size(request.content_length or 0)
+    _check_size(request.content_length or 0, limit_bytes)  # declared: refuse before reading
     raw = await request.read()
-    check_size(len(raw))
+    _check_size(len(raw), limit_bytes)  # a chunked body declares nothing
     if not raw:
         raise BadRequest(400, "empty body; send a JSON object")
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise BadRequest(400, f"body is not valid JSON: {exc}") from None
+
+
+def _check_size(size: int, limit_bytes: int | None) -> None:
+    if limit_bytes is not None and size > limit_bytes:
+        limit_mb = limit_bytes // 1_000_000
+        raise BadRequest(413, f"body of {size} bytes is over the {limit_mb} MB limit of this route")
 
 
 def int_query(request: web.Request, name: str, default: int, low: int, high: int) -> int:
