@@ -21,7 +21,7 @@ from fake_queue.http_util import (
     json_body,
 )
 from fake_queue.latency import LatencyModel, LatencySampler, LatencySpecError
-from fake_queue.queue import JobError, JobQueue, now_ns
+from fake_queue.queue import JobError, JobQueue
 from fake_queue.settings import BENCH_PREFIX, ServerSettings
 from fake_queue.worker_routes import add_worker_routes
 
@@ -72,7 +72,7 @@ def fault_middleware(injector: FaultInjector) -> Any:
                 request.transport.close()
             raise asyncio.CancelledError()
         await asyncio.sleep(rule.delay_s)
-        request[DELAYED_ARRIVAL] = now_ns()
+        request[DELAYED_ARRIVAL] = request.app[QUEUE_KEY].clock.now_ns()
         return await handler(request)
 
     return inject
@@ -131,7 +131,7 @@ async def bench_state(request: web.Request) -> web.Response:
         {
             "counts": queue.counts(),
             "conservation": queue.conservation_error(),
-            "now_ns": now_ns(),
+            "now_ns": queue.clock.now_ns(),
             "waiting_takes": len(queue.waiting),
         }
     )
@@ -143,7 +143,8 @@ async def bench_counts(request: web.Request) -> web.Response:
 
 
 async def bench_workers(request: web.Request) -> web.Response:
-    queue, at = request.app[QUEUE_KEY], now_ns()
+    queue = request.app[QUEUE_KEY]
+    at = queue.clock.now_ns()
     return web.json_response(
         {
             worker: {
@@ -185,16 +186,18 @@ async def unknown_endpoint(request: web.Request) -> web.Response:
 
 
 def build_app(settings: ServerSettings) -> web.Application:
+    queue = JobQueue(LatencySampler(settings.latency, settings.seed))
     middlewares: list[Any] = [json_errors]
     if settings.api_key:
         middlewares.append(auth_middleware(settings.api_key))
     if settings.rate_limits == "runpod":
-        middlewares.append(rate_limit_middleware(RateLimiter(RUNPOD_RATE_LIMITS)))
+        limiter = RateLimiter(RUNPOD_RATE_LIMITS, queue.clock)
+        middlewares.append(rate_limit_middleware(limiter))
     if settings.faults:
         middlewares.append(fault_middleware(FaultInjector(settings.faults, settings.seed)))
     app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY_BYTES)
     app[SETTINGS_KEY] = settings
-    app[QUEUE_KEY] = JobQueue(LatencySampler(settings.latency, settings.seed))
+    app[QUEUE_KEY] = queue
     prefix = f"/v2/{settings.endpoint_id}"
     add_worker_routes(app, prefix)
     add_client_routes(app, prefix)

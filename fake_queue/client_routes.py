@@ -1,4 +1,4 @@
-"""Client-facing routes: RunPod's endpoint API (protocol doc section 4)."""
+"""Client-facing routes: RunPod's endpoint API (docs/protocol.md section 4)."""
 
 from __future__ import annotations
 

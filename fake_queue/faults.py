@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import random
-import time
 from collections import deque
 from dataclasses import dataclass
+
+from fake_queue.clock import MONOTONIC, Clock
 
 WORKER_ROUTES = ("job-take", "job-take-batch", "job-done", "job-stream", "job-stop", "ping")
 CLIENT_ROUTES = ("run", "runsync", "status", "stream", "cancel", "retry", "purge-queue", "health")
 ROUTES = WORKER_ROUTES + CLIENT_ROUTES
 
-# Requests per 10 s and concurrent requests, per endpoint (protocol doc section 4).
+# Requests per 10 s and concurrent requests, per endpoint (docs/protocol.md section 4).
 RUNPOD_RATE_LIMITS: dict[str, tuple[int, int | None]] = {
     "runsync": (2000, 400),
     "run": (1000, 200),
@@ -21,6 +22,7 @@ RUNPOD_RATE_LIMITS: dict[str, tuple[int, int | None]] = {
     "purge-queue": (2, None),
 }
 RATE_WINDOW_S = 10.0
+RATE_WINDOW_NS = int(RATE_WINDOW_S * 1e9)
 
 
 class FaultSpecError(ValueError):
@@ -96,11 +98,13 @@ class FaultInjector:
 
 
 class RateLimiter:
-    """RunPod's per-endpoint limits: a sliding 10 s window and a cap on concurrent requests."""
+    """RunPod's per-endpoint limits: a sliding 10 s window and a cap on concurrent requests.
+    The window runs on `clock` (the queue's)."""
 
-    def __init__(self, limits: dict[str, tuple[int, int | None]]) -> None:
+    def __init__(self, limits: dict[str, tuple[int, int | None]], clock: Clock = MONOTONIC) -> None:
         self.limits = limits
-        self._recent: dict[str, deque[float]] = {route: deque() for route in limits}
+        self.clock = clock
+        self._recent: dict[str, deque[int]] = {route: deque() for route in limits}
         self._active: dict[str, int] = dict.fromkeys(limits, 0)
 
     def admit(self, route: str) -> bool:
@@ -109,9 +113,9 @@ class RateLimiter:
         if limit is None:
             return True
         per_window, concurrent = limit
-        now = time.monotonic()
+        now = self.clock.now_ns()
         recent = self._recent[route]
-        while recent and now - recent[0] >= RATE_WINDOW_S:
+        while recent and now - recent[0] >= RATE_WINDOW_NS:
             recent.popleft()
         if len(recent) >= per_window or (
             concurrent is not None and self._active[route] >= concurrent

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 from aiohttp import web
 
-from fake_queue.queue import JobQueue, now_ns
+from fake_queue.queue import JobQueue
 from fake_queue.settings import ServerSettings
 
 QUEUE_KEY: web.AppKey[JobQueue] = web.AppKey("queue", JobQueue)
@@ -58,12 +57,6 @@ def int_query(request: web.Request, name: str, default: int, low: int, high: int
     return value
 
 
-async def sleep_until(target_ns: int) -> None:
-    delay = (target_ns - now_ns()) / 1e9
-    if delay > 0:
-        await asyncio.sleep(delay)
-
-
 # Set by an injected delay: the request reaches the queue only once the delay is over.
 DELAYED_ARRIVAL = web.RequestKey("arrival_ns", int)
 
@@ -71,9 +64,10 @@ DELAYED_ARRIVAL = web.RequestKey("arrival_ns", int)
 def arrival_ns(request: web.Request) -> int:
     """When the request reached the queue: when its last bytes arrived (server.
     StampingRequestHandler), not when aiohttp got round to its handler (0.1-0.3 ms later);
-    the latency model counts from here."""
+    the latency model counts from here. The stamp is real (monotonic) time, the clock of a
+    served queue; unstamped, it is now on the queue's clock."""
     stamp = request.get(DELAYED_ARRIVAL) or getattr(request.protocol, "data_received_ns", 0)
-    return stamp if isinstance(stamp, int) and stamp > 0 else now_ns()
+    return stamp if isinstance(stamp, int) and stamp > 0 else request.app[QUEUE_KEY].clock.now_ns()
 
 
 def client_gone(request: web.Request) -> bool:

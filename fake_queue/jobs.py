@@ -1,9 +1,9 @@
-"""Job records, takes and what the queue knows of each worker; statuses and the clock."""
+"""Job records, takes and what the queue knows of each worker; statuses. Times in them are
+nanoseconds on the queue's clock (fake_queue.clock)."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,10 +19,6 @@ DEFAULT_TTL_S = 86_400.0
 WORKER_SEEN_GRACE_S = 10.0
 
 Event = dict[str, Any]
-
-
-def now_ns() -> int:
-    return time.monotonic_ns()
 
 
 @dataclass(slots=True, eq=False)

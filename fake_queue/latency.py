@@ -153,7 +153,7 @@ def _checked(dist: Distribution, name: str) -> Distribution:
 
 @dataclass(frozen=True)
 class LatencyModel:
-    """design.md section 4: what a take, a wake, a hold and a done cost."""
+    """docs/latency-model.md: what a take, a wake, a hold and a done cost."""
 
     take: Distribution = field(default_factory=lambda: Distribution("fixed", 0.5))
     wake: Distribution = field(default_factory=lambda: Distribution("fixed", 0.05))

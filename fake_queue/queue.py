@@ -1,8 +1,12 @@
 """Job state machine, waiting takes and the event log. Pure asyncio: no HTTP in here.
 
-Every take claims its jobs at one instant (FIFO) and is answered after a latency (design.md
-section 4). The handler that owns a take sleeps until `take.answer_at`, then calls `deliver`, or
-`abandon` when its client went away; claimed jobs then go back to the front of the queue.
+Every take claims its jobs at one instant (FIFO) and is answered after a latency
+(docs/latency-model.md). The queue owns a take's whole life: `take` claims on arrival,
+`await_answer` (fake_queue.takes) holds it, sleeps until `take.answer_at_ns`, then delivers,
+or abandons it when its client went away; claimed jobs then go back to the front of the
+queue. Every time read goes through the injected clock (fake_queue.clock; real time by
+default), and every timer is a delay on the running loop, so on a virtual-time loop
+(fake_queue.virtual_clock) the same queue runs in virtual time.
 """
 
 from __future__ import annotations
@@ -10,9 +14,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from fake_queue import takes
+from fake_queue.clock import MONOTONIC, Clock
 from fake_queue.jobs import (
     CANCELLED,
     COMPLETED,
@@ -28,7 +34,6 @@ from fake_queue.jobs import (
     JobError,
     Take,
     WorkerSeen,
-    now_ns,
 )
 from fake_queue.latency import LatencySampler
 
@@ -45,13 +50,13 @@ __all__ = [
     "JobQueue",
     "Take",
     "WorkerSeen",
-    "now_ns",
 ]
 
 
 class JobQueue:
-    def __init__(self, sampler: LatencySampler) -> None:
+    def __init__(self, sampler: LatencySampler, clock: Clock = MONOTONIC) -> None:
         self.sampler = sampler
+        self.clock = clock
         self.jobs: dict[str, Job] = {}
         self.queued: deque[Job] = deque()
         self.waiting: deque[Take] = deque()
@@ -96,7 +101,7 @@ class JobQueue:
         ttl_s: float | None = None,
     ) -> list[Job]:
         """Enqueue jobs at one instant, then wake waiting takes oldest first."""
-        at = now_ns()
+        at = self.clock.now_ns()
         jobs = []
         for payload in payloads:
             job = Job(
@@ -117,9 +122,9 @@ class JobQueue:
 
     def get(self, job_id: str) -> Job:
         job = self.jobs.get(job_id)
-        if job is None or (job.status in TERMINAL and job.expired(now_ns())):
+        if job is None or (job.status in TERMINAL and job.expired(self.clock.now_ns())):
             raise JobError(404, f"no job with id {job_id!r} (unknown, or its ttl expired)")
-        if job.status == IN_QUEUE and job.expired(now_ns()):
+        if job.status == IN_QUEUE and job.expired(self.clock.now_ns()):
             self._expire(job)
             raise JobError(404, f"job {job_id!r} expired (ttl) before a worker took it")
         return job
@@ -128,7 +133,7 @@ class JobQueue:
         job = self.get(job_id)
         if job.status in TERMINAL:
             return job
-        at = now_ns()
+        at = self.clock.now_ns()
         if job.status == IN_QUEUE:
             if not self._unclaim(job):
                 self.queued.remove(job)
@@ -143,7 +148,7 @@ class JobQueue:
             raise JobError(
                 400, f"job {job_id!r} is {job.status}; only FAILED or TIMED_OUT jobs can be retried"
             )
-        at = now_ns()
+        at = self.clock.now_ns()
         self._move(job, IN_QUEUE)
         job.worker, job.output, job.error = None, None, None
         job.delivered_ns = job.done_ns = None
@@ -156,7 +161,7 @@ class JobQueue:
 
     def purge(self) -> int:
         """Remove every queued job no take has claimed yet; they end CANCELLED."""
-        at = now_ns()
+        at = self.clock.now_ns()
         removed = list(self.queued)
         self.queued.clear()
         for job in removed:
@@ -178,7 +183,7 @@ class JobQueue:
 
     # ---- worker side -----------------------------------------------------------------------
     def seen(self, worker: str) -> WorkerSeen:
-        at = now_ns()
+        at = self.clock.now_ns()
         record = self.workers.get(worker)
         if record is None:
             record = self.workers[worker] = WorkerSeen(at)
@@ -190,7 +195,7 @@ class JobQueue:
     ) -> Take:
         """A take arrives (at `arrived_ns`, default now): claim queued jobs now, or wait for
         the next arrival."""
-        at = now_ns() if arrived_ns is None else arrived_ns
+        at = self.clock.now_ns() if arrived_ns is None else arrived_ns
         take = Take(
             id=next(self._take_ids),
             worker=worker,
@@ -233,16 +238,27 @@ class JobQueue:
             take.kind = "woken"
             take.answer_at_ns = at + int(self.sampler.wake() * 1e9)
 
+    async def await_answer(
+        self,
+        take: Take,
+        client_gone: Callable[[], bool],
+        on_claimed: Callable[[list[Job]], None] | None = None,
+    ) -> list[Job] | None:
+        """The rest of a take's life (fake_queue.takes.await_answer): the jobs delivered, [] if
+        every claimed one was cancelled meanwhile, None if answered without (hold ran out,
+        client gone). Cancelled, it abandons the take and re-raises."""
+        return await takes.await_answer(self, take, client_gone, on_claimed)
+
     def give_up_waiting(self, take: Take) -> None:
         """The hold ran out with nothing claimed: the take will be answered 204."""
         if take in self.waiting:
             self.waiting.remove(take)
-        take.answer_at_ns = now_ns()
+        take.answer_at_ns = self.clock.now_ns()
         self._settle(take)
 
     def deliver(self, take: Take) -> list[Job]:
         """The answer is about to go out: its jobs are now IN_PROGRESS on that worker."""
-        at = now_ns()
+        at = self.clock.now_ns()
         record = self.seen(take.worker)
         delivered = list(take.jobs)
         for job in delivered:
@@ -269,7 +285,7 @@ class JobQueue:
             return
         if take in self.waiting:
             self.waiting.remove(take)
-        at = now_ns()
+        at = self.clock.now_ns()
         for job in reversed(take.jobs):
             job.take = None
             self.queued.appendleft(job)
@@ -284,7 +300,7 @@ class JobQueue:
 
     def undeliver(self, take: Take, jobs: list[Job]) -> None:
         """The answer could not be written: the delivered jobs go back to the front."""
-        at = now_ns()
+        at = self.clock.now_ns()
         record = self.seen(take.worker)
         for job in reversed(jobs):
             if job.status != IN_PROGRESS or job.worker != take.worker:
@@ -310,7 +326,7 @@ class JobQueue:
         # t: when the answer went out; due: when the latency model meant it to (timer fidelity).
         self._log(
             {
-                "t": now_ns(),
+                "t": self.clock.now_ns(),
                 "ev": "take",
                 "take": take.id,
                 "worker": take.worker,
@@ -328,7 +344,7 @@ class JobQueue:
     ) -> str:
         """A job-done POST (arrived at `arrived_ns`, default now). Returns what it was: done,
         progress or ignored (404 raises)."""
-        at = now_ns() if arrived_ns is None else arrived_ns
+        at = self.clock.now_ns() if arrived_ns is None else arrived_ns
         self.seen(worker)
         job = self.jobs.get(job_id)
         if job is None or worker not in job.handed_to:
@@ -347,6 +363,20 @@ class JobQueue:
         self._finish(job, FAILED if "error" in body else COMPLETED, at)
         return "done"
 
+    async def job_done(
+        self, worker: str, job_id: str, body: dict[str, Any], arrived_ns: int | None = None
+    ) -> str:
+        """`finish`, answered after the done latency (the job counts as done on arrival)."""
+        outcome = self.finish(worker, job_id, body, arrived_ns)
+        await asyncio.sleep(self.sampler.done())
+        return outcome
+
+    async def job_stream(self, worker: str, job_id: str, chunk: Any) -> str:
+        """`add_stream`, answered after the done latency."""
+        outcome = self.add_stream(worker, job_id, chunk)
+        await asyncio.sleep(self.sampler.done())
+        return outcome
+
     def add_stream(self, worker: str, job_id: str, chunk: Any) -> str:
         job = self.jobs.get(job_id)
         if job is None or worker not in job.handed_to:
@@ -354,7 +384,7 @@ class JobQueue:
         if job.status != IN_PROGRESS or job.worker != worker:
             self._log(
                 {
-                    "t": now_ns(),
+                    "t": self.clock.now_ns(),
                     "ev": "ignored",
                     "job": job_id,
                     "worker": worker,
@@ -403,14 +433,14 @@ class JobQueue:
     def _expire(self, job: Job) -> None:
         if not self._unclaim(job) and job in self.queued:
             self.queued.remove(job)
-        self._finish(job, TIMED_OUT, now_ns(), reason="ttl")
+        self._finish(job, TIMED_OUT, self.clock.now_ns(), reason="ttl")
 
     def _time_out(self, job: Job) -> None:
         if job.status != IN_PROGRESS:
             return
         job.timeout_handle = None
         self._signal_stop(job)
-        self._finish(job, TIMED_OUT, now_ns(), reason="executionTimeout")
+        self._finish(job, TIMED_OUT, self.clock.now_ns(), reason="executionTimeout")
 
     def _signal_stop(self, job: Job) -> None:
         record = self.workers.get(job.worker) if job.worker is not None else None
@@ -420,8 +450,11 @@ class JobQueue:
         if record.stop_waiter is not None and not record.stop_waiter.done():
             record.stop_waiter.set_result(None)
 
-    async def next_stops(self, worker: str, hold_s: float) -> list[str]:
-        """Job-stop long-poll: the ids this worker must stop, or [] after the hold."""
+    async def next_stops(self, worker: str, hold_s: float | None = None) -> list[str]:
+        """Job-stop long-poll: the ids this worker must stop, or [] after the hold (default:
+        the latency model's)."""
+        if hold_s is None:
+            hold_s = self.sampler.hold()
         record = self.seen(worker)
         if not record.stops:
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -434,7 +467,7 @@ class JobQueue:
                 if record.stop_waiter is waiter:
                     record.stop_waiter = None
         stops, record.stops = record.stops, []
-        at = now_ns()
+        at = self.clock.now_ns()
         for job_id in stops:
             self._log({"t": at, "ev": "stop", "job": job_id, "worker": worker})
         return stops
@@ -493,7 +526,7 @@ class JobQueue:
 
     def health(self, hold_s: float) -> dict[str, Any]:
         counts = self.counts()
-        horizon = now_ns() - int((hold_s + WORKER_SEEN_GRACE_S) * 1e9)
+        horizon = self.clock.now_ns() - int((hold_s + WORKER_SEEN_GRACE_S) * 1e9)
         alive = [r for r in self.workers.values() if r.last_seen_ns >= horizon]
         running = sum(1 for r in alive if r.held)
         return {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -13,7 +14,7 @@ from aiohttp import web, web_protocol
 from fake_queue import precise_loop
 from fake_queue.app import build_app
 from fake_queue.http_util import QUEUE_KEY
-from fake_queue.queue import JobQueue, now_ns
+from fake_queue.queue import JobQueue
 from fake_queue.settings import ServerSettings
 
 # Long-polls are held up to `hold`; the shutdown grace only bounds how long they may linger.
@@ -41,12 +42,14 @@ class RunningServer:
 
 class StampingRequestHandler(web_protocol.RequestHandler):
     """aiohttp's connection protocol, noting when bytes last arrived: the latency model counts
-    from a request's arrival (http_util.arrival_ns), not from when its handler got to run."""
+    from a request's arrival (http_util.arrival_ns), not from when its handler got to run.
+    The stamp is real time, `time.monotonic_ns`: the clock of the queue a server runs
+    (fake_queue.clock.MONOTONIC), read here directly on the hottest path."""
 
     data_received_ns = 0
 
     def data_received(self, data: bytes) -> None:
-        self.data_received_ns = now_ns()
+        self.data_received_ns = time.monotonic_ns()
         super().data_received(data)
 
 
@@ -71,7 +74,7 @@ async def start_server(settings: ServerSettings) -> RunningServer:
 
 
 def worker_env(endpoint_url: str, worker_id: str | None = None) -> dict[str, str]:
-    """The RunPod worker env vars (protocol doc 1.2 / 3.1) that point a worker at this server."""
+    """The RunPod worker env vars (docs/protocol.md 1.2 / 3.1) that point a worker here."""
     env = {
         "RUNPOD_WEBHOOK_GET_JOB": f"{endpoint_url}/job-take/$ID?gpu=cpu",
         "RUNPOD_WEBHOOK_POST_OUTPUT": f"{endpoint_url}/job-done/$RUNPOD_POD_ID/$ID?gpu=cpu",

@@ -1,9 +1,11 @@
-"""Worker-facing routes, exactly as the runpod SDK 1.12.0 worker calls them (protocol doc 1-2)."""
+"""Worker-facing routes, exactly as the runpod SDK 1.12.0 worker calls them (docs/protocol.md
+sections 1-2)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from functools import partial
 
 from aiohttp import web
 
@@ -15,7 +17,6 @@ from fake_queue.http_util import (
     error,
     int_query,
     json_body,
-    sleep_until,
 )
 from fake_queue.queue import Job, JobError
 from fake_queue.settings import MAX_BATCH_SIZE
@@ -35,44 +36,42 @@ async def _take(request: web.Request, *, batch: bool) -> web.StreamResponse:
     asked = int_query(request, "batch_size", 1, 1, MAX_BATCH_SIZE) if batch else 1
     in_progress = request.query.get("job_in_progress") == "1"
     take = queue.take(worker, asked, in_progress, arrived_ns=arrival_ns(request))
-    delivered: list[Job] = []  # handed out but not yet fully written
+    answer = _Answer(batch)
+    jobs = await queue.await_answer(take, partial(client_gone, request), answer.render)
+    if not jobs:
+        return web.Response(status=204)
+    response = web.Response(body=answer.body_for(jobs), content_type="application/json")
     try:
-        if not take.claimed.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(take.claimed), queue.sampler.hold())
-            except asyncio.TimeoutError:
-                if not take.claimed.done():
-                    queue.give_up_waiting(take)
-                    return web.Response(status=204)
-        # Render while the answer waits, so at its time it only has to be written.
-        rendered, body = list(take.jobs), answer_body(take.jobs, batch)
-        await sleep_until(take.answer_at_ns)
-        if client_gone(request):
-            queue.abandon(take)
-            return web.Response(status=204)
-        delivered = list(take.jobs)
-        if not delivered:  # every claimed job was cancelled before the answer went out
-            queue.deliver(take)
-            return web.Response(status=204)
-        if delivered != rendered:  # some were cancelled meanwhile
-            body = answer_body(delivered, batch)
-        queue.deliver(take)
-        response = web.Response(body=body, content_type="application/json")
         await response.prepare(request)
         await response.write_eof()
-        delivered = []
-        return response
     except (asyncio.CancelledError, ConnectionError, RuntimeError):
-        # The client went away: before the answer, its take keeps nothing; during the write,
-        # the jobs it could not receive go back to the front of the queue.
-        queue.abandon(take)
-        if delivered:
-            queue.undeliver(take, delivered)
+        # The client went away during the write: the jobs it could not receive go back to the
+        # front of the queue.
+        queue.undeliver(take, jobs)
         raise
+    return response
+
+
+class _Answer:
+    """The answer body, rendered while the take waits for its answer time, so that at that
+    time it only has to be written; rendered again if jobs were cancelled meanwhile."""
+
+    __slots__ = ("batch", "body", "jobs")
+
+    def __init__(self, batch: bool) -> None:
+        self.batch = batch
+        self.jobs: list[Job] = []
+        self.body = b""
+
+    def render(self, jobs: list[Job]) -> None:
+        self.jobs, self.body = list(jobs), answer_body(jobs, self.batch)
+
+    def body_for(self, jobs: list[Job]) -> bytes:
+        return self.body if jobs == self.jobs else answer_body(jobs, self.batch)
 
 
 def answer_body(jobs: list[Job], batch: bool) -> bytes:
-    """job-take answers one job object, job-take-batch a list (protocol doc 1.3)."""
+    """job-take answers one job object, job-take-batch a list (docs/protocol.md 1.3)."""
     payloads = [job.payload() for job in jobs]
     return json.dumps(payloads if batch else payloads[0] if payloads else None).encode()
 
@@ -93,18 +92,17 @@ async def _post_result(request: web.Request, *, stream: bool) -> web.Response:
         raise BadRequest(400, 'body must be a JSON object like {"output": ...}')
     try:
         if stream:
-            outcome = queue.add_stream(worker, job_id, body.get("output"))
+            outcome = await queue.job_stream(worker, job_id, body.get("output"))
         else:
-            outcome = queue.finish(worker, job_id, body, arrival_ns(request))
+            outcome = await queue.job_done(worker, job_id, body, arrival_ns(request))
     except JobError as exc:
         return error(exc.status, exc.message)
-    await asyncio.sleep(queue.sampler.done())
     return web.json_response({"ok": True, "recorded": outcome})
 
 
 async def job_stop(request: web.Request) -> web.Response:
     queue = request.app[QUEUE_KEY]
-    stops = await queue.next_stops(request.match_info["worker"], queue.sampler.hold())
+    stops = await queue.next_stops(request.match_info["worker"])
     if not stops:
         return web.Response(status=204)
     return web.json_response({"jobsToStop": stops})

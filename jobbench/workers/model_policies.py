@@ -1,15 +1,17 @@
-"""Scheduling policies of the policy-model worker (design.md section 5).
+"""Scheduling policies of the policy-model worker (docs/latency-model.md, "Policies the model
+worker reproduces").
 
-`Sdk112` ports runpod 1.12.0's JobScaler loops (protocol doc section 2); `Drain` is the drain
+`Sdk112` ports runpod 1.12.0's JobScaler loops (docs/protocol.md section 2); `Drain` is the drain
 policy and, with `take_ahead > 0`, take-ahead. Policies reach the queue only through a `Link`
-(model_worker.HttpLink), so this module holds no HTTP code. Stdlib only.
+(model_worker.HttpLink over HTTP, queue_link.QueueLink in-process), so this module holds no
+HTTP code. Stdlib only, and no clock but the running loop's: on a virtual-time loop
+(fake_queue.virtual_clock) the same policies run in virtual time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
@@ -24,7 +26,8 @@ PICKUP_S = 0.1  # 1.12.0 run_jobs: FIRST_COMPLETED timeout and idle sleep
 RATE_LIMIT_S = 5.0  # debounce after a 429
 STOP_FLOOR_S = 1.0  # 1.12.0 monitor_stop_signals: floor after an empty poll or an error
 ERROR_PAUSE_S = 1.0  # ours (drain, take-ahead): don't spin on a failing job-take
-POST_QUIET_S = 0.0002  # ours: results post once no job has returned for this long...
+# Real-time tuning (Drain's defaults): results post once no job has returned for this long...
+POST_QUIET_S = 0.0002
 POST_HOLD_MAX_S = 0.001  # ...or once the oldest has waited this long
 
 
@@ -55,16 +58,25 @@ class Link(Protocol):
         """Post a job-done body (retries and failures are the link's business)."""
 
 
-class ErrorLog:
-    """stderr lines, each distinct message at most once per `every_s`: retry loops can't flood."""
+def loop_time() -> float:
+    """The running event loop's clock (virtual on a virtual-time loop)."""
+    return asyncio.get_running_loop().time()
 
-    def __init__(self, prefix: str, every_s: float = 10.0) -> None:
+
+class ErrorLog:
+    """stderr lines, each distinct message at most once per `every_s` of `clock` (default: the
+    running loop's, so call it from the loop): retry loops can't flood."""
+
+    def __init__(
+        self, prefix: str, every_s: float = 10.0, clock: Callable[[], float] = loop_time
+    ) -> None:
         self.prefix = prefix
         self.every_s = every_s
+        self.clock = clock
         self._seen: dict[str, tuple[float, int]] = {}  # message -> (last printed, held back)
 
     def __call__(self, message: str) -> None:
-        now = time.monotonic()
+        now = self.clock()
         printed, held = self._seen.get(message, (-self.every_s, 0))
         if now - printed < self.every_s:
             self._seen[message] = (printed, held + 1)
@@ -263,14 +275,28 @@ class Drain(Policy):
     take-ahead, after a take that came back full, asks for K more and holds them, one buffer at
     a time. A job holds its slot until its handler returns; its job-done POST then goes out in
     the background, so result round trips through the queue never delay the next batch (the
-    cycle is take + job, design.md section 2). Held jobs move into slots the instant one frees,
+    cycle is take + job, docs/latency-model.md). Held jobs move into slots the instant one frees,
     and a take that became due goes out before the results that made it due: on the wire and at
     the queue, the take is on the critical path and the results are not.
+
+    Results post once no job has returned for `post_quiet_s`, or once the oldest has waited
+    `post_hold_max_s` (real-time tuning: a batch's returns spread over a few hundred
+    microseconds; 0 and 0 post each at once, as in virtual time where nothing spreads).
     """
 
-    def __init__(self, link: Link, slots: int, take_ahead: int = 0) -> None:
+    def __init__(
+        self,
+        link: Link,
+        slots: int,
+        take_ahead: int = 0,
+        *,
+        post_quiet_s: float = POST_QUIET_S,
+        post_hold_max_s: float = POST_HOLD_MAX_S,
+    ) -> None:
         super().__init__(link, slots)
         self.take_ahead = take_ahead
+        self.post_quiet_s = post_quiet_s
+        self.post_hold_max_s = post_hold_max_s
         # Keyed by task, not job id: slot accounting must survive a job id seen twice.
         self.running: dict[asyncio.Task[None], str] = {}
         self.held: deque[Job] = deque()
@@ -362,10 +388,11 @@ class Drain(Policy):
         while self.unposted:
             # A batch's jobs return over a few hundred microseconds: post once they have (and
             # the take they make due is out), not in between, where each POST would delay the
-            # returns still to come. At most POST_HOLD_MAX_S for the returns, then only for a
+            # returns still to come. At most post_hold_max_s for the returns, then only for a
             # due take to be written (the take loop opens the gate in any case, even on error).
-            deadline = loop.time() + POST_HOLD_MAX_S
-            while (wait := min(self._last_return + POST_QUIET_S, deadline) - loop.time()) > 0:
+            deadline = loop.time() + self.post_hold_max_s
+            quiet = self.post_quiet_s
+            while (wait := min(self._last_return + quiet, deadline) - loop.time()) > 0:
                 await asyncio.sleep(wait)
             await self._posts_may_go.wait()
             while self.unposted:
@@ -414,7 +441,22 @@ class Drain(Policy):
                 return
 
 
-def make_policy(name: str, link: Link, slots: int, take_ahead: int) -> Policy:
+def make_policy(
+    name: str,
+    link: Link,
+    slots: int,
+    take_ahead: int,
+    *,
+    post_quiet_s: float = POST_QUIET_S,
+    post_hold_max_s: float = POST_HOLD_MAX_S,
+) -> Policy:
+    """The policy `name` (sdk-1.12 | drain | take-ahead); the post timing is Drain's."""
     if name == "sdk-1.12":
         return Sdk112(link, slots)
-    return Drain(link, slots, take_ahead if name == "take-ahead" else 0)
+    return Drain(
+        link,
+        slots,
+        take_ahead if name == "take-ahead" else 0,
+        post_quiet_s=post_quiet_s,
+        post_hold_max_s=post_hold_max_s,
+    )

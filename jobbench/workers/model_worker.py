@@ -1,6 +1,6 @@
 """The policy-model worker: a compact asyncio worker that speaks runpod 1.12.0's worker HTTP
-protocol (same URLs, parameters and bodies; docs/runpod-protocol.md 1.2-1.3) and schedules
-takes by one policy of design.md section 5 (see model_policies).
+protocol (same URLs, parameters and bodies; docs/protocol.md 1.2-1.3) and schedules
+takes by one policy of docs/latency-model.md (see model_policies).
 
     python -m jobbench.workers.model_worker
 
@@ -20,7 +20,6 @@ import json
 import os
 import signal
 import sys
-import traceback
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -30,13 +29,12 @@ from urllib.parse import urlencode
 import aiohttp
 
 from fake_queue import precise_loop
-from jobbench.workers.bench_handler import bench_handler
 from jobbench.workers.model_policies import Job, RateLimited, log, make_policy
 from jobbench.workers.raw_http import RawClient, RawHttpError
+from jobbench.workers.run_job import RUNPOD_VERSION, run_handler
 
 POLICIES = ("sdk-1.12", "drain", "take-ahead")
-RUNPOD_VERSION = "1.12.0"  # the SDK whose protocol this worker speaks
-EXIT_CONFIG = 2  # design.md section 8: usage or config error
+EXIT_CONFIG = 2  # README.md "Exit codes": usage or config error
 DONE_RETRY_PAUSES_S = (2.0, 3.0)  # aiohttp_retry FibonacciRetry(attempts=3): on status >= 500
 FORM_HEADERS = {"charset": "utf-8", "Content-Type": "application/x-www-form-urlencoded"}
 
@@ -79,7 +77,7 @@ def _required(env: Mapping[str, str], name: str) -> str:
     value = env.get(name, "").strip()
     if not value:
         raise ConfigError(
-            f"{name} is not set; point it at the queue (docs/runpod-protocol.md 1.2 lists "
+            f"{name} is not set; point it at the queue (docs/protocol.md 1.2 lists "
             "working templates)"
         )
     return value
@@ -118,32 +116,6 @@ def load_config(env: Mapping[str, str]) -> Config:
         ping_interval_s=interval_ms / 1000,
         api_key=env.get("RUNPOD_AI_API_KEY") or None,
     )
-
-
-async def run_handler(job: Job, worker_id: str, started: float | None = None) -> dict[str, Any]:
-    """The job-done body, shaped as 1.12.0's run_job shapes it."""
-    try:
-        output: Any = await bench_handler(job, started)
-    except Exception as exc:
-        info = {
-            "error_type": str(type(exc)),
-            "error_message": str(exc),
-            "error_traceback": traceback.format_exc(),
-            "hostname": os.environ.get("RUNPOD_POD_HOSTNAME", "unknown"),
-            "worker_id": worker_id,
-            "runpod_version": RUNPOD_VERSION,
-        }
-        return {"error": json.dumps(info)}
-    result: dict[str, Any] = {"output": output}
-    if isinstance(output, dict):
-        error, refresh = output.pop("error", None), output.pop("refresh_worker", None)
-        if error:
-            result["error"] = error
-        if refresh:
-            result["stopPod"] = True
-    if result.get("output") == {}:
-        del result["output"]
-    return result
 
 
 def jobs_from_answer(status: int, content_type: str, body: bytes) -> list[Job]:

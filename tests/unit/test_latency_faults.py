@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-import fake_queue.faults as faults_mod
 from fake_queue.faults import (
     RATE_WINDOW_S,
     RUNPOD_RATE_LIMITS,
@@ -312,22 +311,22 @@ def test_settings_parse_faults_and_reject_bad_ones() -> None:
 
 
 class Clock:
+    """The limiter's injected clock, moved by hand in seconds."""
+
     def __init__(self) -> None:
         self.t = 1000.0
 
-    def __call__(self) -> float:
-        return self.t
+    def now_ns(self) -> int:
+        return round(self.t * 1e9)
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(faults_mod.time, "monotonic", fake)
-    return fake
+def clock() -> Clock:
+    return Clock()
 
 
 def test_rate_limiter_window(clock: Clock) -> None:
-    limiter = RateLimiter(RUNPOD_RATE_LIMITS)
+    limiter = RateLimiter(RUNPOD_RATE_LIMITS, clock)
     assert limiter.admit("purge-queue")
     limiter.release("purge-queue")
     clock.t += 5
@@ -345,7 +344,7 @@ def test_rate_limiter_window(clock: Clock) -> None:
 
 
 def test_rate_limiter_concurrency(clock: Clock) -> None:
-    limiter = RateLimiter(RUNPOD_RATE_LIMITS)
+    limiter = RateLimiter(RUNPOD_RATE_LIMITS, clock)
     for _ in range(20):
         assert limiter.admit("cancel")
     assert not limiter.admit("cancel")  # 20 concurrent
@@ -365,7 +364,7 @@ def test_rate_limiter_concurrency(clock: Clock) -> None:
 
 
 def test_rate_limiter_rejections_do_not_count(clock: Clock) -> None:
-    limiter = RateLimiter({"run": (3, 1)})
+    limiter = RateLimiter({"run": (3, 1)}, clock)
     assert limiter.admit("run")
     for _ in range(10):
         assert not limiter.admit("run")  # concurrency 1; rejected calls use no budget
@@ -378,7 +377,7 @@ def test_rate_limiter_rejections_do_not_count(clock: Clock) -> None:
 
 
 def test_rate_limiter_leaves_unlimited_routes_alone(clock: Clock) -> None:
-    limiter = RateLimiter(RUNPOD_RATE_LIMITS)
+    limiter = RateLimiter(RUNPOD_RATE_LIMITS, clock)
     assert all(limiter.admit("job-take") for _ in range(10_000))
     limiter.release("job-take")  # no error for an unlimited route
     assert all(limiter.admit("health") for _ in range(100))

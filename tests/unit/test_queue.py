@@ -2,24 +2,24 @@
 purge, job-done semantics, reset and the event log; plus a random-operation conservation check.
 
 Every test runs on its own event loop (`asyncio.run`); the queue needs a running loop for its
-futures and timers. Where a test needs time to pass (ttl) it drives a fake clock instead
-of sleeping.
+futures and timers. Where a test needs time to pass (ttl) it injects a fake clock it drives
+instead of sleeping; a take's life in time (hold, answer time, done latency, stop hold) runs
+on a virtual-time loop (fake_queue.virtual_clock), whose clock jumps to the next timer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Coroutine
 from typing import Any
-from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import fake_queue.queue as queue_mod
+from fake_queue import virtual_clock
+from fake_queue.clock import MONOTONIC, Clock
 from fake_queue.latency import Distribution, LatencyModel, LatencySampler
 from fake_queue.queue import (
     CANCELLED,
@@ -34,6 +34,7 @@ from fake_queue.queue import (
     JobQueue,
     Take,
 )
+from fake_queue.virtual_clock import VirtualTimeLoop
 
 TAKE_S, WAKE_S, HOLD_S = 0.5, 0.05, 20.0
 TAKE_NS, WAKE_NS = int(TAKE_S * 1e9), int(WAKE_S * 1e9)
@@ -49,31 +50,33 @@ def in_loop(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]
     return wrapper
 
 
-def make_queue(take: float = TAKE_S, wake: float = WAKE_S, seed: int = 1) -> JobQueue:
+def make_queue(
+    take: float = TAKE_S,
+    wake: float = WAKE_S,
+    seed: int = 1,
+    clock: Clock = MONOTONIC,
+    done: float = 0.0,
+) -> JobQueue:
     model = LatencyModel(
         take=Distribution("fixed", take),
         wake=Distribution("fixed", wake),
         hold=Distribution("fixed", HOLD_S),
+        done=Distribution("fixed", done),
     )
-    return JobQueue(LatencySampler(model, seed))
+    return JobQueue(LatencySampler(model, seed), clock)
 
 
 class FakeClock:
+    """A clock the test moves by hand (the queue's timers still run on the real loop)."""
+
     def __init__(self, start: int = 1_000_000_000_000) -> None:
         self.t = start
 
-    def __call__(self) -> int:
+    def now_ns(self) -> int:
         return self.t
 
     def advance(self, seconds: float) -> None:
         self.t += int(seconds * 1e9)
-
-
-@contextmanager
-def fake_clock() -> Iterator[FakeClock]:
-    clock = FakeClock()
-    with mock.patch.object(queue_mod, "now_ns", clock):
-        yield clock
 
 
 def events(q: JobQueue, ev: str | None = None, **match: Any) -> list[dict[str, Any]]:
@@ -180,6 +183,138 @@ async def test_give_up_waiting_logs_an_empty_take() -> None:
     assert q.workers["w"].waiting_takes == 0
     job = q.submit(1)
     assert take.jobs == [] and ids(q.queued) == [job.id]
+
+
+# ---- a take's life in time (await_answer), on virtual time -----------------------------------
+
+
+def in_virtual_time(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async test body on a fresh virtual-time loop: its timers fire at once, exactly."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        virtual_clock.run(fn(*args, **kwargs), start_s=100.0)
+
+    return wrapper
+
+
+def virtual_queue(**kwargs: Any) -> tuple[JobQueue, VirtualTimeLoop]:
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, VirtualTimeLoop)
+    return make_queue(clock=loop, **kwargs), loop
+
+
+def never() -> bool:
+    return False
+
+
+@in_virtual_time
+async def test_a_queued_take_is_delivered_take_latency_after_it_arrived() -> None:
+    q, loop = virtual_queue()
+    jobs = q.submit_many(range(3))
+    take = q.take("w", 2)
+    seen: list[tuple[list[str], int]] = []
+    answer = await q.await_answer(take, never, lambda js: seen.append((ids(js), loop.now_ns())))
+    assert answer is not None and ids(answer) == ids(jobs[:2])
+    assert seen == [(ids(jobs[:2]), take.arrived_ns)]  # rendered early, on claiming
+    assert loop.now_ns() == take.arrived_ns + TAKE_NS
+    (ev,) = events(q, "take", take=take.id)
+    assert ev["t"] == ev["due"] == take.arrived_ns + TAKE_NS and ev["kind"] == "queued"
+    assert {e["t"] for e in events(q, "deliver", take=take.id)} == {ev["t"]}
+    assert all(job.status == IN_PROGRESS for job in answer)
+
+
+@in_virtual_time
+async def test_a_waiting_take_is_woken_and_answered_wake_latency_after_the_arrival() -> None:
+    q, loop = virtual_queue()
+    take = q.take("w", 4)
+    answering = asyncio.create_task(q.await_answer(take, never))
+    await asyncio.sleep(3.0)
+    jobs = q.submit_many(range(2))
+    submitted = loop.now_ns()
+    answer = await answering
+    assert answer is not None and ids(answer) == ids(jobs)
+    assert loop.now_ns() == submitted + WAKE_NS and take.kind == "woken"
+
+
+@in_virtual_time
+async def test_an_empty_take_is_answered_empty_after_the_hold() -> None:
+    q, loop = virtual_queue()
+    take = q.take("w", 4)
+    assert await q.await_answer(take, never) is None
+    assert loop.now_ns() == take.arrived_ns + int(HOLD_S * 1e9)
+    (ev,) = events(q, "take", take=take.id)
+    assert ev["kind"] == "empty" and ev["got"] == 0 and ev["t"] == loop.now_ns()
+    assert not q.waiting and q.workers["w"].waiting_takes == 0
+
+
+@in_virtual_time
+async def test_a_take_whose_client_is_gone_at_its_answer_time_keeps_nothing() -> None:
+    q, _ = virtual_queue()
+    jobs = q.submit_many(range(3))
+    take = q.take("w", 2)
+    assert await q.await_answer(take, lambda: True) is None
+    assert ids(q.queued) == ids(jobs)  # back at the front, in order
+    assert [e["job"] for e in events(q, "requeue", take=take.id)] == ids(jobs[1::-1])
+    assert events(q, "take", take=take.id)[0]["kind"] == "gone"
+    assert not events(q, "deliver") and q.conservation_error() is None
+
+
+@in_virtual_time
+async def test_a_take_cancelled_while_waiting_or_before_its_answer_is_abandoned() -> None:
+    q, _ = virtual_queue()
+    waiting = asyncio.create_task(q.await_answer(q.take("a", 1), never))
+    await asyncio.sleep(1.0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert not q.waiting
+    jobs = q.submit_many(range(2))
+    take = q.take("b", 2)
+    answering = asyncio.create_task(q.await_answer(take, never))
+    await asyncio.sleep(TAKE_S / 2)  # claimed, not yet answered
+    answering.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await answering
+    assert ids(q.queued) == ids(jobs) and take.gone and take.settled
+    assert all(job.status == IN_QUEUE and job.take is None for job in jobs)
+    assert q.conservation_error() is None
+
+
+@in_virtual_time
+async def test_a_take_whose_claimed_jobs_were_all_cancelled_answers_no_jobs() -> None:
+    q, _ = virtual_queue()
+    (job,) = q.submit_many(range(1))
+    take = q.take("w", 1)
+    answering = asyncio.create_task(q.await_answer(take, never))
+    await asyncio.sleep(0.1)
+    q.cancel(job.id)
+    assert await answering == []
+    assert events(q, "take", take=take.id)[0]["got"] == 0
+
+
+@in_virtual_time
+async def test_the_stop_poll_holds_for_the_models_hold() -> None:
+    q, loop = virtual_queue()
+    start = loop.now_ns()
+    assert await q.next_stops("w") == []
+    assert loop.now_ns() - start == int(HOLD_S * 1e9)
+
+
+@in_virtual_time
+async def test_job_done_counts_on_arrival_and_is_answered_after_the_done_latency() -> None:
+    q, loop = virtual_queue(done=0.25)
+    job = q.submit(1)
+    assert await q.await_answer(q.take("w", 1), never) == [job]
+    arrived = loop.now_ns()
+    assert await q.job_done("w", job.id, {"output": 1}) == "done"
+    assert loop.now_ns() - arrived == 250_000_000
+    assert events(q, "done", job=job.id)[0]["t"] == arrived
+    with pytest.raises(JobError):  # a 404 is answered at once
+        await q.job_done("other", job.id, {"output": 1})
+    assert loop.now_ns() - arrived == 250_000_000
+    assert await q.job_stream("w", job.id, "chunk") == "ignored"  # already done
+    assert loop.now_ns() - arrived == 500_000_000
 
 
 # ---- deliver / abandon / undeliver ---------------------------------------------------------
@@ -407,81 +542,81 @@ async def test_execution_timeout_clock_starts_at_delivery_not_submission() -> No
 
 @in_loop
 async def test_ttl_expiry_of_a_queued_job_is_404_and_timed_out() -> None:
-    with fake_clock() as clock:
-        q = make_queue()
-        job = q.submit(1, ttl_s=10.0)
-        fresh = q.submit(2)
-        clock.advance(10.5)
-        with pytest.raises(JobError) as info:
-            q.get(job.id)
-        assert info.value.status == 404
-        assert job.status == TIMED_OUT
-        (done,) = events(q, "done", job=job.id)
-        assert done["reason"] == "ttl"
-        assert ids(q.queued) == [fresh.id]
-        with pytest.raises(JobError) as again:  # expired and terminal: still 404
-            q.get(job.id)
-        assert again.value.status == 404
-        assert q.conservation_error() is None
+    clock = FakeClock()
+    q = make_queue(clock=clock)
+    job = q.submit(1, ttl_s=10.0)
+    fresh = q.submit(2)
+    clock.advance(10.5)
+    with pytest.raises(JobError) as info:
+        q.get(job.id)
+    assert info.value.status == 404
+    assert job.status == TIMED_OUT
+    (done,) = events(q, "done", job=job.id)
+    assert done["reason"] == "ttl"
+    assert ids(q.queued) == [fresh.id]
+    with pytest.raises(JobError) as again:  # expired and terminal: still 404
+        q.get(job.id)
+    assert again.value.status == 404
+    assert q.conservation_error() is None
 
 
 @in_loop
 async def test_ttl_not_yet_expired_is_found() -> None:
-    with fake_clock() as clock:
-        q = make_queue()
-        job = q.submit(1, ttl_s=10.0)
-        clock.advance(9.9)
-        assert q.get(job.id) is job
-        assert job.status == IN_QUEUE
+    clock = FakeClock()
+    q = make_queue(clock=clock)
+    job = q.submit(1, ttl_s=10.0)
+    clock.advance(9.9)
+    assert q.get(job.id) is job
+    assert job.status == IN_QUEUE
 
 
 @in_loop
 async def test_take_skips_expired_jobs_and_times_them_out() -> None:
-    with fake_clock() as clock:
-        q = make_queue()
-        old = q.submit(1, ttl_s=10.0)
-        clock.advance(11)
-        new = q.submit(2)
-        take = q.take("w", 2)
-        assert ids(take.jobs) == [new.id]
-        assert old.status == TIMED_OUT
-        assert events(q, "done", job=old.id)[0]["reason"] == "ttl"
-        assert not events(q, "claim", job=old.id)
-        assert q.conservation_error() is None
+    clock = FakeClock()
+    q = make_queue(clock=clock)
+    old = q.submit(1, ttl_s=10.0)
+    clock.advance(11)
+    new = q.submit(2)
+    take = q.take("w", 2)
+    assert ids(take.jobs) == [new.id]
+    assert old.status == TIMED_OUT
+    assert events(q, "done", job=old.id)[0]["reason"] == "ttl"
+    assert not events(q, "claim", job=old.id)
+    assert q.conservation_error() is None
 
 
 @in_loop
 async def test_a_claimed_job_whose_ttl_expires_is_not_delivered_afterwards() -> None:
     """BUG: get() times out a claimed-but-undelivered job (ttl) but leaves it on its take;
     deliver() then flips the TIMED_OUT job to IN_PROGRESS (a terminal job comes back)."""
-    with fake_clock() as clock:
-        q = make_queue()
-        job = q.submit(1, ttl_s=10.0)
-        take = q.take("w", 1)
-        clock.advance(11)
-        with pytest.raises(JobError):
-            q.get(job.id)
-        assert job.status == TIMED_OUT
-        assert job.id not in ids(take.jobs), "a TIMED_OUT job is still claimed by a take"
-        assert q.deliver(take) == []
-        assert job.status == TIMED_OUT
+    clock = FakeClock()
+    q = make_queue(clock=clock)
+    job = q.submit(1, ttl_s=10.0)
+    take = q.take("w", 1)
+    clock.advance(11)
+    with pytest.raises(JobError):
+        q.get(job.id)
+    assert job.status == TIMED_OUT
+    assert job.id not in ids(take.jobs), "a TIMED_OUT job is still claimed by a take"
+    assert q.deliver(take) == []
+    assert job.status == TIMED_OUT
 
 
 @in_loop
 async def test_a_waiting_take_stays_waiting_when_only_expired_jobs_arrive() -> None:
     """BUG: _wake_waiting pops the oldest waiting take before claiming; when every queued
     job turns out expired, the take is dropped from `waiting` and never woken again."""
-    with fake_clock() as clock:
-        q = make_queue()
-        stale = q.submit(1, ttl_s=10.0)
-        claimer = q.take("a", 1)  # claims the job
-        waiter = q.take("b", 1)  # queue empty: waits
-        clock.advance(11)
-        q.abandon(claimer)  # the stale job returns to the queue and has expired
-        assert stale.status == TIMED_OUT
-        assert list(q.waiting) == [waiter], "the waiting take was dropped"
-        fresh = q.submit(2)
-        assert ids(waiter.jobs) == [fresh.id]
+    clock = FakeClock()
+    q = make_queue(clock=clock)
+    stale = q.submit(1, ttl_s=10.0)
+    claimer = q.take("a", 1)  # claims the job
+    waiter = q.take("b", 1)  # queue empty: waits
+    clock.advance(11)
+    q.abandon(claimer)  # the stale job returns to the queue and has expired
+    assert stale.status == TIMED_OUT
+    assert list(q.waiting) == [waiter], "the waiting take was dropped"
+    fresh = q.submit(2)
+    assert ids(waiter.jobs) == [fresh.id]
 
 
 # ---- retry / purge ---------------------------------------------------------------------------
@@ -668,12 +803,12 @@ async def test_health_counts_jobs_and_running_idle_workers() -> None:
 
 @in_loop
 async def test_health_forgets_workers_not_seen_for_hold_plus_grace() -> None:
-    with fake_clock() as clock:
-        q = make_queue()
-        q.seen("old")
-        clock.advance(HOLD_S + 10.5)
-        q.seen("new")
-        assert q.health(HOLD_S)["workers"] == {"idle": 1, "running": 0}
+    clock = FakeClock()
+    q = make_queue(clock=clock)
+    q.seen("old")
+    clock.advance(HOLD_S + 10.5)
+    q.seen("new")
+    assert q.health(HOLD_S)["workers"] == {"idle": 1, "running": 0}
 
 
 @in_loop
@@ -681,14 +816,14 @@ async def test_a_cancel_does_not_count_as_seeing_the_worker() -> None:
     """BUG (queue.py _signal_stop): a stop signal calls self.seen(job.worker), so a cancel or
     an executionTimeout refreshes last_seen of a worker that has not called in; /health then
     counts a long-gone worker as alive (design: workers seen by take or ping)."""
-    with fake_clock() as clock:
-        q = make_queue()
-        job = q.submit(1)
-        q.deliver(q.take("gone", 1))
-        clock.advance(HOLD_S + 10.5)  # the worker has not called in since
-        assert q.health(HOLD_S)["workers"] == {"idle": 0, "running": 0}
-        q.cancel(job.id)
-        assert q.health(HOLD_S)["workers"] == {"idle": 0, "running": 0}
+    clock = FakeClock()
+    q = make_queue(clock=clock)
+    job = q.submit(1)
+    q.deliver(q.take("gone", 1))
+    clock.advance(HOLD_S + 10.5)  # the worker has not called in since
+    assert q.health(HOLD_S)["workers"] == {"idle": 0, "running": 0}
+    q.cancel(job.id)
+    assert q.health(HOLD_S)["workers"] == {"idle": 0, "running": 0}
 
 
 # ---- reset and the event log ------------------------------------------------------------------
@@ -854,7 +989,7 @@ op_strategy = st.one_of(
 
 
 async def apply_ops(ops: list[tuple[Any, ...]], clock: FakeClock) -> None:
-    q = make_queue()
+    q = make_queue(clock=clock)
     takes: list[Take] = []
     jobs: list[Job] = []
 
@@ -890,12 +1025,12 @@ async def apply_ops(ops: list[tuple[Any, ...]], clock: FakeClock) -> None:
                 job = pick(jobs, op[1])
                 if job is not None:
                     worker = job.worker if op[3] and job.worker else "w1"
-                    body = {
+                    bodies: dict[str, dict[str, Any]] = {
                         "progress": {"status": IN_PROGRESS, "output": 1},
                         "error": {"error": "boom"},
                         "output": {"output": 1},
-                    }[op[2]]
-                    q.finish(worker, job.id, body)
+                    }
+                    q.finish(worker, job.id, bodies[op[2]])
             elif kind == "stream":
                 job = pick(jobs, op[1])
                 if job is not None:
@@ -928,8 +1063,8 @@ async def apply_ops(ops: list[tuple[Any, ...]], clock: FakeClock) -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op_strategy, min_size=10, max_size=60))
 def test_random_operations_conserve_every_job(ops: list[tuple[Any, ...]]) -> None:
-    with fake_clock() as clock:
-        asyncio.run(apply_ops(ops, clock))
+    clock = FakeClock()
+    asyncio.run(apply_ops(ops, clock))
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -981,5 +1116,5 @@ def test_seeded_random_sequence_without_ttl_conserves_every_job(seed: int) -> No
             ops.append((choice, rng.choice(WORKERS)))
         else:
             ops.append((choice, rng.randint(0, 99)))
-    with fake_clock() as clock:
-        asyncio.run(apply_ops(ops, clock))
+    clock = FakeClock()
+    asyncio.run(apply_ops(ops, clock))

@@ -1,0 +1,54 @@
+"""An in-process link: the model-worker policies served by a `JobQueue` in the same process,
+with direct calls where the model worker makes HTTP requests (model_worker.HttpLink). The
+queue runs each take's whole life (`await_answer`), so a take or a job-done costs exactly what
+the latency model says and nothing else. With a virtual-time loop (fake_queue.virtual_clock)
+as the queue's clock, queue and policies run in virtual time. No HTTP, no aiohttp.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fake_queue.queue import JobError, JobQueue
+from jobbench.workers.model_policies import Job, log
+from jobbench.workers.run_job import run_handler
+
+
+def _never() -> bool:
+    return False  # in-process, a take's client leaves only by being cancelled
+
+
+class QueueLink:
+    """model_policies.Link for worker `worker` of `queue`."""
+
+    stop_enabled = True
+
+    def __init__(self, queue: JobQueue, worker: str) -> None:
+        self.queue = queue
+        self.worker = worker
+
+    async def take(
+        self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
+    ) -> list[Job]:
+        take = self.queue.take(self.worker, count, in_progress)
+        if on_sent is not None:
+            on_sent()  # it has reached the queue
+        jobs = await self.queue.await_answer(take, _never)
+        return [job.payload() for job in jobs or ()]
+
+    async def stops(self) -> list[str]:
+        return await self.queue.next_stops(self.worker)
+
+    async def process(self, job: Job) -> None:
+        await self.post_done(str(job["id"]), await self.handle(job))
+
+    async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
+        return await run_handler(job, self.worker, started)
+
+    async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
+        """job-done, answered after the done latency; refused (404), it is logged as lost."""
+        try:
+            await self.queue.job_done(self.worker, job_id, result)
+        except JobError as exc:
+            log(f"job-done for {job_id} answered {exc.status}; result lost")
