@@ -1,5 +1,6 @@
-"""Reproduce design.md section 2 side by side: model drain (main), model take-ahead 32, and the
-SDK 1.12.0 calibration (model `sdk-1.12` against the real `runpod` worker), interleaved rep by rep.
+"""Reproduce the reference table (docs/latency-model.md) side by side: model drain (main), model
+take-ahead 32, and the SDK 1.12.0 calibration (model `sdk-1.12` against the real `runpod`
+worker), interleaved rep by rep.
 
     python benchmarks/reference_table.py --reps 5            # full scale, ~20 min
     python benchmarks/reference_table.py --reps 3 --scale 0.1 --rows 1,3
@@ -23,7 +24,7 @@ from jobbench.benchmark import Plan, run_plans
 from jobbench.config import RunConfig, Scenario, WorkerSpec
 from jobbench.render.plain_progress import PlainProgress
 
-ROWS = [  # name, workers, burst, job seconds (design.md section 2)
+ROWS = [  # name, workers, burst, job seconds (docs/latency-model.md)
     ("1 worker, 512 burst, 0.5 s jobs", 1, 512, 0.5),
     ("1 worker, 256 burst, 2.0 s jobs", 1, 256, 2.0),
     ("4 workers, 1024 burst, 0.5 s jobs", 4, 1024, 0.5),

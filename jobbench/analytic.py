@@ -1,4 +1,4 @@
-"""What the latency model predicts for each scheduling policy (design.md section 2).
+"""What the latency model predicts for each scheduling policy (docs/latency-model.md).
 
 Deep-queue bursts split evenly: every worker runs `batches` full batches of `slots` jobs, all
 workers in step. These are the numbers an implementation is checked against.

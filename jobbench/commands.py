@@ -90,7 +90,7 @@ def run_command(flags: dict[str, Any]) -> int:
 
 
 def run_header(config: RunConfig) -> str:
-    """One line: target and model, workers, burst, reps (design.md section 8)."""
+    """One line: target and model, workers, burst, reps (docs/metrics.md, "The run table")."""
     s = config.scenarios[0]
     target = f"fake queue at {config.server_url}" if config.server_url else "embedded fake queue"
     return (

@@ -1,4 +1,4 @@
-"""Result documents (design.md section 7): build, write atomically, read and validate."""
+"""Result documents (reports/README.md): build, write atomically, read and validate."""
 
 from __future__ import annotations
 

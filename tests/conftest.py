@@ -12,7 +12,7 @@ from fake_queue.latency import LatencyModel
 from fake_queue.server import RunningServer, ServerThread
 from fake_queue.settings import ServerSettings, settings_from_mapping
 
-# design.md section 9: tests run the model at 1/10 scale (50 ms takes, 5 ms wakes).
+# Tests run the model at 1/10 scale (50 ms takes, 5 ms wakes) so the suite stays fast.
 FAST = {"take_latency": 0.05, "wake_latency": 0.005, "hold": 2.0}
 
 

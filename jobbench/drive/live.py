@@ -16,7 +16,7 @@ from jobbench.drive.live_records import BurstRecord, HealthSample, JobRecord, jo
 from jobbench.drive.pacing import Pacer, RatePacer, WindowPacer, backoff_s
 from jobbench.errors import JobbenchError
 
-# RunPod's documented per-endpoint limits (protocol doc 4), each less 5 % so that the edges of
+# RunPod's documented per-endpoint limits (docs/protocol.md 4), each less 5 % so that the edges of
 # our window and the platform's never meet: /run 1000 per 10 s and 200 concurrent, /cancel 100
 # per 10 s and 20 concurrent (/status: live_follow.py).
 RUN_WINDOW = (950, 10.0)

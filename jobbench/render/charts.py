@@ -30,7 +30,7 @@ class Plotted:
 
 @dataclass(frozen=True)
 class Ideal:
-    """The limit of design.md section 2: a full wave of slots every job length."""
+    """The limit of docs/latency-model.md: a full wave of slots every job length."""
 
     ideal_s: float
     job_s: float

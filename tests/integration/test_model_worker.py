@@ -2,7 +2,7 @@
 
 Real worker processes, the server at 1/10 scale (take 50 ms, wake 5 ms, hold 2 s), 8 slots.
 Timings come from the server's event log and are checked against the analytic model of
-design.md section 2 with a tolerance of 15 % + 30 ms: loose for a noisy machine, yet the
+docs/latency-model.md with a tolerance of 15 % + 30 ms: loose for a noisy machine, yet the
 policies' models (drain 0.755 s, take-ahead 0.405 s, sdk-1.12 ~1.05 s per cycle) stay apart.
 Structural facts (take sizes, ordering, exactly-once) are asserted exactly.
 """
