@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from jobbench.results import (
     write_json,
 )
 from jobbench.runner import Progress, ScenarioSession, make_workdir, stop_sessions
+from jobbench.settle import Settler
 from jobbench.workers.kinds import describe_sdk, probe_sdk
 
 
@@ -41,6 +43,7 @@ def scenario_entry(s: Scenario, sdk: dict[str, Any] | None) -> dict[str, Any]:
         "ideal_s": ideal,
         "worker": s.worker.describe(),
         "sdk": sdk,
+        "gate_metric": s.metric,
         "reps": [],
         "summary": {},
     }
@@ -51,6 +54,7 @@ def add_rep(entry: dict[str, Any], figures: dict[str, Any], raw: list[dict[str, 
     raw.append(figures)
     entry["summary"] = metrics.summarise_reps(entry["reps"])
     entry["pooled_phases"] = metrics.pooled_phases(raw)
+    entry["outliers"] = metrics.outlier_reps(entry["reps"])
 
 
 def preflight(plans: list[Plan]) -> dict[tuple[int, int], dict[str, Any]]:
@@ -69,10 +73,14 @@ def preflight(plans: list[Plan]) -> dict[tuple[int, int], dict[str, Any]]:
 
 
 def run_plans(
-    plans: list[Plan], progress: Progress, header: str | None = None
+    plans: list[Plan],
+    progress: Progress,
+    header: str | None = None,
+    settle: Settler | None = None,
 ) -> list[dict[str, Any]]:
     """Run every plan's scenarios; with several plans, reps alternate A, B, A, B...
-    `header` is shown once the settings have passed the preflight checks."""
+    `header` is shown once the settings have passed the preflight checks; `settle` (two
+    plans, `--reps auto`) decides after each pair past the first reps whether a row needs more."""
     sdks = preflight(plans)
     if header:
         progress.message(header)
@@ -83,7 +91,7 @@ def run_plans(
     ]
     try:
         for index in range(len(plans[0].config.scenarios)):
-            _run_scenario(plans, docs, writers, index, progress, sdks)
+            _run_scenario(plans, docs, writers, index, progress, sdks, settle)
         for doc in docs:
             doc["complete"] = True
     except KeyboardInterrupt:
@@ -122,6 +130,7 @@ def _run_scenario(
     index: int,
     progress: Progress,
     sdks: dict[tuple[int, int], dict[str, Any]],
+    settle: Settler | None,
 ) -> None:
     workdirs = [make_workdir() for _ in plans]
     sessions = [
@@ -155,15 +164,22 @@ def _run_scenario(
             entries.append(entry)
         raws: list[list[dict[str, Any]]] = [[] for _ in plans]
         reps = plans[0].config.reps
-        for rep in range(1, reps + 1):
+        deadline = settle.begin_row() if settle else 0.0
+        rep = 0
+        while True:
+            rep += 1
+            began = time.monotonic()
             for plan, session, entry, raw, doc, writer in zip(
                 plans, sessions, entries, raws, docs, writers
             ):
-                outcome = session.run_rep(rep, reps)
+                outcome = session.run_rep(rep, max(rep, reps))
                 add_rep(entry, outcome.figures, raw)
                 if writer is not None:
                     writer.write_rep(session.scenario.name, rep, outcome.events)
                 write_json(doc, plan.path)
+            pair_s = time.monotonic() - began
+            if rep >= reps and (settle is None or settle.stop(entries, rep, pair_s, deadline)):
+                break
         succeeded = True
     finally:
         stop_sessions(sessions)

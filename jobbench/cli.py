@@ -11,6 +11,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from jobbench.errors import EXIT_USAGE, JobbenchError
+from jobbench.settle import DEFAULT_MAX_REPS
 
 app = typer.Typer(
     add_completion=False,
@@ -43,7 +44,16 @@ PinQueue = Annotated[
 ]
 Baseline = Annotated[str, typer.Argument(help="result file, saved label, variant or git ref")]
 Candidate = Annotated[str, typer.Argument(help="the same kinds of name as BASELINE")]
-Metric = Annotated[str, Opt(help="metric the verdict rests on")]
+Metric = Annotated[
+    str | None,
+    Opt(help="metric the verdict rests on (default: each scenario's, else time_to_p99_s)"),
+]
+RepsAuto = Annotated[
+    str | None, Opt("--reps", help="reps a side: N, or auto (settle unsettled rows)")
+]
+MaxReps = Annotated[int, Opt(help="--reps auto: at most this many reps a side per row")]
+Budget = Annotated[str, Opt(help="--reps auto: wall time for the whole call, e.g. 30m")]
+Wide = Annotated[bool, Opt(help="table: every metric, not only the gated one")]
 MaxRegression = Annotated[str, Opt(help="slowdown still passing, e.g. 5%")]
 Repo = Annotated[Path | None, Opt(help="SDK checkout whose git refs are names")]
 Format = Annotated[str, Opt("--format", help="table | markdown | json | csv")]
@@ -147,12 +157,15 @@ def compare(
     baseline: Baseline,
     candidate: Candidate,
     suite: Annotated[str | None, Opt(help="suite of scenarios (default seed)")] = None,
-    reps: Annotated[int | None, Opt(help="reps per side (default: the suite's)")] = None,
+    reps: RepsAuto = None,
+    max_reps: MaxReps = DEFAULT_MAX_REPS,
+    budget: Budget = "30m",
     fmt: Format = "table",
+    wide: Wide = False,
     out: Out = Path("reports"),
     repo: Repo = None,
     rerun: Annotated[bool, Opt(help="run variants even if a saved label exists")] = False,
-    metric: Metric = "time_to_p99_s",
+    metric: Metric = None,
     max_regression: MaxRegression = "5%",
     fail_on_regression: Annotated[bool, Opt(help="exit 1 / 3 like jobbench gate")] = False,
     markdown: Annotated[Path | None, Opt(help="also write a PR-comment body here")] = None,
@@ -160,7 +173,9 @@ def compare(
     html: Annotated[Path | None, Opt(help="also write the HTML report (A and B plots)")] = None,
     pin_queue: PinQueue = True,
 ) -> None:
-    """Compare a candidate against a baseline, side by side, with a verdict."""
+    """Compare a candidate against a baseline, side by side, with a verdict.
+
+    --reps defaults to the suite's, or to auto with --fail-on-regression."""
     raise typer.Exit(_compare(locals(), fail_on_regression))
 
 
@@ -168,14 +183,17 @@ def compare(
 def gate(
     baseline: Baseline,
     candidate: Candidate,
-    metric: Metric = "time_to_p99_s",
+    metric: Metric = None,
     max_regression: MaxRegression = "5%",
     suite: Annotated[str | None, Opt(help="suite, when a side runs now")] = None,
-    reps: Annotated[int | None, Opt(help="reps per side, when a side runs now")] = None,
+    reps: Annotated[str, Opt(help="reps a side: auto (settle unsettled rows) or N")] = "auto",
+    max_reps: MaxReps = DEFAULT_MAX_REPS,
+    budget: Budget = "30m",
+    wide: Wide = False,
     out: Out = Path("reports"),
     repo: Repo = None,
     markdown: Annotated[Path | None, Opt(help="write a PR-comment body here")] = None,
-    fmt: Format = "markdown",
+    fmt: Format = "table",
     quiet: Quiet = False,
 ) -> None:
     """CI perf gate: exit 0 pass, 1 regression, 3 inconclusive."""
@@ -268,14 +286,19 @@ def _compare(flags: dict[str, Any], fail_on_regression: bool) -> int:
     from jobbench.commands import make_progress
     from jobbench.compare_command import CompareRequest, compare_command
     from jobbench.gate import GateConfig, parse_percent
+    from jobbench.settle import AUTO, parse_duration, parse_reps
 
     try:
+        reps = flags["reps"] or (AUTO if fail_on_regression else None)
         request = CompareRequest(
             baseline=flags["baseline"],
             candidate=flags["candidate"],
             suite=flags["suite"],
-            reps=flags["reps"],
+            reps=None if reps is None else parse_reps(reps),
+            max_reps=flags["max_reps"],
+            budget_s=parse_duration(flags["budget"]),
             fmt=flags["fmt"],
+            wide=flags["wide"],
             out=flags["out"],
             repo=flags["repo"],
             rerun=flags["rerun"],

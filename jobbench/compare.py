@@ -1,35 +1,78 @@
-"""Two result documents -> comparison rows (schema `jobbench.comparison/1`)."""
+"""Two result documents -> comparison rows (schema `jobbench.comparison/2`): per metric every
+rep's value, the reps set aside and the evidence; gate.py turns it into verdicts."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import math
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from jobbench import stats
-from jobbench.errors import UsageError
+from jobbench.decision import Evidence, Rule, weigh
+from jobbench.errors import ResultsError, UsageError
 
-SCHEMA = "jobbench.comparison/1"
-# (metric name in the comparison, how to read it from one rep)
-METRICS: dict[str, tuple[str, ...]] = {
-    "time_to_p99_s": ("time_to_p99_s",),
-    "e2e_p50_s": ("phases", "e2e", "p50"),
-    "e2e_p99_s": ("phases", "e2e", "p99"),
+SCHEMA = "jobbench.comparison/2"
+READABLE_SCHEMAS = ("jobbench.comparison/1", SCHEMA)  # /1: before the gate's decision rule
+
+
+@dataclass(frozen=True)
+class Metric:
+    path: tuple[str, ...]  # where one rep holds it
+    label: str  # what it is, for headers and legends
+    pooled: bool = False  # the side's figure is over every job of every rep, not a median
+
+
+METRICS: dict[str, Metric] = {
+    "time_to_p99_s": Metric(("time_to_p99_s",), "time to 99 % done"),
+    "time_to_p100_s": Metric(("time_to_p100_s",), "time to 100 % done"),
+    "e2e_p50_s": Metric(("phases", "e2e", "p50"), "job end-to-end p50"),
+    "e2e_p99_s": Metric(("phases", "e2e", "p99"), "job end-to-end p99"),
+    "e2e_mean_s": Metric(("phases", "e2e", "mean"), "mean job end-to-end, pooled", pooled=True),
 }
+DEFAULT_METRIC = "time_to_p99_s"
 # What differs between the two sides on purpose; everything else in params must match, but for
 # the latency fields a variant of the comparison sets (`free_latency` below).
 VARIANT_PARAMS = {"worker", "policy", "take_ahead"}
-MIN_REPS_FOR_TEST = 3
 
 
-def rep_values(entry: dict[str, Any], path: tuple[str, ...]) -> list[float]:
-    values = []
-    for rep in entry["reps"]:
+def gated_metric(chosen: str | None, entry: dict[str, Any]) -> str:
+    """The metric a row is judged on: the one chosen (--metric, else the suite's row), else
+    the one the result recorded for its scenario when it ran, else time to 99 %."""
+    recorded = entry.get("gate_metric")
+    return chosen or (recorded if recorded in METRICS else None) or DEFAULT_METRIC
+
+
+def rep_values(entry: dict[str, Any], name: str, source: str, required: bool) -> list[float | None]:
+    """One figure of every rep. A NaN, an infinity or a non-number is a corrupt file (a
+    ResultsError naming the field); a missing figure is None, or corrupt too if `required`
+    (the gated metric: a verdict never rests on a silently shorter list)."""
+    values: list[float | None] = []
+    for index, rep in enumerate(entry["reps"]):
         value: Any = rep
-        for key in path:
+        for key in METRICS[name].path:
             value = value.get(key) if isinstance(value, dict) else None
-        if isinstance(value, (int, float)):
+        where = f"{source}: scenario {entry['name']!r} rep {index + 1} field {name}"
+        if value is None and not required:
+            values.append(None)
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ResultsError(f"{where} is {value!r}, not a number; re-run that side")
+        elif not math.isfinite(value):
+            raise ResultsError(f"{where} is {value!r}; the file is corrupt, re-run that side")
+        else:
             values.append(float(value))
     return values
+
+
+def rep_flags(entry: dict[str, Any]) -> list[str | None]:
+    """Why the runner flagged each rep (`anomalies`: a stall, a saturated harness, an
+    unrequested fault), or None: flagged reps never count towards a verdict."""
+    flags: list[str | None] = []
+    for rep in entry["reps"]:
+        found = rep.get("anomalies") or []
+        kinds = [str(a.get("kind", a)) if isinstance(a, dict) else str(a) for a in found]
+        flags.append(f"flagged: {', '.join(kinds)}" if kinds else None)
+    return flags
 
 
 def shared_params(params: dict[str, Any], free_latency: Collection[str] = ()) -> dict[str, Any]:
@@ -87,27 +130,60 @@ def match_scenarios(
     return pairs
 
 
-def compare_metric(base: list[float], cand: list[float]) -> dict[str, Any]:
-    if not base or not cand:
-        return {
-            "baseline": None,
-            "candidate": None,
-            "change": None,
-            "p_value": None,
-            "ci": None,
-            "values": {"baseline": base, "candidate": cand},
-        }
-    base_med, cand_med = stats.median(base), stats.median(cand)
-    tested = min(len(base), len(cand)) >= MIN_REPS_FOR_TEST
-    ci = stats.bootstrap_ratio_ci(base, cand) if tested and base_med > 0 else None
+def compare_metric(
+    entries: tuple[dict[str, Any], dict[str, Any]],
+    name: str,
+    sources: tuple[str, str],
+    required: bool,
+    rule: Rule,
+) -> dict[str, Any]:
+    """One metric of one row: every rep's value, the reps set aside, and the evidence."""
+    values = [rep_values(e, name, src, required) for e, src in zip(entries, sources)]
+    # A figure some reps lack (a file from before it existed) is not compared on that side.
+    kept = [[v for v in vals if v is not None] if None not in vals else [] for vals in values]
+    flags = [rep_flags(e) if k else [] for e, k in zip(entries, kept)]
+    evidence = weigh(kept[0], kept[1], rule, (flags[0], flags[1]))
     return {
-        "baseline": stats.summary(base),
-        "candidate": stats.summary(cand),
-        "change": (cand_med / base_med - 1) if base_med > 0 else None,
-        "p_value": stats.mann_whitney_p(base, cand) if tested else None,
-        "ci": [ci[0] - 1, ci[1] - 1] if ci else None,
-        "values": {"baseline": base, "candidate": cand},
+        "baseline": _side_figure(entries[0], name, evidence, 0),
+        "candidate": _side_figure(entries[1], name, evidence, 1),
+        "change": evidence.change,
+        "ci": list(evidence.ci) if evidence.ci else None,
+        "p_slower": evidence.p_slower,
+        "p_faster": evidence.p_faster,
+        "spread": {"baseline": evidence.spread[0], "candidate": evidence.spread[1]},
+        "excluded": [asdict(e) for e in evidence.excluded],
+        "clean": {"baseline": list(evidence.clean[0]), "candidate": list(evidence.clean[1])},
+        "unsteady": evidence.unsteady,
+        "values": {"baseline": values[0], "candidate": values[1]},
     }
+
+
+def _side_figure(
+    entry: dict[str, Any], name: str, evidence: Evidence, side: int
+) -> dict[str, float] | None:
+    """Median / min / max / n of the reps that count; a pooled metric adds `pooled`, the
+    figure over every job of those reps (a rep's mean weighted by the jobs it served)."""
+    clean = evidence.clean[side]
+    if not clean:
+        return None
+    figure = stats.summary(clean)
+    if METRICS[name].pooled:
+        out = {e.rep for e in evidence.excluded if e.side == "AB"[side]}
+        weighted = [
+            (float(rep["phases"]["e2e"]["mean"]), _served(rep))
+            for i, rep in enumerate(entry["reps"], start=1)
+            if i not in out and (rep.get("phases", {}).get("e2e") or {}).get("mean") is not None
+        ]
+        jobs = sum(n for _, n in weighted)
+        figure["pooled"] = (
+            math.fsum(v * n for v, n in weighted) / jobs if jobs else figure["median"]
+        )
+    return figure
+
+
+def _served(rep: dict[str, Any]) -> int:
+    jobs = rep.get("jobs") or {}
+    return int(jobs.get("completed", 0)) + int(jobs.get("failed", 0)) or 1
 
 
 def compare_docs(
@@ -115,16 +191,27 @@ def compare_docs(
     cand: dict[str, Any],
     *,
     paths: Sequence[str | None] = (None, None),
+    sources: Sequence[str] | None = None,
     free_latency: Collection[str] = (),
+    metric_for: Callable[[str], str | None] = lambda _: None,
+    rule: Rule | None = None,
 ) -> dict[str, Any]:
     """Rows per scenario; `verdict` fields are filled in by gate.judge. `paths`: where each
-    side's result file is, relative to the comparison's folder; `free_latency`: the latency
-    fields a variant of the comparison sets, which may differ."""
+    side's result file is, relative to the comparison's folder; `sources`: how an error names
+    each side (the file as the user gave it; default: `paths`, else the label);
+    `free_latency`: the latency fields a variant of the comparison sets, which may differ;
+    `metric_for`: the gated metric chosen for a scenario (by name; see gated_metric), which
+    every rep must hold."""
+    names = sources or (paths[0] or base["label"], paths[1] or cand["label"])
+    rule = rule or Rule()
     rows = []
     for b_entry, c_entry in match_scenarios(base, cand, free_latency):
+        gated = gated_metric(metric_for(b_entry["name"]), b_entry)
         metrics = {
-            name: compare_metric(rep_values(b_entry, path), rep_values(c_entry, path))
-            for name, path in METRICS.items()
+            name: compare_metric(
+                (b_entry, c_entry), name, (names[0], names[1]), name == gated, rule
+            )
+            for name in METRICS
         }
         rows.append(
             {
@@ -136,6 +223,8 @@ def compare_docs(
                     "candidate": _median_summary(c_entry, "efficiency"),
                 },
                 "split": {"baseline": _last_split(b_entry), "candidate": _last_split(c_entry)},
+                "reps": {"baseline": len(b_entry["reps"]), "candidate": len(c_entry["reps"])},
+                "metric": gated,
                 "metrics": metrics,
                 "verdict": None,
             }
@@ -155,6 +244,7 @@ def _side(doc: dict[str, Any], path: str | None) -> dict[str, Any]:
         "path": path,
         "created": doc.get("created"),
         "complete": doc.get("complete", True),
+        "error": doc.get("error"),
         "workers": sorted({e.get("worker", "") for e in doc["scenarios"]}),
     }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from jobbench.project import Project, Suite, apply_variant, load_project
 from jobbench.render import FORMATS, renderer
 from jobbench.resolve import Side, resolve
 from jobbench.results import result_path, safe_label, write_json
+from jobbench.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
 
 
 @dataclass(frozen=True)
@@ -26,8 +28,11 @@ class CompareRequest:
     baseline: str
     candidate: str
     suite: str | None = None
-    reps: int | None = None
+    reps: int | str | None = None  # None: the suite's; "auto": settle (gate's default)
+    max_reps: int = DEFAULT_MAX_REPS
+    budget_s: float = DEFAULT_BUDGET_S
     fmt: str = "table"
+    wide: bool = False
     out: Path = Path("reports")
     repo: Path | None = None
     rerun: bool = False
@@ -48,11 +53,24 @@ def pick_suite(project: Project, name: str | None) -> Suite:
     return project.suites[key]
 
 
-def pick_reps(request: CompareRequest, suite: Suite) -> int:
-    reps = suite.reps if request.reps is None else request.reps
+def pick_reps(request: CompareRequest, suite: Suite) -> tuple[int, bool]:
+    """The first reps of every row, and whether to settle past them (`--reps auto`)."""
+    if request.reps == AUTO:
+        if request.max_reps < suite.reps:
+            raise UsageError(
+                f"--max-reps {request.max_reps}: must be at least the suite's {suite.reps} reps"
+            )
+        return suite.reps, True
+    reps = suite.reps if request.reps is None else int(request.reps)
     if reps < 1:
         raise UsageError(f"--reps {reps}: must be >= 1")
-    return reps
+    return reps, False
+
+
+def metric_chooser(request: CompareRequest, suite: Suite) -> Callable[[str], str | None]:
+    """A scenario's chosen gated metric: --metric, else the suite's row (compare.gated_metric
+    falls back on what the result recorded, then on time to 99 %)."""
+    return lambda name: request.gate.metric or suite.metric_for(name)
 
 
 def side_labels(baseline: str, candidate: str) -> tuple[str, str]:
@@ -101,9 +119,15 @@ def free_latency(sides: list[Side], project: Project) -> frozenset[str]:
 
 
 def run_sides(
-    sides: list[Side], suite: Suite, reps: int, request: CompareRequest, progress: Any
+    sides: list[Side],
+    suite: Suite,
+    reps: int,
+    request: CompareRequest,
+    progress: Any,
+    settle: Settler | None,
 ) -> list[dict[str, Any]]:
-    """Saved sides as they are; the rest run now, interleaved rep by rep."""
+    """Saved sides as they are; the rest run now, interleaved rep by rep (and settled, when
+    both run now and `settle` is given)."""
     plans = [
         Plan(
             RunConfig(
@@ -117,7 +141,8 @@ def run_sides(
         for s in sides
         if s.variant is not None
     ]
-    ran = iter(run_plans(plans, progress) if plans else [])
+    settle = settle if len(plans) == 2 else None
+    ran = iter(run_plans(plans, progress, settle=settle) if plans else [])
     return [s.doc if s.doc is not None else next(ran) for s in sides]
 
 
@@ -127,17 +152,54 @@ def compare_command(request: CompareRequest, progress: Any) -> int:
     request.gate.validate()
     project = load_project(request.folder)
     suite = pick_suite(project, request.suite)
-    reps = pick_reps(request, suite)
+    reps, auto = pick_reps(request, suite)
     sides = resolve_sides(request, project)
     for key, side in zip("AB", sides):
         progress.message(f"{key} = {side.name}: {side.origin}")
     free = free_latency(sides, project)
     match_scenarios(planned(sides[0], suite), planned(sides[1], suite), free)  # before any run
-    docs = run_sides(sides, suite, reps, request, progress)
+    metric_for = metric_chooser(request, suite)
+    rule = request.gate.rule()
+    settle = None
+    if auto:
+        rows = len(suite.scenarios)
+        settle = Settler(rule, metric_for, rows, reps, progress, request.max_reps, request.budget_s)
+    docs = run_sides(sides, suite, reps, request, progress, settle)
     paths = [s.path or result_path(request.out, s.label) for s in sides]
     relative = [os.path.relpath(p, request.out) for p in paths]
-    comparison = compare_docs(docs[0], docs[1], paths=relative, free_latency=free)
+    comparison = compare_docs(
+        docs[0],
+        docs[1],
+        paths=relative,
+        sources=[str(p) for p in paths],
+        free_latency=free,
+        metric_for=metric_for,
+        rule=rule,
+    )
+    for row in comparison["rows"]:
+        row["stopped"] = _stopped(row, sides, settle, reps)
+        row["looks"] = settle.looks.get(row["scenario"], 1) if settle else 1
     code = judge(comparison, request.gate)
+    _save(comparison, docs, request)
+    renderer(request.fmt)(comparison, sys.stdout, _width(), request.wide)
+    if request.html is not None:
+        from jobbench.report_command import write_report
+
+        written = write_report(docs, paths, request.html, None, comparison)
+        progress.message(f"html report: {written}")
+    return code if request.fail_on_regression else EXIT_OK
+
+
+def _stopped(row: dict[str, Any], sides: list[Side], settle: Settler | None, reps: int) -> str:
+    if settle is not None and row["scenario"] in settle.stopped:
+        return settle.stopped[row["scenario"]]
+    if any(side.doc is not None for side in sides):
+        return "a side is a saved result: no reps were added"
+    return f"fixed --reps {reps} (--reps auto settles)"
+
+
+def _save(comparison: dict[str, Any], docs: list[dict[str, Any]], request: CompareRequest) -> None:
+    """`<A>-vs-<B>.json` and `.md`, the PR-comment body, and the Actions job summary."""
     stem = f"{safe_label(docs[0]['label'])}-vs-{safe_label(docs[1]['label'])}"
     write_json(comparison, request.out / f"{stem}.json")
     markdown = _markdown(comparison)
@@ -148,13 +210,6 @@ def compare_command(request: CompareRequest, progress: Any) -> int:
     if summary_file and request.fail_on_regression:
         with open(summary_file, "a") as handle:
             handle.write(markdown + "\n")
-    renderer(request.fmt)(comparison, sys.stdout, _width())
-    if request.html is not None:
-        from jobbench.report_command import write_report
-
-        written = write_report(docs, paths, request.html, None, comparison)
-        progress.message(f"html report: {written}")
-    return code if request.fail_on_regression else EXIT_OK
 
 
 def _markdown(comparison: dict[str, Any]) -> str:

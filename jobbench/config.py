@@ -52,6 +52,7 @@ class Scenario:
     worker: WorkerSpec = field(default_factory=WorkerSpec)
     latency: LatencyModel = field(default_factory=LatencyModel)
     inputs: tuple[Any, ...] = ()  # empty: every job gets {"seconds": job_seconds}
+    metric: str | None = None  # the figure a gate rests on for this scenario (None: default)
 
     def job_inputs(self) -> list[Any]:
         return list(self.inputs) if self.inputs else [{"seconds": self.job_seconds}]

@@ -1,30 +1,36 @@
-"""Comparison -> verdict: pass, regression or inconclusive, with the exit code CI acts on."""
+"""Comparison -> verdicts per row and overall, with the exit code CI acts on (docs/ci.md).
+
+The per-row rule is jobbench/decision.py; here it is applied across the rows of one call: each
+row is held to its share of the family-wise false-alarm rate at its last look, incomplete sides
+never pass, and every row says which reps it set aside, how noisy it is and why it stopped.
+"""
 
 from __future__ import annotations
 
-import math
-import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from jobbench.compare import METRICS, MIN_REPS_FOR_TEST
+from jobbench.compare import METRICS
+from jobbench.decision import Decision, Rule, decide, evidence_from, look_alpha
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, UsageError
 
-SIGNIFICANCE = 0.05
-Z_ALPHA, Z_POWER = 1.96, 0.84  # two-sided 5 %, 80 % power
+VERDICTS = {"regression", "pass", "better", "inconclusive"}
 
 
 @dataclass(frozen=True)
 class GateConfig:
-    metric: str = "time_to_p99_s"
+    metric: str | None = None  # None: each scenario's own (suite), else time to 99 %
     max_regression: float = 0.05  # a fraction: 0.05 = 5 % slower is still a pass
 
     def validate(self) -> GateConfig:
-        if self.metric not in METRICS:
+        if self.metric is not None and self.metric not in METRICS:
             raise UsageError(f"--metric {self.metric}: use one of {', '.join(METRICS)}")
-        if not 0 <= self.max_regression < 10:
+        if not 0 < self.max_regression < 10:
             raise UsageError(f"--max-regression {self.max_regression:.1%}: use e.g. 5%")
         return self
+
+    def rule(self) -> Rule:
+        return Rule(threshold=self.max_regression)
 
 
 def parse_percent(text: str) -> float:
@@ -37,69 +43,74 @@ def parse_percent(text: str) -> float:
     return value / 100 if text.strip().endswith("%") or value >= 1 else value
 
 
-def reps_to_settle(base: list[float], cand: list[float]) -> int | None:
-    """Reps a side for 80 % power to see this difference (normal approximation)."""
-    if len(base) < 2 or len(cand) < 2:
-        return None
-    delta = abs(statistics.median(cand) - statistics.median(base))
-    spread = math.sqrt((statistics.variance(base) + statistics.variance(cand)) / 2)
-    if delta == 0:
-        return None
-    if spread == 0:
-        return MIN_REPS_FOR_TEST + 1
-    return max(MIN_REPS_FOR_TEST + 1, math.ceil(2 * ((Z_ALPHA + Z_POWER) * spread / delta) ** 2))
-
-
-def judge_row(row: dict[str, Any], gate: GateConfig) -> dict[str, Any]:
-    figure = row["metrics"][gate.metric]
-    change, p_value = figure["change"], figure["p_value"]
-    if change is None:
-        return {"verdict": "inconclusive", "reason": "no measurements on one side"}
-    tested = p_value is not None
-    if change <= gate.max_regression:
-        better = change < -gate.max_regression and (not tested or p_value < SIGNIFICANCE)
-        return {
-            "verdict": "better" if better else "pass",
-            "reason": f"{change:+.1%} (limit +{gate.max_regression:.1%})",
-        }
-    if not tested:
-        return {
-            "verdict": "regression",
-            "reason": f"{change:+.1%} > +{gate.max_regression:.1%}; fewer than "
-            f"{MIN_REPS_FOR_TEST} reps a side, so no significance test: the "
-            "threshold alone decides",
-        }
-    if p_value < SIGNIFICANCE:
-        return {
-            "verdict": "regression",
-            "reason": f"{change:+.1%} > +{gate.max_regression:.1%}, p = {p_value:.3g}",
-        }
-    needed = reps_to_settle(figure["values"]["baseline"], figure["values"]["candidate"])
-    hint = f"; about {needed} reps a side would settle it" if needed else ""
-    return {
-        "verdict": "inconclusive",
-        "reason": f"{change:+.1%} > +{gate.max_regression:.1%} but not significant "
-        f"(p = {p_value:.3g}){hint}",
-    }
-
-
 def judge(comparison: dict[str, Any], gate: GateConfig) -> int:
     """Fill in verdicts (per row and overall) and return the exit code."""
-    verdicts = []
-    for row in comparison["rows"]:
-        judged = judge_row(row, gate)
-        row["verdict"], row["reason"] = judged["verdict"], judged["reason"]
-        verdicts.append(judged["verdict"])
-    if "regression" in verdicts:
-        overall, code = "regression", EXIT_REGRESSION
-    elif "inconclusive" in verdicts:
-        overall, code = "inconclusive", EXIT_INCONCLUSIVE
-    else:
-        overall, code = "pass", EXIT_OK
+    rule = gate.rule()
+    rows = comparison["rows"]
+    for row in rows:
+        ev = evidence_from(row["metrics"][row["metric"]])
+        alpha = look_alpha(rule, len(rows), row.get("looks", 1))
+        decision = decide(ev, rule, alpha)
+        row["verdict"] = "inconclusive" if decision.verdict == "unsettled" else decision.verdict
+        row["reason"] = _reason(row, decision, ev.excluded, ev.spread, rule)
+        row["alpha"] = alpha
+        row["p_within"] = decision.p_within
+        row["mdc"] = decision.mdc
+    overall, code, why = _overall(comparison)
     comparison["verdict"] = overall
+    comparison["reason"] = why
     comparison["gate"] = {
-        "metric": gate.metric,
-        "max_regression": gate.max_regression,
-        "significance": SIGNIFICANCE,
+        "metrics": sorted({row["metric"] for row in rows}),
+        "max_regression": rule.threshold,
+        "false_alarm": rule.false_alarm,
+        "miss": rule.miss,
     }
     return code
+
+
+def _reason(
+    row: dict[str, Any],
+    decision: Decision,
+    excluded: Any,
+    spread: tuple[float | None, float | None],
+    rule: Rule,
+) -> str:
+    parts = [decision.reason]
+    if excluded:
+        parts.append(
+            "set aside: " + ", ".join(f"{e.side} rep {e.rep} ({e.reason})" for e in excluded)
+        )
+    noise = max((s for s in spread if s is not None), default=None)
+    if noise is not None and noise > rule.threshold:
+        parts.append(
+            f"its noise (±{noise:.1%} rep to rep) is above the {rule.threshold:.0%} threshold"
+        )
+    if decision.verdict == "unsettled":
+        mdc = decision.mdc
+        parts.append(
+            f"these reps could detect a slowdown of {mdc:+.0%} or more"
+            if mdc is not None
+            else "these reps are too few for any test at this false-alarm rate"
+        )
+    if row.get("stopped"):
+        parts.append(f"stopped: {row['stopped']}")
+    return "; ".join(parts)
+
+
+def _overall(comparison: dict[str, Any]) -> tuple[str, int, str]:
+    verdicts = [row["verdict"] for row in comparison["rows"]]
+    slower = [row["scenario"] for row in comparison["rows"] if row["verdict"] == "regression"]
+    incomplete = [
+        f"{key} ({side['label']}) is incomplete: {side.get('error') or 'not every rep ran'}"
+        for key, side in (("A", comparison["baseline"]), ("B", comparison["candidate"]))
+        if not side.get("complete", True)
+    ]
+    if incomplete:  # never a pass, whatever the rows that did run say
+        found = f"; regression so far in {', '.join(slower)}" if slower else ""
+        return "inconclusive", EXIT_INCONCLUSIVE, "; ".join(incomplete) + found
+    if slower:
+        return "regression", EXIT_REGRESSION, f"slower in {', '.join(slower)}"
+    if "inconclusive" in verdicts:
+        open_rows = [r["scenario"] for r in comparison["rows"] if r["verdict"] == "inconclusive"]
+        return "inconclusive", EXIT_INCONCLUSIVE, f"not settled: {', '.join(open_rows)}"
+    return "pass", EXIT_OK, "no scenario is slower than the threshold"

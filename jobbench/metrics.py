@@ -1,6 +1,6 @@
 """Per-rep figures from the fake queue's event log, and their aggregation across reps.
 
-Everything is computed from server timestamps (one clock, design.md section 6); event format in
+Everything is computed from server timestamps (one clock, docs/metrics.md); event format in
 docs/events.md. Raw samples stay raw until here: percentiles are exact, never histogram-based.
 """
 
@@ -11,13 +11,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobbench.stats import jain_fairness, phase_stats, summary
+from jobbench.stats import jain_fairness, outliers, phase_stats, summary
 
 NS_PER_S = 1e9
 # Jobs a worker actually ran to an answer: the ones with a meaningful claim -> done service time.
 SERVED = frozenset({"COMPLETED", "FAILED"})
 PHASES = ("queue_wait", "service", "e2e")
-PHASE_STATS = ("p50", "p90", "p99", "max")
+PHASE_STATS = ("p50", "p90", "p99", "max", "mean")
 # Time-to-X% rows: (output key, percent of submitted jobs that must be terminal). None = 1 job.
 TIME_TO: tuple[tuple[str, int | None], ...] = (
     ("time_to_first_s", None),
@@ -56,7 +56,7 @@ class _Scan:
 def ideal_time(
     burst: int, workers: int, slots: int, job_seconds: float, wake_latency_s: float
 ) -> float:
-    """The limit of design.md section 2: first wake, then one job length per full wave of slots."""
+    """The limit (docs/latency-model.md): first wake, then a job length per full wave of slots."""
     if workers < 1 or slots < 1:
         raise ValueError(f"workers and slots must be >= 1, got workers={workers} slots={slots}")
     if burst < 0:
@@ -202,7 +202,7 @@ def rep_metrics(
     worker_ids: list[str] | None = None,
     keep_samples: bool = False,
 ) -> dict[str, Any]:
-    """The design.md section 6 figures for one rep; burst start is the earliest `submit`."""
+    """The docs/metrics.md figures for one rep; burst start is the earliest `submit`."""
     ideal = ideal_time(burst, workers, slots, job_seconds, wake_latency_s)
     s = _scan(events)
     if not s.submitted:
@@ -271,3 +271,28 @@ def pooled_phases(reps: Sequence[dict[str, Any]]) -> dict[str, dict[str, float] 
         phase: rounded_phase([v for rep in reps for v in rep["_samples"][phase]])
         for phase in PHASES
     }
+
+
+# Rep figures whose outliers a result marks (the gate sets them aside, docs/ci.md).
+OUTLIER_FIGURES: dict[str, tuple[str, ...]] = {
+    "time_to_p99_s": ("time_to_p99_s",),
+    "e2e_mean_s": ("phases", "e2e", "mean"),
+}
+
+
+def outlier_reps(reps: Sequence[dict[str, Any]]) -> dict[str, list[int]]:
+    """Per figure, the reps (numbered from 1) that are outliers among this scenario's reps:
+    modified z-score over 3.5 and over 1 % off the median (stats.outliers)."""
+    marked: dict[str, list[int]] = {}
+    for name, path in OUTLIER_FIGURES.items():
+        numbered = []
+        for number, rep in enumerate(reps, start=1):
+            value: Any = rep
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            if isinstance(value, (int, float)) and math.isfinite(value):
+                numbered.append((number, float(value)))
+        if len(numbered) >= 3:
+            flags = outliers([v for _, v in numbered])
+            marked[name] = [n for (n, _), out in zip(numbered, flags) if out]
+    return marked

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from jobbench.compare import SCHEMA as COMPARISON_SCHEMA
+from jobbench.compare import READABLE_SCHEMAS as COMPARISON_SCHEMAS
 from jobbench.errors import EXIT_OK, ResultsError, UsageError
 from jobbench.render.html import SideReport, render_page
 from jobbench.render.series import RepSeries, rep_series
@@ -36,7 +36,7 @@ class ReportRequest:
 def report_command(request: ReportRequest) -> int:
     path = find_result(request.name, request.out)
     doc = load_json(path)
-    if doc.get("schema") == COMPARISON_SCHEMA:
+    if doc.get("schema") in COMPARISON_SCHEMAS:
         docs, paths = _comparison_sides(doc, path)
         written = write_report(docs, paths, request.html, request.rep, doc)
     else:

@@ -1,4 +1,4 @@
-"""One module per output format behind one signature: render(comparison, out, width).
+"""One module per output format behind one signature: render(comparison, out, width, wide).
 
 rich is imported only by render/terminal.py, and only when the table format is used.
 """
@@ -10,7 +10,9 @@ from typing import Any, Protocol, TextIO
 
 
 class Renderer(Protocol):
-    def __call__(self, comparison: dict[str, Any], out: TextIO, width: int = 100) -> None: ...
+    def __call__(
+        self, comparison: dict[str, Any], out: TextIO, width: int = 100, wide: bool = False
+    ) -> None: ...
 
 
 FORMATS = {

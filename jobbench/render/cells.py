@@ -1,32 +1,35 @@
-"""Cell text shared by every comparison renderer, so the formats agree to the character."""
+"""Cell text shared by every comparison renderer, so the formats agree to the character.
+
+Two shapes: the narrow table (the terminal's default, within 100 columns: the gated metric only)
+and the wide one (`--wide`, Markdown, HTML: every metric, the reps and what was set aside).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 MARKS = {
-    "pass": "ok",
+    "pass": "pass",
     "better": "better",
     "regression": "REGRESSION",
     "inconclusive": "inconclusive",
     None: "",
 }
-HEADER = (
-    "scenario",
-    "A p99",
-    "B p99",
-    "change",
-    "A e2e p50",
-    "B e2e p50",
-    "change",
-    "A e2e p99",
-    "B e2e p99",
-    "change",
-    "ideal",
-    "eff A",
-    "eff B",
-    "verdict",
-)
+SHORT = {  # metric -> column text; the legend spells each out
+    "time_to_p99_s": "99 % done",
+    "time_to_p100_s": "100 % done",
+    "e2e_p50_s": "e2e p50",
+    "e2e_p99_s": "e2e p99",
+    "e2e_mean_s": "e2e mean",
+}
+LONG = {
+    "time_to_p99_s": "time until 99 % of the burst is done",
+    "time_to_p100_s": "time until the whole burst is done",
+    "e2e_p50_s": "job end-to-end p50",
+    "e2e_p99_s": "job end-to-end p99",
+    "e2e_mean_s": "mean job end-to-end time over every job of the reps (pooled)",
+}
+WIDE_METRICS = ("e2e_p50_s", "e2e_p99_s", "e2e_mean_s")
 
 
 def fmt(value: Any, unit: str) -> str:
@@ -44,42 +47,106 @@ def fmt(value: Any, unit: str) -> str:
     return f"{value:.1f} {unit}"
 
 
-def change(metric: dict[str, Any], with_ci: bool = True) -> str:
+def change(metric: dict[str, Any]) -> str:
     value = metric.get("change")
-    if value is None:
-        return "-"
-    text = f"{value:+.1%}"
+    return "-" if value is None else f"{value:+.1%}"
+
+
+def interval(metric: dict[str, Any]) -> str:
     ci = metric.get("ci")
-    return f"{text} [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci and with_ci else text
+    return f"[{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else "-"
 
 
-def median(metric: dict[str, Any], side: str) -> float | None:
+def figure(metric: dict[str, Any], side: str, name: str) -> str:
+    """A side's figure: the median of the reps that count, or the pooled mean."""
     summary = metric.get(side)
-    return None if summary is None else float(summary["median"])
+    if not summary:
+        return "-"
+    return fmt(
+        summary.get("pooled", summary["median"]) if name == "e2e_mean_s" else summary["median"], "s"
+    )
 
 
-def row_cells(row: dict[str, Any], with_ci: bool = True) -> list[str]:
-    cells = [row["scenario"]]
-    for name in ("time_to_p99_s", "e2e_p50_s", "e2e_p99_s"):
-        metric = row["metrics"][name]
+def noise(metric: dict[str, Any]) -> str:
+    spread = [v for v in (metric.get("spread") or {}).values() if v is not None]
+    return f"±{max(spread):.1%}" if spread else "-"
+
+
+def gated(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    name = row.get("metric", "time_to_p99_s")
+    return name, row["metrics"][name]
+
+
+def mixed_metrics(comparison: dict[str, Any]) -> bool:
+    return len({row.get("metric") for row in comparison["rows"]}) > 1
+
+
+def header(comparison: dict[str, Any], wide: bool) -> list[str]:
+    cells = ["scenario"]
+    if wide or mixed_metrics(comparison):
+        cells.append("gated on")
+    cells += ["A", "B", "change", "95 % CI", "noise"]
+    if wide:
+        cells += ["reps A/B", "set aside", "detectable"]
+        for name in WIDE_METRICS:
+            cells += [f"A {SHORT[name]}", f"B {SHORT[name]}", "change"]
+        cells += ["ideal", "eff A", "eff B"]
+    return [*cells, "verdict"]
+
+
+def row_cells(row: dict[str, Any], comparison: dict[str, Any], wide: bool) -> list[str]:
+    name, metric = gated(row)
+    cells = [row["scenario"] + (" *" if metric.get("excluded") else "")]
+    if wide or mixed_metrics(comparison):
+        cells.append(SHORT.get(name, name))
+    cells += [
+        figure(metric, "baseline", name),
+        figure(metric, "candidate", name),
+        change(metric),
+        interval(metric),
+        noise(metric),
+    ]
+    if wide:
+        reps = row.get("reps") or {}
+        mdc = row.get("mdc")
         cells += [
-            fmt(median(metric, "baseline"), "s"),
-            fmt(median(metric, "candidate"), "s"),
-            change(metric, with_ci),
+            f"{reps.get('baseline', '-')}/{reps.get('candidate', '-')}",
+            str(len(metric.get("excluded") or [])),
+            "-" if mdc is None else f"{mdc:+.0%}",
+        ]
+        for other in WIDE_METRICS:
+            m = row["metrics"].get(other, {})
+            cells += [figure(m, "baseline", other), figure(m, "candidate", other), change(m)]
+        cells += [
+            fmt(row["ideal_s"], "s"),
+            fmt(row["efficiency"]["baseline"], "%"),
+            fmt(row["efficiency"]["candidate"], "%"),
         ]
     verdict = row.get("verdict")
-    cells += [
-        fmt(row["ideal_s"], "s"),
-        fmt(row["efficiency"]["baseline"], "%"),
-        fmt(row["efficiency"]["candidate"], "%"),
-        MARKS.get(verdict, str(verdict)),
-    ]
-    return cells
+    return [*cells, MARKS.get(verdict, str(verdict))]
 
 
 def title(comparison: dict[str, Any]) -> str:
     a, b = comparison["baseline"]["label"], comparison["candidate"]["label"]
-    return f"A = {a} (baseline), B = {b} (candidate)"
+    text = f"A = {a} (baseline), B = {b} (candidate)"
+    names = {row.get("metric") for row in comparison["rows"]}
+    if len(names) == 1 and (name := names.pop()) in LONG:
+        text += f"; gated on {LONG[name]}"
+    return text
+
+
+def legend(comparison: dict[str, Any]) -> list[str]:
+    """One clause per figure, under every comparison table."""
+    lines = [
+        "A, B: median over the reps that count (e2e mean: pooled over their jobs); change: B/A - 1 "
+        "(Hodges-Lehmann) with its 95 % interval; noise: rep-to-rep spread, 1.4826 MAD / median.",
+    ]
+    if any(gated(row)[1].get("excluded") for row in comparison["rows"]):
+        lines.append("*: reps were set aside (outliers or flagged by the runner), named below.")
+    if mixed_metrics(comparison):
+        used = sorted({row["metric"] for row in comparison["rows"]})
+        lines.append("gated on: " + "; ".join(f"{SHORT[n]} = {LONG[n]}" for n in used))
+    return lines
 
 
 def verdict_lines(comparison: dict[str, Any]) -> list[str]:
@@ -89,8 +156,10 @@ def verdict_lines(comparison: dict[str, Any]) -> list[str]:
             lines.append(f"{row['scenario']}: {row['verdict']}: {row.get('reason', '')}")
     if comparison.get("verdict"):
         gate = comparison.get("gate", {})
+        limit = gate.get("max_regression", 0)
         lines.append(
-            f"overall: {comparison['verdict']} (metric {gate.get('metric')}, max "
-            f"regression {gate.get('max_regression', 0):.1%})"
+            f"overall: {comparison['verdict']} ({comparison.get('reason', '')}); threshold "
+            f"+{limit:.1%}, false alarms <= {gate.get('false_alarm', 0):.0%} per call, "
+            f"misses <= {gate.get('miss', 0):.0%} at +{2 * limit:.1%} (docs/ci.md)"
         )
     return lines

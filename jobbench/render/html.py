@@ -19,11 +19,6 @@ from jobbench.render.series import RepSeries
 from jobbench.render.style import CSS
 from jobbench.render.timeline import timeline
 
-METRIC_NAMES = {
-    "time_to_p99_s": "time to 99 %",
-    "e2e_p50_s": "end-to-end p50",
-    "e2e_p99_s": "end-to-end p99",
-}
 # A Content-Security-Policy that forbids every fetch: the page cannot reach the network.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -102,22 +97,13 @@ def _text(value: Any) -> str:
 
 
 def _verdict(comparison: dict[str, Any]) -> str:
-    from jobbench.render.cells import change, title, verdict_lines
+    from jobbench.render.cells import legend, title, verdict_lines
 
-    lines = [escape(line) for line in verdict_lines(comparison)]
-    for row in comparison.get("rows", []):
-        for name, metric in row.get("metrics", {}).items():
-            p = metric.get("p_value")
-            lines.append(
-                f"{escape(row['scenario'])}, {escape(METRIC_NAMES.get(name, name))}: "
-                f"B vs A {escape(change(metric))}"
-                + (f", p = {p:.3g}" if isinstance(p, float) else "")
-            )
-    items = "".join(f"<li>{line}</li>" for line in lines)
+    items = "".join(f"<li>{escape(line)}</li>" for line in verdict_lines(comparison))
     return (
-        f"<section><h2>Comparison</h2><p>{escape(title(comparison))}; change = ratio of "
-        "medians - 1 with its bootstrap 95 % interval, p from Mann-Whitney U</p>"
+        f"<section><h2>Comparison</h2><p>{escape(title(comparison))}</p>"
         f'<div class="scroll">{html_tables.comparison_table(comparison)}</div>'
+        f"<p>{escape(' '.join(legend(comparison)))}</p>"
         f"<ul>{items}</ul></section>"
     )
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from jobbench.render.cells import HEADER, fmt, row_cells
+from jobbench.render.cells import fmt, header, row_cells
 
 # (row title, summary key, unit); every figure of `scenarios[].summary` that a reader asks for.
 FIGURES: tuple[tuple[str, str, str], ...] = (
@@ -86,14 +86,15 @@ def facts(entry: dict[str, Any], label: str) -> str:
 
 
 def comparison_table(comparison: dict[str, Any]) -> str:
-    """The same cells as the terminal and Markdown comparison renderers."""
+    """The same cells as the wide terminal and Markdown comparison tables."""
     rows = []
     for row in comparison.get("rows", []):
-        cells = row_cells(row, with_ci=False)  # intervals are listed under the table
+        cells = row_cells(row, comparison, True)
         verdict = row.get("verdict")
         mark = escape(verdict) if isinstance(verdict, str) else ""
         rows.append(f'<tr class="v-{mark}">{_cells(cells)}</tr>')
+    head = header(comparison, True)
     return (
-        f'<table class="num"><thead><tr>{_cells(HEADER, "th")}</tr></thead>'
+        f'<table class="num"><thead><tr>{_cells(head, "th")}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )

@@ -1,4 +1,4 @@
-"""The comparison document as JSON (schema jobbench.comparison/1)."""
+"""The comparison document as JSON (schema jobbench.comparison/2)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from typing import Any, TextIO
 
 
-def render(comparison: dict[str, Any], out: TextIO, width: int = 100) -> None:
-    del width
+def render(comparison: dict[str, Any], out: TextIO, width: int = 100, wide: bool = True) -> None:
+    del width, wide
     json.dump(comparison, out, indent=1)
     out.write("\n")

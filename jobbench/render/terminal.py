@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
@@ -26,6 +28,9 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("mean take size", "takes_got_mean", "jobs"),
     ("efficiency", "efficiency", "%"),
 )
+
+
+WIDE_WIDTH = 400
 
 
 class RichProgress:
@@ -82,6 +87,10 @@ def scenario_footer(entry: dict[str, Any]) -> Text:
     eff = summary.get("efficiency", {}).get("median")
     reps = entry.get("reps", [])
     lines = [f"ideal {entry['ideal_s']:.3f} s" + (f", efficiency {eff:.1%}" if eff else "")]
+    for name, numbers in (entry.get("outliers") or {}).items():
+        if numbers:
+            reps_text = ", ".join(str(n) for n in numbers)
+            lines.append(f"outlier reps in {name}: {reps_text} (a gate sets them aside)")
     if reps:
         split = reps[-1].get("split", {}).get("jobs_per_worker", {})
         if split:
@@ -100,18 +109,31 @@ def render_result(doc: dict[str, Any], console: Console, saved_to: str | None = 
         console.print(f"saved {saved_to}")
 
 
-def render_comparison(comparison: dict[str, Any], out: Any, width: int = 100) -> None:
-    """The comparison as a rich table (the `table` format)."""
-    from jobbench.render.cells import HEADER, row_cells, title, verdict_lines
+def render_comparison(
+    comparison: dict[str, Any], out: Any, width: int = 100, wide: bool = False
+) -> None:
+    """The comparison as a rich table (the `table` format): within 100 columns, the gated
+    metric only; `wide` adds every other figure."""
+    from jobbench.render.cells import header, legend, row_cells, title, verdict_lines
 
     console = Console(file=out, width=width)
-    table = Table(title=title(comparison), title_justify="left", show_edge=False, pad_edge=False)
-    for index, name in enumerate(HEADER):
+    table = Table(
+        title=title(comparison),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    for index, name in enumerate(header(comparison, wide)):
         table.add_column(name, justify="left" if index == 0 else "right", overflow="fold")
     for row in comparison["rows"]:
-        cells = row_cells(row, with_ci=False)  # intervals are in the Markdown and JSON
+        cells = row_cells(row, comparison, wide)
         style = {"REGRESSION": "bold red", "better": "green"}.get(cells[-1], "")
         table.add_row(*cells, style=style)
+    if wide:  # the wide table takes the width it needs (pipe it to `less -S`)
+        roomy = Console(file=out, width=WIDE_WIDTH)
+        console = Console(file=out, width=Measurement.get(roomy, roomy.options, table).maximum)
     console.print(table)
-    for line in verdict_lines(comparison):
-        console.print(line)
+    for line in [*legend(comparison), *verdict_lines(comparison)]:
+        console.print(line, style="dim" if line.startswith(("A, B:", "gated on:", "*:")) else "")

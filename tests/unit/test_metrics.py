@@ -71,12 +71,13 @@ def test_four_jobs_two_workers_by_hand() -> None:
                          "timed_out": 0, "unfinished": 0}  # fmt: skip
     phases = m["phases"]
     assert phases["queue_wait"] == pytest.approx({"p50": 0.005, "p90": 0.01, "p99": 0.01,
-                                                  "max": 0.01})  # fmt: skip
+                                                  "max": 0.01, "mean": 0.005})  # fmt: skip
     # service = done - claim: 0.55, 0.65, 1.0, 1.5
     assert phases["service"] == pytest.approx({"p50": 0.825, "p90": 1.35, "p99": 1.485,
-                                               "max": 1.5})  # fmt: skip
+                                               "max": 1.5, "mean": 0.925})  # fmt: skip
     assert phases["e2e"]["p50"] == pytest.approx(0.83)
     assert phases["e2e"]["max"] == pytest.approx(1.51)
+    assert phases["e2e"]["mean"] == pytest.approx(0.005 + 0.925)  # e2e = queue wait + service
     takes = m["takes"]
     assert (takes["count"], takes["empty"]) == (3, 1)
     assert takes["asked_mean"] == pytest.approx(2.0)
@@ -84,7 +85,7 @@ def test_four_jobs_two_workers_by_hand() -> None:
     assert takes["full_fraction"] == pytest.approx(2 / 3, abs=1e-6)
     # latency = answered - arrived for takes that got jobs: 0.25 (woken) and 0.5 (queued)
     assert takes["latency"] == pytest.approx({"p50": 0.375, "p90": 0.475, "p99": 0.4975,
-                                              "max": 0.5})  # fmt: skip
+                                              "max": 0.5, "mean": 0.375})  # fmt: skip
     assert m["split"] == {"jobs_per_worker": {"w1": 2, "w2": 2}, "max_min_ratio": 1.0, "jain": 1.0}
     # busy = 0.5 + 0.6 + 0.5 + 1.0 slot-seconds over 2 workers * 2 slots * 1.51 s
     assert m["utilisation"] == pytest.approx(2.6 / (4 * 1.51), abs=1e-6)
@@ -265,7 +266,7 @@ def test_no_submit_is_an_error(events: list[Event]) -> None:
 @pytest.mark.parametrize(
     ("burst", "workers", "job_s", "expected"),
     [
-        (512, 1, 0.5, 8.05),  # design.md section 2, scenario 1
+        (512, 1, 0.5, 8.05),  # docs/latency-model.md, scenario 1
         (256, 1, 2.0, 16.05),
         (1024, 4, 0.5, 4.05),
         (64, 4, 0.5, 0.55),  # shallow: one wave
@@ -307,7 +308,7 @@ def test_summarise_reps_median_min_max_skipping_none() -> None:
     figures = ["time_to_first_s", "time_to_p50_s", "time_to_p99_s", "time_to_p100_s",
                "throughput_jps", "utilisation", "efficiency"]  # fmt: skip
     phases = [f"{p}_{st}_s" for p in ("queue_wait", "service", "e2e")
-              for st in ("p50", "p90", "p99", "max")]  # fmt: skip
+              for st in ("p50", "p90", "p99", "max", "mean")]  # fmt: skip
     assert set(s) == {*figures, *phases, "takes_count", "takes_got_mean"}
     with pytest.raises(ValueError):
         summarise_reps([])
@@ -333,7 +334,8 @@ def test_pooled_phases_pool_jobs_rather_than_average_percentiles() -> None:
     assert pooled["e2e"] is not None
     assert pooled["e2e"]["p50"] == pytest.approx(2.5)  # median of 1, 2, 3, 10 (not (2 + 10) / 2)
     assert pooled["e2e"]["max"] == pytest.approx(10.0)
-    assert pooled["queue_wait"] == {"p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
+    assert pooled["queue_wait"] == {"p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0, "mean": 0.0}
+    assert pooled["e2e"]["mean"] == pytest.approx(4.0)  # (1 + 2 + 3 + 10) / 4, every job once
     with pytest.raises(ValueError, match="keep_samples"):
         pooled_phases([a, rep_metrics(rep([1.0]), **PARAMS)])
 

@@ -57,3 +57,52 @@ def test_gate_exits_2_not_1_on_a_bad_config(tmp_path: Path) -> None:
     done = run_jobbench("gate", "main", "pr", cwd=write(tmp_path, workers='"four"'))
     assert done.returncode == 2 and "workers = 'four'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_suite_and_its_scenarios_set_the_gated_metric(tmp_path: Path) -> None:
+    (tmp_path / "jobbench.toml").write_text(
+        '[suites.s]\nmetric = "e2e_p99_s"\nscenarios = [{name = "a"}, '
+        '{name = "b", metric = "e2e_mean_s"}]\n'
+    )
+    suite = load_project(tmp_path).suites["s"]
+    assert [suite.metric_for("a"), suite.metric_for("b"), suite.metric_for("c")] == [
+        "e2e_p99_s",
+        "e2e_mean_s",
+        None,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('[suites.s]\nmetric = "speed"\nscenarios = [{name = "a"}]', "metric = 'speed'; use"),
+        ('[suites.s]\nscenarios = [{name = "a"}, {name = "a"}]', "['a'] given twice"),
+        ('[suites.s]\nrep = 3\nscenarios = [{name = "a"}]', "unknown key(s) ['rep']"),
+        ("[variants.v]\nenv = {A = [1]}", 'env must be a table of NAME = "value"'),
+    ],
+)
+def test_a_malformed_suite_or_variant_names_the_fix(
+    tmp_path: Path, toml: str, message: str
+) -> None:
+    (tmp_path / "jobbench.toml").write_text(toml + "\n")
+    with pytest.raises(UsageError) as caught:
+        load_project(tmp_path)
+    assert message in str(caught.value)
+
+
+def test_the_example_config_loads(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "jobbench.toml"
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "jobbench.toml").write_text(example.read_text())
+    for checkout in ("runpod-python-main", "runpod-python-pr"):  # what its variants name
+        (tmp_path / checkout).mkdir()
+    project = load_project(tmp_path / "cfg")
+    assert project.suites["deep"].metric_for("4w-64j-shallow") == "e2e_mean_s"
+
+
+def test_a_tool_jobbench_that_is_not_a_table_is_not_silently_ignored(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool]\njobbench = "seed"\n')
+    with pytest.raises(UsageError, match=r"\[tool\.jobbench\] must be a table"):
+        load_project(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "other"\n')
+    assert load_project(tmp_path).source is None  # no [tool.jobbench] at all: the built-ins

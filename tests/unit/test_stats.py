@@ -6,12 +6,15 @@ import numpy as np
 import pytest
 
 from jobbench.stats import (
-    bootstrap_ratio_ci,
     jain_fairness,
+    log_shift,
     mann_whitney_p,
     median,
+    min_p,
+    outliers,
     percentile,
     phase_stats,
+    robust_spread,
     summary,
 )
 
@@ -58,7 +61,7 @@ def test_phase_stats_one_to_hundred() -> None:
     assert stats["p90"] == pytest.approx(90.1)
     assert stats["p99"] == pytest.approx(99.01)
     assert stats["max"] == 100.0
-    assert set(stats) == {"p50", "p90", "p99", "max"}
+    assert set(stats) == {"p50", "p90", "p99", "max", "mean"}
     with pytest.raises(ValueError):
         phase_stats([])
 
@@ -75,59 +78,46 @@ def test_jain_fairness_rejects_undefined(bad: list[int]) -> None:
         jain_fairness(bad)
 
 
-def test_bootstrap_constant_samples_give_exact_ratio() -> None:
-    assert bootstrap_ratio_ci([2.0, 2.0, 2.0], [1.0, 1.0, 1.0]) == pytest.approx((0.5, 0.5))
-
-
-def test_bootstrap_interval_brackets_a_clear_halving_and_excludes_one() -> None:
-    rng = random.Random(3)
-    baseline = [10.0 + rng.uniform(-0.5, 0.5) for _ in range(20)]
-    candidate = [5.0 + rng.uniform(-0.25, 0.25) for _ in range(20)]
-    low, high = bootstrap_ratio_ci(baseline, candidate)
-    assert 0.45 < low <= 0.5 <= high < 0.55
-
-
-def test_bootstrap_is_seeded_and_fast_path_matches_generic_stat() -> None:
-    rng = random.Random(5)
-    baseline = [rng.uniform(1, 2) for _ in range(7)]
-    candidate = [rng.uniform(1, 3) for _ in range(6)]
-    first = bootstrap_ratio_ci(baseline, candidate, seed=1)
-    assert bootstrap_ratio_ci(baseline, candidate, seed=1) == first
-    assert bootstrap_ratio_ci(baseline, candidate, seed=2) != first
-    generic = bootstrap_ratio_ci(baseline, candidate, stat=lambda v: median(v), seed=1)
-    assert generic == pytest.approx(first, rel=1e-12)
-    assert first[0] < first[1]
-
-
-def test_bootstrap_custom_stat_is_used() -> None:
-    baseline = [1.0, 1.0, 4.0]  # resampled medians are 1 or 4: the default stat would vary
-    low, high = bootstrap_ratio_ci(baseline, [2.0, 2.0, 2.0], stat=lambda v: 2.0, n_resamples=50)
-    assert (low, high) == (1.0, 1.0)
-
-
-@pytest.mark.parametrize(
-    ("baseline", "candidate", "kwargs"),
-    [
-        ([], [1.0], {}),
-        ([1.0], [], {}),
-        ([0.0, 0.0], [1.0], {}),
-        ([1.0], [1.0], {"confidence": 1.0}),
-        ([1.0], [1.0], {"n_resamples": 0}),
-    ],
-)
-def test_bootstrap_rejects_bad_input(
-    baseline: list[float], candidate: list[float], kwargs: dict[str, float]
-) -> None:
+def test_robust_spread_is_mad_over_median_scaled_to_a_normal_sd() -> None:
+    assert robust_spread([10.0, 10.0, 10.0]) == 0.0
+    # median 10, absolute deviations 0, 1, 1, 2, 2 -> MAD 1 -> 1.4826 / 10
+    assert robust_spread([8.0, 9.0, 10.0, 11.0, 12.0]) == pytest.approx(0.14826, rel=1e-4)
+    rng = np.random.default_rng(2)
+    assert robust_spread(list(100 + rng.normal(0, 2, 4000))) == pytest.approx(0.02, rel=0.05)
     with pytest.raises(ValueError):
-        bootstrap_ratio_ci(baseline, candidate, **kwargs)  # type: ignore[arg-type]
+        robust_spread([0.0, 0.0])
 
 
-def test_mann_whitney() -> None:
-    # Fully separated 5 vs 5: exact two-sided p = 2 / C(10, 5) = 2 / 252.
-    p = mann_whitney_p([1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0])
-    assert p == pytest.approx(2 / 252)
-    assert mann_whitney_p([1.0, 1.0, 1.0], [1.0, 1.0, 1.0]) == pytest.approx(1.0)
-    assert mann_whitney_p([1.0, 2.0], [3.0, 4.0, 5.0]) is None
-    assert mann_whitney_p([1.0, 2.0, 3.0], [4.0, 5.0]) is None
+def test_outliers_need_a_large_modified_z_and_a_real_distance() -> None:
+    steady = [10.0, 10.01, 9.99, 10.02, 9.98, 10.0]
+    assert outliers([*steady, 35.0]) == [False] * 6 + [True]
+    # 0.8 % off a very steady median: a large z, but under the 1 % floor
+    assert outliers([*steady, 10.08]) == [False] * 7
+    assert outliers([*steady, 10.08], floor=0.001) == [False] * 6 + [True]
+    assert outliers([5.0, 5.0, 5.0, 5.0, 9.0]) == [False] * 4 + [True]  # MAD 0: mean dev
+    # a uniform spread has no outliers, however wide
+    assert not any(outliers([0.55 + 0.01 * i for i in range(11)]))
+
+
+def test_mann_whitney_one_sided_and_its_smallest_p() -> None:
+    low, high = [1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0]
+    assert mann_whitney_p(high, low, "greater") == pytest.approx(1 / 252) == min_p(5, 5)
+    assert mann_whitney_p(high, low, "less") == pytest.approx(1.0)
+    assert min_p(6, 6) == pytest.approx(1 / 924)
+
+
+def test_log_shift_is_hodges_lehmann_with_a_rank_interval() -> None:
+    rng = np.random.default_rng(4)
+    base = list(10 * np.exp(rng.normal(0, 0.02, 12)))
+    cand = [v * 1.2 for v in rng.permutation(base)]  # exactly +20 %, shuffled
+    estimate, low, high = log_shift(base, cand)
+    assert estimate == pytest.approx(np.log(1.2), abs=1e-9)
+    assert low < estimate < high
+    # the interval is the set of shifts the tests keep: just inside it neither rejects
+    assert mann_whitney_p([c / np.exp(low) for c in cand], base, "greater") >= 0.025
+    assert mann_whitney_p([c / np.exp(high) for c in cand], base, "less") >= 0.025
+    # and it narrows with more reps
+    wide = log_shift(base[:5], cand[:5])
+    assert wide[2] - wide[1] > high - low
     with pytest.raises(ValueError):
-        mann_whitney_p([], [1.0, 2.0, 3.0])
+        log_shift([], [1.0])

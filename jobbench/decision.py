@@ -1,0 +1,206 @@
+"""The gate's decision rule for one scenario row: which reps count, the change, and whether it is
+settled (docs/ci.md, "The decision rule"). Pure: per-rep figures in, a typed decision out.
+
+Per row, on the reps that count (runner-flagged and outlier reps are set aside, by name):
+- **regression**: the Hodges-Lehmann change B/A - 1 is above the threshold *and* a one-sided
+  Mann-Whitney test says B is slower at the significance of this look (`look_alpha`: the row's
+  share of the family-wise false-alarm rate, spent over the looks `--reps auto` takes);
+- **pass**: the test that the change is below the threshold rejects at the miss rate (5 %): at a
+  true slowdown of twice the threshold a row passes with at most that chance;
+- **better**: faster than the threshold and significant, like a regression the other way;
+- otherwise **unsettled**: more reps would tell (`--reps auto` adds pairs), and at the end of the
+  budget it is inconclusive, with the smallest change these reps could have shown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+from jobbench import stats
+
+MIN_CLEAN_REPS = 3  # a side with fewer reps that count has no test at all
+MAX_OUTLIER_SHARE = 0.25  # more outliers than this on a side: the side is unsteady, not judged
+
+
+@dataclass(frozen=True)
+class Rule:
+    threshold: float = 0.05  # a slowdown up to this fraction still passes
+    false_alarm: float = 0.01  # family-wise, per gate call over a whole suite
+    miss: float = 0.05  # per row, at a true slowdown of twice the threshold
+    outlier_z: float = 3.5
+    outlier_floor: float = 0.01  # no rep closer than 1 % to its side's median is an outlier
+
+
+@dataclass(frozen=True)
+class Excluded:
+    side: str  # "A" or "B"
+    rep: int  # 1-based, as the tables and the progress lines number reps
+    value: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the reps of one metric say, before any threshold."""
+
+    clean: tuple[tuple[float, ...], tuple[float, ...]]
+    excluded: tuple[Excluded, ...]
+    change: float | None  # B/A - 1, Hodges-Lehmann
+    ci: tuple[float, float] | None  # 95 %
+    p_slower: float | None  # one-sided: B slower than A
+    p_faster: float | None
+    spread: tuple[float | None, float | None]  # robust rep-to-rep noise per side
+    unsteady: str | None  # why a side cannot be judged, if it cannot
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: str  # regression | pass | better | unsettled
+    reason: str
+    p_within: float | None  # one-sided: B is less than threshold slower than A
+    mdc: float | None  # smallest slowdown flagged with 95 % power at these reps; None: none is
+
+
+def sort_out(
+    values: Sequence[float], flags: Sequence[str | None], side: str, rule: Rule
+) -> tuple[list[float], list[Excluded]]:
+    """Reps that count, and the ones set aside: runner-flagged first, then outliers among the
+    rest (an outlier is judged against the reps nobody flagged)."""
+    excluded = [
+        Excluded(side, i + 1, v, f) for i, (v, f) in enumerate(zip(values, flags)) if f is not None
+    ]
+    unflagged = [(i, v) for i, (v, f) in enumerate(zip(values, flags)) if f is None]
+    if len(unflagged) < MIN_CLEAN_REPS:
+        return [v for _, v in unflagged], excluded
+    marks = stats.outliers([v for _, v in unflagged], rule.outlier_z, rule.outlier_floor)
+    mid = stats.median([v for _, v in unflagged])
+    for (i, v), out in zip(unflagged, marks):
+        if out:
+            excluded.append(Excluded(side, i + 1, v, f"outlier, {v / mid - 1:+.0%} off the median"))
+    return [v for (_, v), out in zip(unflagged, marks) if not out], excluded
+
+
+def weigh(
+    base: Sequence[float],
+    cand: Sequence[float],
+    rule: Rule,
+    flags: tuple[Sequence[str | None], Sequence[str | None]] | None = None,
+    interval: bool = True,
+) -> Evidence:
+    """The evidence of one metric: `flags[side][i]` is why rep i was flagged by the runner.
+    `interval=False` skips the confidence interval, which no decision needs (it is for the
+    tables): settling a row after each pair, and the error-rate study, check thousands."""
+    base_flags, cand_flags = flags or ([None] * len(base), [None] * len(cand))
+    a, a_out = sort_out(base, base_flags, "A", rule)
+    b, b_out = sort_out(cand, cand_flags, "B", rule)
+    excluded = tuple(a_out + b_out)
+    unsteady = _unsteady(len(base), len(cand), excluded)
+    spread = (_spread(a), _spread(b))
+    if min(len(a), len(b)) < MIN_CLEAN_REPS or min(a + b) <= 0:
+        return Evidence((tuple(a), tuple(b)), excluded, None, None, None, None, spread, unsteady)
+    if interval:
+        estimate, low, high = stats.log_shift(a, b)
+        ci: tuple[float, float] | None = (math.expm1(low), math.expm1(high))
+    else:
+        estimate, ci = stats.log_ratio_estimate(a, b), None
+    return Evidence(
+        (tuple(a), tuple(b)),
+        excluded,
+        math.expm1(estimate),
+        ci,
+        stats.mann_whitney_p(b, a, "greater"),
+        stats.mann_whitney_p(b, a, "less"),
+        spread,
+        unsteady,
+    )
+
+
+def evidence_from(metric: dict[str, Any]) -> Evidence:
+    """The Evidence a comparison row stores (compare.compare_metric), read back."""
+    clean = metric["clean"]
+    ci = metric.get("ci")
+    return Evidence(
+        (tuple(clean["baseline"]), tuple(clean["candidate"])),
+        tuple(Excluded(**e) for e in metric.get("excluded", [])),
+        metric.get("change"),
+        (ci[0], ci[1]) if ci else None,
+        metric.get("p_slower"),
+        metric.get("p_faster"),
+        (metric["spread"]["baseline"], metric["spread"]["candidate"]),
+        metric.get("unsteady"),
+    )
+
+
+def _spread(values: Sequence[float]) -> float | None:
+    return stats.robust_spread(values) if values and min(values) > 0 else None
+
+
+def _unsteady(n_a: int, n_b: int, excluded: Sequence[Excluded]) -> str | None:
+    for side, n in (("A", n_a), ("B", n_b)):
+        outliers = sum(1 for e in excluded if e.side == side and e.reason.startswith("outlier"))
+        if n and outliers > MAX_OUTLIER_SHARE * n:
+            return f"{side} is unsteady: {outliers} of its {n} reps are outliers"
+    return None
+
+
+def look_alpha(rule: Rule, rows: int, look: int) -> float:
+    """The significance of a row's `look`-th test (1 for its first reps, +1 per added pair):
+    its share of the family-wise rate, false_alarm / rows, spent as share / (look (look + 1)).
+    The looks of one row sum to at most its share however long it runs (1/2 + 1/6 + ... = 1),
+    so adding reps until something is significant cannot inflate the false-alarm rate."""
+    return rule.false_alarm / rows / (look * (look + 1))
+
+
+def decide(evidence: Evidence, rule: Rule, alpha: float) -> Decision:
+    """The row's verdict at significance `alpha` (look_alpha of its last look); the detectable
+    change is quoted at the same significance."""
+    a, b = evidence.clean
+    if evidence.change is None or evidence.p_slower is None or evidence.p_faster is None:
+        why = f"only {len(a)} A and {len(b)} B reps count (a test needs {MIN_CLEAN_REPS} a side)"
+        return Decision("unsettled", why, None, None)
+    change, limit = evidence.change, rule.threshold
+    shifted = [v / (1 + limit) for v in b]
+    p_within = stats.mann_whitney_p(shifted, a, "less")
+    mdc = minimum_detectable(a, b, rule, alpha)
+    if evidence.unsteady:
+        return Decision("unsettled", evidence.unsteady, p_within, mdc)
+    if change > limit and evidence.p_slower < alpha:
+        why = f"{change:+.1%} > +{limit:.0%}, B slower at p = {evidence.p_slower:.2g} < {alpha:.2g}"
+        return Decision("regression", why, p_within, mdc)
+    if change < -limit and evidence.p_faster < alpha:
+        why = f"{change:+.1%}, B faster at p = {evidence.p_faster:.2g}"
+        return Decision("better", why, p_within, mdc)
+    if p_within < rule.miss:
+        why = f"{change:+.1%}: below +{limit:.0%} (p = {p_within:.2g} < {rule.miss:.0%})"
+        return Decision("pass", why, p_within, mdc)
+    if change > limit:
+        why = f"{change:+.1%} > +{limit:.0%} but not yet significant (p = {evidence.p_slower:.2g})"
+    else:
+        why = f"{change:+.1%}, but a slowdown over +{limit:.0%} is not ruled out"
+    return Decision("unsettled", why, p_within, mdc)
+
+
+def minimum_detectable(
+    a: Sequence[float], b: Sequence[float], rule: Rule, alpha: float
+) -> float | None:
+    """The smallest true slowdown these reps flag with 95 % power (normal approximation of the
+    rank test: log-scale robust sd, x sqrt(pi / 3) for Mann-Whitney's efficiency); None when
+    the exact test cannot reach `alpha` at these sizes at all."""
+    if stats.min_p(len(a), len(b)) >= alpha:
+        return None
+    sd = math.sqrt((_log_sd(a) ** 2 + _log_sd(b) ** 2) / 2)
+    se = sd * math.sqrt(1 / len(a) + 1 / len(b)) * math.sqrt(math.pi / 3)
+    z = NormalDist().inv_cdf
+    power = z(1 - rule.miss)
+    needed = max(math.log1p(rule.threshold) + power * se, (z(1 - alpha) + power) * se)
+    return math.expm1(needed)
+
+
+def _log_sd(values: Sequence[float]) -> float:
+    logs = [math.log(v) for v in values]
+    mid = stats.median(logs)
+    return stats.MAD_TO_SD * stats.median([abs(v - mid) for v in logs])

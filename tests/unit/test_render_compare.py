@@ -1,0 +1,96 @@
+"""The comparison tables at a fixed width, against golden files (rich's own tests do this).
+
+Regenerate after an intended change:
+    JOBBENCH_UPDATE_GOLDEN=1 pytest tests/unit/test_render_compare.py
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jobbench.compare import compare_docs
+from jobbench.gate import GateConfig, judge
+from jobbench.render import renderer
+from tests.unit.test_compare_gate import steady, suite_doc
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def comparison() -> dict[str, Any]:
+    """Three rows that cover the verdicts: a stalled baseline rep, a noisy shallow row gated on
+    the pooled mean, and a steady pass."""
+    base = suite_doc(
+        "main",
+        {
+            "1w-512j-0.5s": [*steady(23.2, 6), 81.0],
+            "4w-64j-0.5s-shallow": [0.56, 0.60, 0.64, 0.58, 0.66, 0.60],
+            "1w-256j-2s": steady(19.56, 6),
+        },
+    )
+    cand = suite_doc(
+        "slower-recheck",
+        {
+            "1w-512j-0.5s": steady(38.2, 7),
+            "4w-64j-0.5s-shallow": [0.57, 0.61, 0.62, 0.60, 0.65, 0.63],
+            "1w-256j-2s": steady(19.58, 6),
+        },
+    )
+    doc = compare_docs(
+        base,
+        cand,
+        metric_for=lambda n: "e2e_mean_s" if "shallow" in n else "time_to_p99_s",
+    )
+    for row in doc["rows"]:
+        row["stopped"] = "a side is a saved result: no reps were added"
+    judge(doc, GateConfig())
+    return doc
+
+
+def rendered(fmt: str, wide: bool = False) -> str:
+    out = io.StringIO()
+    renderer(fmt)(comparison(), out, 100, wide)
+    return out.getvalue()
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("JOBBENCH_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert text == path.read_text(), f"{name} changed; see the module docstring to regenerate"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "wide", "name"),
+    [
+        ("table", False, "compare_table.txt"),
+        ("table", True, "compare_table_wide.txt"),
+        ("markdown", False, "compare.md"),
+        ("csv", False, "compare.csv"),
+    ],
+)
+def test_comparison_renders_as_its_golden_file(fmt: str, wide: bool, name: str) -> None:
+    check_golden(name, rendered(fmt, wide))
+
+
+def test_the_narrow_table_fits_100_columns_and_names_its_figures() -> None:
+    text = rendered("table")
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
+    header = next(line for line in text.splitlines() if line.startswith("scenario"))
+    assert header.split() == ["scenario", "gated", "on", "A", "B", "change", "95", "%", "CI",
+                              "noise", "verdict"]  # fmt: skip
+    assert "p99" not in header  # the metric is named in its column and the legend
+    assert "99 % done = time until 99 % of the burst is done" in " ".join(text.split())
+    assert "A rep 7 (outlier, +249% off the median)" in " ".join(text.split())
+
+
+def test_the_wide_table_adds_every_metric_and_the_reps() -> None:
+    text = rendered("table", wide=True)
+    header = next(line for line in text.splitlines() if line.startswith("scenario"))
+    for column in ("reps A/B", "set aside", "detectable", "A e2e p99", "eff B"):
+        assert column in header
