@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fake_queue.server import RunningServer, serve_forever, worker_env
+from fake_queue.protocol import worker_env
+from fake_queue.server import RunningServer, serve_forever
 from fake_queue.settings import (
     ServerSettings,
     SettingsError,

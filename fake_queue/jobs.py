@@ -1,5 +1,5 @@
-"""Job records, takes and what the queue knows of each worker; statuses. Times in them are
-nanoseconds on the queue's clock (fake_queue.clock)."""
+"""Job records, takes and what the queue knows of each worker (statuses: fake_queue.protocol).
+Times in them are nanoseconds on the queue's clock (fake_queue.clock)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-IN_QUEUE = "IN_QUEUE"
-IN_PROGRESS = "IN_PROGRESS"
-COMPLETED = "COMPLETED"
-FAILED = "FAILED"
-CANCELLED = "CANCELLED"
-TIMED_OUT = "TIMED_OUT"
-TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED, TIMED_OUT})
+from fake_queue.protocol import IN_QUEUE
 
 DEFAULT_TTL_S = 86_400.0
 WORKER_SEEN_GRACE_S = 10.0

@@ -20,14 +20,7 @@ from typing import Any
 from fake_queue import takes
 from fake_queue.clock import MONOTONIC, Clock
 from fake_queue.jobs import (
-    CANCELLED,
-    COMPLETED,
     DEFAULT_TTL_S,
-    FAILED,
-    IN_PROGRESS,
-    IN_QUEUE,
-    TERMINAL,
-    TIMED_OUT,
     WORKER_SEEN_GRACE_S,
     Event,
     Job,
@@ -36,6 +29,15 @@ from fake_queue.jobs import (
     WorkerSeen,
 )
 from fake_queue.latency import LatencySampler
+from fake_queue.protocol import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    IN_PROGRESS,
+    IN_QUEUE,
+    TERMINAL,
+    TIMED_OUT,
+)
 
 __all__ = [
     "CANCELLED",

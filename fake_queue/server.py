@@ -14,6 +14,7 @@ from aiohttp import web, web_protocol
 from fake_queue import precise_loop
 from fake_queue.app import build_app
 from fake_queue.http_util import QUEUE_KEY
+from fake_queue.protocol import worker_env as worker_env  # re-exported: tests use the old name
 from fake_queue.queue import JobQueue
 from fake_queue.settings import ServerSettings
 
@@ -71,22 +72,6 @@ async def start_server(settings: ServerSettings) -> RunningServer:
     await site.start()
     port = int(runner.addresses[0][1]) if runner.addresses else settings.port
     return RunningServer(runner, replace(settings, port=port), app[QUEUE_KEY])
-
-
-def worker_env(endpoint_url: str, worker_id: str | None = None) -> dict[str, str]:
-    """The RunPod worker env vars (docs/protocol.md 1.2 / 3.1) that point a worker here."""
-    env = {
-        "RUNPOD_WEBHOOK_GET_JOB": f"{endpoint_url}/job-take/$ID?gpu=cpu",
-        "RUNPOD_WEBHOOK_POST_OUTPUT": f"{endpoint_url}/job-done/$RUNPOD_POD_ID/$ID?gpu=cpu",
-        "RUNPOD_WEBHOOK_POST_STREAM": f"{endpoint_url}/job-stream/$RUNPOD_POD_ID/$ID?gpu=cpu",
-        "RUNPOD_WEBHOOK_PING": f"{endpoint_url}/ping/$RUNPOD_POD_ID?gpu=cpu",
-        "RUNPOD_SKIP_AUTO_SYSTEM_CHECKS": "true",
-        "RUNPOD_SKIP_GPU_CHECK": "true",
-        "RUNPOD_LOG_LEVEL": "WARN",
-    }
-    if worker_id is not None:
-        env["RUNPOD_POD_ID"] = worker_id
-    return env
 
 
 def serve_forever(settings: ServerSettings, on_ready: Callable[[RunningServer], None]) -> None:

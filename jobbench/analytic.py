@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from fake_queue.protocol import DRAIN, SDK_112, TAKE_AHEAD
+
 
 def batches_until(fraction: float, burst: int, workers: int, slots: int) -> int:
     """How many rounds of full batches it takes until `fraction` of the burst is done."""
@@ -37,10 +39,10 @@ def expected_time_s(
     """Time from burst start until `fraction` of the jobs are done, by the model."""
     rounds = batches_until(fraction, burst, workers, slots)
     first = wake_s + job_seconds  # the first batch was long-polling: woken, then run
-    if policy == "drain":
+    if policy == DRAIN:
         return first + (rounds - 1) * (take_s + job_seconds)
-    if policy == "take-ahead":
+    if policy == TAKE_AHEAD:
         return first + (rounds - 1) * max(take_s, job_seconds)
-    if policy == "sdk-1.12":
+    if policy == SDK_112:
         return first + (rounds - 1) * (take_s + sdk_recheck_s(job_seconds))
     raise ValueError(f"no analytic model for policy {policy!r}")

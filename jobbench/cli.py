@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -52,7 +51,7 @@ RepsAuto = Annotated[
     str | None, Opt("--reps", help="reps a side: N, or auto (settle unsettled rows)")
 ]
 MaxReps = Annotated[int, Opt(help="--reps auto: at most this many reps a side per row")]
-Budget = Annotated[str, Opt(help="--reps auto: wall time for the whole call, e.g. 30m")]
+Budget = Annotated[str, Opt(help="--reps auto: wall time for the whole call, e.g. 45m")]
 Wide = Annotated[bool, Opt(help="table: every metric, not only the gated one")]
 MaxRegression = Annotated[str, Opt(help="slowdown still passing, e.g. 5%")]
 Repo = Annotated[Path | None, Opt(help="SDK checkout whose git refs are names")]
@@ -71,10 +70,6 @@ def exit_with(command: Callable[[], int]) -> NoReturn:
     except JobbenchError as exc:
         fail(exc)
     raise typer.Exit(code)
-
-
-def use_rich() -> bool:
-    return sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("1", "true")
 
 
 @app.command()
@@ -159,7 +154,7 @@ def compare(
     suite: Annotated[str | None, Opt(help="suite of scenarios (default seed)")] = None,
     reps: RepsAuto = None,
     max_reps: MaxReps = DEFAULT_MAX_REPS,
-    budget: Budget = "30m",
+    budget: Budget = "45m",
     fmt: Format = "table",
     wide: Wide = False,
     out: Out = Path("reports"),
@@ -188,7 +183,7 @@ def gate(
     suite: Annotated[str | None, Opt(help="suite, when a side runs now")] = None,
     reps: Annotated[str, Opt(help="reps a side: auto (settle unsettled rows) or N")] = "auto",
     max_reps: MaxReps = DEFAULT_MAX_REPS,
-    budget: Budget = "30m",
+    budget: Budget = "45m",
     wide: Wide = False,
     out: Out = Path("reports"),
     repo: Repo = None,
@@ -283,9 +278,9 @@ def locust(
 
 
 def _compare(flags: dict[str, Any], fail_on_regression: bool) -> int:
-    from jobbench.commands import make_progress
     from jobbench.compare_command import CompareRequest, compare_command
     from jobbench.gate import GateConfig, parse_percent
+    from jobbench.render.progress import make_progress
     from jobbench.settle import AUTO, parse_duration, parse_reps
 
     try:

@@ -5,34 +5,23 @@ Kept apart from cli.py so the Typer layer stays thin and these stay testable wit
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-from fake_queue.latency import LatencyModel, LatencySpecError
 from jobbench.benchmark import Plan, run_plans
-from jobbench.config import RunConfig, Scenario, read_inputs, validate_run, worker_spec
+from jobbench.config import (
+    RunConfig,
+    Scenario,
+    latency_from_flags,
+    read_inputs,
+    scenario_name,
+    validate_run,
+    worker_spec,
+)
 from jobbench.drive.bench_client import split_server
 from jobbench.errors import EXIT_OK, UsageError
+from jobbench.render.progress import make_progress, stdout_console
 from jobbench.results import print_json
-
-
-def latency_from_flags(flags: dict[str, Any]) -> LatencyModel:
-    try:
-        return LatencyModel.from_mapping(
-            {
-                "take": flags["take_latency"],
-                "wake": flags["wake_latency"],
-                "hold": flags["hold"],
-                "done": flags["done_latency"],
-            }
-        )
-    except LatencySpecError as exc:
-        raise UsageError(f"--{exc}".replace("_", "-", 1)) from None
-
-
-def scenario_name(workers: int, burst: int, job_seconds: float) -> str:
-    return f"{workers}w-{burst}j-{job_seconds:g}s"
 
 
 def run_config(flags: dict[str, Any]) -> RunConfig:
@@ -82,7 +71,7 @@ def run_command(flags: dict[str, Any]) -> int:
     else:
         from jobbench.render.terminal import render_result
 
-        render_result(docs[0], console or _stdout_console(), saved_to=str(plan.path))
+        render_result(docs[0], console or stdout_console(), saved_to=str(plan.path))
     from jobbench.report_command import report_after_run
 
     report_after_run(docs[0], plan.path, flags.get("html"), config.quiet)
@@ -98,24 +87,3 @@ def run_header(config: RunConfig) -> str:
         f"{s.workers} x {s.worker.describe()} x {s.slots} slots; {s.burst} x "
         f"{s.job_seconds:g} s jobs; {config.reps} reps"
     )
-
-
-def make_progress(quiet: bool) -> tuple[Any, Any]:
-    """Rich bars on a TTY, sparse plain lines otherwise (or when CI=true)."""
-    from jobbench.cli import use_rich
-    from jobbench.render.plain_progress import PlainProgress
-
-    if quiet or not use_rich():
-        return None, PlainProgress(quiet=quiet)
-    from rich.console import Console
-
-    from jobbench.render.terminal import RichProgress
-
-    console = Console(stderr=True)
-    return Console(), RichProgress(console)
-
-
-def _stdout_console() -> Any:
-    from rich.console import Console
-
-    return Console(file=sys.stdout, width=100)

@@ -8,11 +8,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fake_queue.latency import LatencyModel
+from fake_queue.latency import LatencyModel, LatencySpecError
+from fake_queue.protocol import (
+    NEEDS_TAKE_AHEAD,
+    NO_TAKE_AHEAD,
+    POLICIES,
+    policy_for,
+    take_ahead_problem,
+)
 from jobbench.errors import UsageError
 
 WORKER_KINDS = ("runpod", "model")
-POLICIES = ("sdk-1.12", "drain", "take-ahead")
 DEFAULT_SLOTS = 32
 
 
@@ -99,9 +105,10 @@ def validate_worker(w: WorkerSpec) -> WorkerSpec:
     if w.kind == "model":
         if w.policy not in POLICIES:
             raise UsageError(f"--policy {w.policy!r}: use one of {', '.join(POLICIES)}")
-        if w.policy == "take-ahead" and w.take_ahead == 0:
+        problem = take_ahead_problem(w.policy, w.take_ahead)
+        if problem == NEEDS_TAKE_AHEAD:
             raise UsageError("--policy take-ahead needs --take-ahead K (K > 0), e.g. 32")
-        if w.policy != "take-ahead" and w.take_ahead:
+        if problem == NO_TAKE_AHEAD:
             raise UsageError(
                 f"--take-ahead {w.take_ahead}: policy {w.policy} has no take-ahead;"
                 " use --policy take-ahead"
@@ -147,6 +154,25 @@ def check_job_seconds(value: float) -> None:
         raise UsageError(f"--job-seconds {value}: use a number of seconds >= 0")
 
 
+# Flags that the run and locust commands read alike.
+def latency_from_flags(flags: dict[str, Any]) -> LatencyModel:
+    try:
+        return LatencyModel.from_mapping(
+            {
+                "take": flags["take_latency"],
+                "wake": flags["wake_latency"],
+                "hold": flags["hold"],
+                "done": flags["done_latency"],
+            }
+        )
+    except LatencySpecError as exc:
+        raise UsageError(f"--{exc}".replace("_", "-", 1)) from None
+
+
+def scenario_name(workers: int, burst: int, job_seconds: float) -> str:
+    return f"{workers}w-{burst}j-{job_seconds:g}s"
+
+
 def worker_spec(
     worker: str, policy: str | None, take_ahead: int, sdk: Path | None, python: str | None
 ) -> WorkerSpec:
@@ -160,7 +186,7 @@ def worker_spec(
             f"--worker {worker!r}: use runpod, model, or a command like 'python handler.py'"
         )
     if kind == "model" and policy is None:
-        policy = "take-ahead" if take_ahead else "drain"
+        policy = policy_for(take_ahead)
     return validate_worker(
         WorkerSpec(
             kind=kind,

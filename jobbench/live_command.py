@@ -30,6 +30,7 @@ from jobbench.live_target import (
     live_target,
     parse_submit_rate,
 )
+from jobbench.render.progress import make_progress, stdout_console
 from jobbench.results import (
     EventsWriter,
     environment,
@@ -99,8 +100,6 @@ def ask_stdin(question: str) -> bool:
 
 
 def live_run_command(flags: dict[str, Any]) -> int:
-    from jobbench.commands import make_progress
-
     cfg = live_config(flags)
     confirm_burst(
         cfg.target.url,
@@ -314,10 +313,9 @@ def footer_lines(entry: dict[str, Any]) -> list[str]:
 
 
 def render_live(doc: dict[str, Any], console: Any, saved_to: str) -> None:
-    from jobbench.commands import _stdout_console
     from jobbench.render.terminal import scenario_table
 
-    console = console or _stdout_console()
+    console = console or stdout_console()
     for entry in doc["scenarios"]:
         console.print(scenario_table(entry))
         for line in footer_lines(entry):

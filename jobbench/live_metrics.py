@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from fake_queue.jobs import TERMINAL
+from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, TERMINAL, TIMED_OUT
 from jobbench.drive.live_records import BurstRecord, HealthSample, JobRecord
 from jobbench.metrics import NS_PER_S, PHASES, SERVED, round6, rounded_phase, times_to
 from jobbench.stats import jain_fairness
@@ -34,10 +34,10 @@ def _job_counts(record: BurstRecord, accepted: Sequence[JobRecord]) -> dict[str,
     terminal = sum(statuses[s] for s in TERMINAL)
     return {
         "submitted": len(accepted),
-        "completed": statuses["COMPLETED"],
-        "failed": statuses["FAILED"],
-        "cancelled": statuses["CANCELLED"],
-        "timed_out": statuses["TIMED_OUT"],
+        "completed": statuses[COMPLETED],
+        "failed": statuses[FAILED],
+        "cancelled": statuses[CANCELLED],
+        "timed_out": statuses[TIMED_OUT],
         "unfinished": len(accepted) - terminal,
         "unknown": outcomes["unknown"],
         "rejected": outcomes["rejected"],

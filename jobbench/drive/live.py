@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from fake_queue.protocol import CANCELLED, IN_QUEUE
 from jobbench.drive.live_follow import POLL_INTERVAL_S, Follower
 from jobbench.drive.live_http import Answer, LiveHttp, NotSent, OutcomeUnknown
 from jobbench.drive.live_records import BurstRecord, HealthSample, JobRecord, job_fields
@@ -168,7 +169,7 @@ class LiveBurst:
         """Cancel what this burst left queued or running (queued first), within RunPod's
         /cancel limits and a time bound; a second Ctrl-C gives up at once."""
         todo = [job for job in self.record.jobs if not job.settled]
-        todo.sort(key=lambda job: job.status != "IN_QUEUE")
+        todo.sort(key=lambda job: job.status != IN_QUEUE)
         queue: asyncio.Queue[JobRecord] = asyncio.Queue()
         for job in todo:
             queue.put_nowait(job)
@@ -205,8 +206,8 @@ class LiveBurst:
                     await asyncio.sleep(backoff_s(attempt, answer.retry_after_s))
                     continue
                 if answer.status == 200 and isinstance(answer.body, dict):
-                    job.status = str(answer.body.get("status") or "CANCELLED")
-                    job.cancelled_by_us = job.status == "CANCELLED"
+                    job.status = str(answer.body.get("status") or CANCELLED)
+                    job.cancelled_by_us = job.status == CANCELLED
                     self.record.counts["cancelled"] += int(job.cancelled_by_us)
                 break
 

@@ -16,7 +16,7 @@ import heapq
 import time
 from collections import deque
 
-from fake_queue.jobs import TERMINAL
+from fake_queue.protocol import IN_PROGRESS, IN_QUEUE, TERMINAL
 from jobbench.drive.live_http import LiveHttp, NotSent, OutcomeUnknown
 from jobbench.drive.live_records import BurstRecord, JobRecord, job_fields
 from jobbench.drive.pacing import RatePacer, backoff_s
@@ -46,10 +46,10 @@ def until_end_s(
     """When a job should end, from its status and what is known of the queue (None: no idea)."""
     if mean_execution_s is None:
         return None
-    if job.status == "IN_PROGRESS" and job.delay_ms is not None and job.sent_ns is not None:
+    if job.status == IN_PROGRESS and job.delay_ms is not None and job.sent_ns is not None:
         started_ns = job.sent_ns + job.delay_ms * 1e6
         return (started_ns - now_ns) / 1e9 + mean_execution_s
-    if job.status == "IN_QUEUE" and running > 0:  # none running yet: no rate to go by
+    if job.status == IN_QUEUE and running > 0:  # none running yet: no rate to go by
         return (ahead / running + 1) * mean_execution_s
     return None
 
@@ -118,7 +118,7 @@ class Follower:
         finally:
             self._slots.release()
         if not job.settled:
-            hot = job.status == "IN_PROGRESS" or delay_s <= HOT_S
+            hot = job.status == IN_PROGRESS or delay_s <= HOT_S
             self.add(job, time.monotonic_ns() + int(delay_s * 1e9), hot)
 
     async def _ask(self, job: JobRecord) -> float:
@@ -162,8 +162,8 @@ class Follower:
         if now - self._snapshot_ns > SNAPSHOT_S * 1e9:
             self._snapshot_ns = now
             live = [j for j in self.record.jobs if j.outcome == "accepted" and not j.settled]
-            self._queued = sorted(j.index for j in live if j.status == "IN_QUEUE")
-            running = sum(1 for j in live if j.status == "IN_PROGRESS")
+            self._queued = sorted(j.index for j in live if j.status == IN_QUEUE)
+            running = sum(1 for j in live if j.status == IN_PROGRESS)
             self._peak_running = max(self._peak_running, running)
             # Far-off jobs may take at most half the budget, however many there are.
             self._longest_s = max(MAX_POLL_INTERVAL_S, len(live) / (STATUS_RATE / 2))

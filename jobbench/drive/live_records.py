@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from fake_queue.jobs import TERMINAL  # the fake queue's statuses are RunPod's
+from fake_queue.protocol import TERMINAL  # the fake queue's statuses are RunPod's
 from jobbench.errors import JobbenchError
 
 

@@ -14,11 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobbench.config import Scenario
+from jobbench.config import (
+    Scenario,
+    latency_from_flags,
+    read_inputs,
+    scenario_name,
+    validate_scenario,
+    worker_spec,
+)
 from jobbench.drive.locust_stats import job_stats, read_stats
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError
 from jobbench.interrupts import sigterm_as_interrupt
-from jobbench.live_target import LiveTarget
+from jobbench.live_target import LiveTarget, live_target
 from jobbench.render.plain_progress import PlainProgress
 from jobbench.runner import ScenarioSession, make_workdir
 from jobbench.workers.spawn import signal_group, stop_group
@@ -190,10 +197,6 @@ def judge(json_file: Path, max_fail_ratio: float, locust_code: int) -> int:
 
 def locust_request(flags: dict[str, object]) -> LocustRequest:
     """Flags (a plain dict from the CLI) -> the frozen request; raw strings stop here."""
-    from jobbench.commands import latency_from_flags, scenario_name
-    from jobbench.config import read_inputs, validate_scenario, worker_spec
-    from jobbench.live_target import live_target
-
     f: dict[str, Any] = dict(flags)
     spec = worker_spec(f["worker"], f["policy"], f["take_ahead"], f["sdk"], f["python"])
     scenario = validate_scenario(

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fake_queue.jobs import TERMINAL
+from fake_queue.protocol import TERMINAL
 from jobbench.metrics import SERVED
 from jobbench.stats import percentile
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console as Console  # re-exported: render.progress types with it
+from rich.console import Group
 from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -67,6 +69,15 @@ class RichProgress:
         p99 = figures.get("time_to_p99_s")
         if p99 is not None:
             self.console.print(f"[dim]{scenario} rep {rep}: time to 99 % {p99:.3f} s[/dim]")
+
+
+def rich_progress() -> tuple[Console, RichProgress]:
+    """(a console on stdout for the results, a progress bar on stderr)."""
+    return Console(), RichProgress(Console(stderr=True))
+
+
+def stdout_console() -> Console:
+    return Console(file=sys.stdout, width=100)
 
 
 def scenario_table(entry: dict[str, Any]) -> Table:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fake_queue.server import worker_env
+from fake_queue.protocol import DEFAULT_POLICY, worker_env
 from jobbench.config import WorkerSpec
 from jobbench.errors import UsageError
 
@@ -91,7 +91,7 @@ def worker_process_spec(
     if spec.take_ahead:
         env["RUNPOD_TAKE_AHEAD"] = str(spec.take_ahead)
     if spec.kind == "model":
-        env["JOBBENCH_POLICY"] = spec.policy or "drain"
+        env["JOBBENCH_POLICY"] = spec.policy or DEFAULT_POLICY
         return [sys.executable, "-m", "jobbench.workers.model_worker"], env
     if spec.kind == "runpod":
         env["HOME"] = str(home)  # so no ~/.runpod/config.toml overrides the key

@@ -16,6 +16,8 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
+from fake_queue.protocol import SDK_112, effective_take_ahead
+
 Job = dict[str, Any]
 T = TypeVar("T")
 
@@ -451,12 +453,12 @@ def make_policy(
     post_hold_max_s: float = POST_HOLD_MAX_S,
 ) -> Policy:
     """The policy `name` (sdk-1.12 | drain | take-ahead); the post timing is Drain's."""
-    if name == "sdk-1.12":
+    if name == SDK_112:
         return Sdk112(link, slots)
     return Drain(
         link,
         slots,
-        take_ahead if name == "take-ahead" else 0,
+        effective_take_ahead(name, take_ahead),
         post_quiet_s=post_quiet_s,
         post_hold_max_s=post_hold_max_s,
     )

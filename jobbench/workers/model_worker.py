@@ -28,12 +28,11 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from fake_queue import precise_loop
+from fake_queue import precise_loop, protocol
 from jobbench.workers.model_policies import Job, RateLimited, log, make_policy
 from jobbench.workers.raw_http import RawClient, RawHttpError
 from jobbench.workers.run_job import RUNPOD_VERSION, run_handler
 
-POLICIES = ("sdk-1.12", "drain", "take-ahead")
 EXIT_CONFIG = 2  # README.md "Exit codes": usage or config error
 DONE_RETRY_PAUSES_S = (2.0, 3.0)  # aiohttp_retry FibonacciRetry(attempts=3): on status >= 500
 FORM_HEADERS = {"charset": "utf-8", "Content-Type": "application/x-www-form-urlencoded"}
@@ -84,16 +83,17 @@ def _required(env: Mapping[str, str], name: str) -> str:
 
 
 def load_config(env: Mapping[str, str]) -> Config:
-    policy = env.get("JOBBENCH_POLICY", "").strip() or "drain"
-    if policy not in POLICIES:
+    policy = env.get("JOBBENCH_POLICY", "").strip() or protocol.DEFAULT_POLICY
+    if policy not in protocol.POLICIES:
         raise ConfigError(
-            f"JOBBENCH_POLICY={policy!r} is unknown; use one of {', '.join(POLICIES)}"
+            f"JOBBENCH_POLICY={policy!r} is unknown; use one of {', '.join(protocol.POLICIES)}"
         )
     slots = _int_env(env, "JOBBENCH_SLOTS", 32, 1, "set the number of concurrent slots, e.g. 32")
     take_ahead = _int_env(env, "JOBBENCH_TAKE_AHEAD", 0, 0, "set K, the jobs to take ahead")
-    if policy == "take-ahead" and take_ahead == 0:
+    problem = protocol.take_ahead_problem(policy, take_ahead)
+    if problem == protocol.NEEDS_TAKE_AHEAD:
         raise ConfigError("JOBBENCH_POLICY=take-ahead needs JOBBENCH_TAKE_AHEAD=K with K > 0")
-    if policy != "take-ahead" and take_ahead > 0:
+    if problem == protocol.NO_TAKE_AHEAD:
         raise ConfigError(
             f"JOBBENCH_TAKE_AHEAD={take_ahead} only applies to "
             f"JOBBENCH_POLICY=take-ahead (got {policy}); unset it or set it to 0"
@@ -157,15 +157,18 @@ class HttpLink:
         self.config = config
         self.session = session
         self.lean = lean  # (takes, results)
-        self.stop_enabled = "/job-take/" in config.take_url
-        self.stop_url = config.take_url.replace("/job-take/", "/job-stop/")
+        self.stop_enabled = protocol.TAKE_SEGMENT in config.take_url
+        self.stop_url = config.take_url.replace(protocol.TAKE_SEGMENT, protocol.STOP_SEGMENT)
 
     async def take(
         self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
     ) -> list[Job]:
         url = self.config.take_url
         if count > 1:
-            url = url.replace("/job-take/", "/job-take-batch/") + f"&batch_size={count}"
+            url = (
+                url.replace(protocol.TAKE_SEGMENT, protocol.TAKE_BATCH_SEGMENT)
+                + f"&batch_size={count}"
+            )
         url += f"&job_in_progress={int(in_progress)}"
         if self.lean is not None:
             answer = await self.lean[0].request("GET", url, on_sent=on_sent)
@@ -260,7 +263,7 @@ async def serve(config: Config) -> None:
         # sdk-1.12 talks through aiohttp like the SDK it ports, so its round trips cost what
         # the real worker's do (the calibration against it holds within 1.2 %).
         lean = None
-        if config.policy != "sdk-1.12" and all(
+        if config.policy != protocol.SDK_112 and all(
             map(RawClient.accepts, (config.take_url, config.done_url))
         ):
             lean = (
