@@ -89,13 +89,15 @@ def queue() -> Iterator[Queue]:
         stop(process)
 
 
-def live_run(*args: str, key: str = KEY, cwd: Path) -> subprocess.CompletedProcess[str]:
+def live_run(
+    *args: str, key: str = KEY, cwd: Path, timeout_s: float = 120
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "jobbench", "run", "--api-key", key, "--out", str(cwd), *args],
         cwd=cwd,
         text=True,
         capture_output=True,
-        timeout=120,
+        timeout=timeout_s,
         env=ENV,
         stdin=subprocess.DEVNULL,
     )
@@ -133,9 +135,13 @@ def test_a_wrong_key_fails_fast_with_exit_4_and_never_shows_the_key(
     queue: Queue, tmp_path: Path
 ) -> None:
     wrong = "wrong-key-9c8b7a6d5e"
-    started = time.monotonic()
-    result = live_run("--endpoint", queue.endpoint, "--burst", "10", key=wrong, cwd=tmp_path)
-    assert result.returncode == 4 and time.monotonic() - started < 10
+    submitted = queue.state()["counts"]["submitted"]
+    # fails fast: no retries for a 401 (the run's timeout would end a retry loop)
+    result = live_run(
+        "--endpoint", queue.endpoint, "--burst", "10", key=wrong, cwd=tmp_path, timeout_s=30
+    )
+    assert result.returncode == 4
+    assert queue.state()["counts"]["submitted"] == submitted  # not one job got in
     assert "401" in result.stderr and "key" in result.stderr
     assert_no_key(wrong, result, tmp_path)
 
@@ -146,9 +152,8 @@ def test_an_unreachable_endpoint_fails_fast_with_exit_4(tmp_path: Path) -> None:
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    started = time.monotonic()
-    result = live_run("--endpoint", f"http://127.0.0.1:{port}/v2/x", cwd=tmp_path)
-    assert result.returncode == 4 and time.monotonic() - started < 10
+    result = live_run("--endpoint", f"http://127.0.0.1:{port}/v2/x", cwd=tmp_path, timeout_s=30)
+    assert result.returncode == 4  # fails fast: the run's timeout would end a retry loop
     assert "cannot reach" in result.stderr and "--endpoint" in result.stderr
 
 

@@ -38,7 +38,7 @@ def test_serve_prints_url_and_worker_env_applies_config_and_stops_on_sigterm(
 ) -> None:
     config = tmp_path / "queue.toml"
     config.write_text(
-        '[server]\nendpoint_id = "bench"\nhold = 1.5\n'
+        '[server]\nendpoint_id = "bench"\nhold = 30\n'
         'latency = {take = "uniform:0.01,0.02"}\nfaults = ["ping:503:1"]\n'
     )
     proc, banner = start("--config", str(config), "--wake-latency", "0.01", cwd=tmp_path)
@@ -47,7 +47,7 @@ def test_serve_prints_url_and_worker_env_applies_config_and_stops_on_sigterm(
         assert match, banner
         base, endpoint = match.groups()
         assert endpoint == f"{base}/v2/bench"
-        assert "take uniform:0.01,0.02 s, wake 0.01 s, hold 1.5 s" in banner
+        assert "take uniform:0.01,0.02 s, wake 0.01 s, hold 30 s" in banner
         assert f"RUNPOD_WEBHOOK_GET_JOB={endpoint}/job-take/$ID?gpu=cpu" in banner
         assert (
             f"RUNPOD_WEBHOOK_POST_OUTPUT={endpoint}/job-done/$RUNPOD_POD_ID/$ID?gpu=cpu" in banner
@@ -55,15 +55,26 @@ def test_serve_prints_url_and_worker_env_applies_config_and_stops_on_sigterm(
         assert httpx.get(f"{endpoint}/health").status_code == 200
         assert httpx.get(f"{endpoint}/ping/w1").status_code == 503  # the configured fault
         assert httpx.get(f"{base}/v2/local/health").status_code == 404  # other endpoint ids
-        # an open long-poll must not hold up shutdown
-        poll = threading.Thread(target=lambda: httpx.get(f"{endpoint}/job-take/w1?x=1", timeout=5))
+        # an open long-poll must not hold up shutdown: the server exits well within the 30 s
+        # hold (the wait's timeout), closing the poll unanswered after its shutdown grace
+        ended: list[object] = []
+
+        def long_poll() -> None:
+            try:
+                ended.append(httpx.get(f"{endpoint}/job-take/w1?x=1", timeout=40).status_code)
+            except httpx.TransportError as exc:
+                ended.append(exc)
+
+        poll = threading.Thread(target=long_poll)
         poll.start()
-        time.sleep(0.2)
-        sent = time.monotonic()
+        deadline = time.monotonic() + 5
+        while httpx.get(f"{base}/_bench/workers").json().get("w1", {}).get("polling", 0) < 1:
+            assert time.monotonic() < deadline, "the long-poll never reached the queue"
+            time.sleep(0.02)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0
-        assert time.monotonic() - sent < 3
         poll.join(5)
+        assert len(ended) == 1 and isinstance(ended[0], httpx.RemoteProtocolError), ended
     finally:
         proc.kill()
         proc.wait()

@@ -1,10 +1,11 @@
 """The policy-model worker (python -m jobbench.workers.model_worker) against the fake queue.
 
 Real worker processes, the server at 1/10 scale (take 50 ms, wake 5 ms, hold 2 s), 8 slots.
-Timings come from the server's event log and are checked against the analytic model of
-docs/latency-model.md with a tolerance of 15 % + 30 ms: loose for a noisy machine, yet the
-policies' models (drain 0.755 s, take-ahead 0.405 s, sdk-1.12 ~1.05 s per cycle) stay apart.
-Structural facts (take sizes, ordering, exactly-once) are asserted exactly.
+What each policy does is checked from the server's event log: take sizes, exactly-once, and
+the order of takes, deliveries and results (a take after its batch drained, one buffer at a
+time, a 1 s re-check). No test asserts how long anything took: how close the policies come to
+the analytic model of docs/latency-model.md is measured by benchmarks/reference_table.py
+(docs/performance.md), and reproduced exactly on virtual time by tests/unit/test_virtual_time.py.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import httpx
 import pytest
 
+from fake_queue import virtual_clock
 from fake_queue.server import RunningServer, worker_env
 from jobbench.workers.bench_handler import bench_handler
 from jobbench.workers.model_policies import Drain, Job, Policy, Sdk112
@@ -37,10 +39,6 @@ Event = dict[str, Any]
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def near(measured: float, model: float) -> bool:
-    return abs(measured - model) <= 0.15 * model + 0.03
-
-
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
     with suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
@@ -119,12 +117,6 @@ def full_takes(log: list[Event]) -> list[Event]:
     return sorted((e for e in of(log, "take") if e["got"] > 0), key=lambda e: e["arrived"])
 
 
-def seconds_to_last_done(log: list[Event]) -> float:
-    start: int = min(e["t"] for e in of(log, "submit"))
-    end: int = max(e["t"] for e in of(log, "done"))
-    return (end - start) / 1e9
-
-
 def done_by_take(log: list[Event]) -> dict[int, list[int]]:
     """Done timestamps of each take's jobs."""
     take_of = {e["job"]: e["take"] for e in of(log, "deliver")}
@@ -162,11 +154,9 @@ def test_drain_takes_a_full_batch_once_drained_cycle_take_plus_job(
         # only once every slot drained (its jobs ran their 0.05 s; results post in the
         # background, racing the take, so it may reach the queue just before them) ...
         assert take["arrived"] >= before["t"] + 0.05e9
-        assert abs(take["arrived"] - last_done) < 0.1e9  # ... and at once: no 1 s tick
+        # ... and at once, not after a re-check tick as sdk-1.12 waits (its 1 s)
+        assert take["arrived"] < last_done + 1e9
         assert not take["in_progress"]
-    elapsed = seconds_to_last_done(log)
-    print(f"drain: last done {elapsed:.3f} s (model 0.755)")
-    assert near(elapsed, WAKE + 0.05 + 7 * (TAKE + 0.05)), elapsed
 
 
 def test_take_ahead_holds_one_buffer_taken_while_slots_run(
@@ -194,9 +184,6 @@ def test_take_ahead_holds_one_buffer_taken_while_slots_run(
             # (the buffer moves in when handlers return; their results post in the background,
             # racing the take, so allow 10 ms: taking early would be a whole job, 50 ms, early)
             assert take["arrived"] >= max(done[takes[i - 2]["take"]]) - 0.01e9
-    elapsed = seconds_to_last_done(log)
-    print(f"take-ahead 8: last done {elapsed:.3f} s (model 0.405)")
-    assert near(elapsed, WAKE + 8 * 0.05), elapsed
 
 
 def test_sdk_1_12_rechecks_every_second_when_full(
@@ -212,15 +199,10 @@ def test_sdk_1_12_rechecks_every_second_when_full(
     for before, take in pairwise(takes):
         assert take["arrived"] - before["t"] >= 0.999e9  # sleep(1) after a take filled it
         assert not take["in_progress"]
-    cycles = [(b["t"] - a["t"]) / 1e9 for a, b in pairwise(takes)]
-    elapsed = seconds_to_last_done(log)
-    print(
-        f"sdk-1.12: cycles {[round(c, 3) for c in cycles]} s (model 1.05), "
-        f"last done {elapsed:.3f} s (model ~2.2)"
-    )
-    assert all(near(c, TAKE + 1.0) for c in cycles), cycles
-    # last batch: answered at wake + 2 cycles, picked up within 0.1 s, then the job
-    assert near(elapsed, WAKE + 2 * (TAKE + 1.0) + 0.05 + 0.05), elapsed
+    # every batch ran to its results before the next take went out (the re-check found it full)
+    done = done_by_take(log)
+    for before, take in pairwise(takes):
+        assert max(done[before["take"]]) <= take["arrived"]
 
 
 # -- stop signals and shutdown ----------------------------------------------------------------
@@ -250,10 +232,12 @@ def test_stop_signals_drop_a_held_job_and_a_running_one_without_job_done(
     assert status == {a: "CANCELLED", b: "CANCELLED", c: "COMPLETED"}
     assert not of(log, "ignored")  # neither stopped job posted job-done
     assert state["conservation"] is None
-    # one slot: c ran at once after a's stop, so a's task ended and b never ran (3 s each)
+    # one slot: c finished before a's 3 s could have ended, so a's task ended at its stop
+    # (and b, stopped while held, never ran)
+    deliver_a = next(e["t"] for e in of(log, "deliver") if e["job"] == a)
     stop_a = next(e["t"] for e in of(log, "stop") if e["job"] == a)
     done_c = next(e["t"] for e in of(log, "done") if e["job"] == c)
-    assert (done_c - stop_a) / 1e9 < 0.5
+    assert stop_a < done_c < deliver_a + 3e9
 
 
 @pytest.mark.parametrize(
@@ -269,15 +253,15 @@ def test_idle_worker_exits_0_at_once_cancelling_its_long_polls(
         httpx.Client(base_url=server.base_url) as http,
         worker(http, server, tmp_path, **env) as proc,
     ):
-        start = time.monotonic()
         proc.send_signal(sig)
-        assert proc.wait(5) == 0, log_tail(tmp_path, "w1")
-        assert time.monotonic() - start < 1.5  # not the 10 s hold
+        assert proc.wait(5) == 0, log_tail(tmp_path, "w1")  # well within the 10 s hold
         wait_for(
             "the take to be let go",
             lambda: any(e["ev"] == "take" and e["kind"] == "gone" for e in events(http)),
             3,
         )
+        # the worker closed its long polls: none was answered by the hold running out
+        assert not [e for e in of(events(http), "take") if e["kind"] == "empty"]
 
 
 @pytest.mark.parametrize(("policy", "finished"), [("take-ahead", 8), ("sdk-1.12", 4)])
@@ -294,13 +278,10 @@ def test_sigterm_finishes_running_and_held_jobs_then_exits_0(
         http.post("/_bench/burst", json={"count": 12, "input": {"seconds": 0.5}})
         # take-ahead: 4 running and 4 held; sdk-1.12: 4 running, the next take 1 s away
         wait_for("jobs delivered", lambda: len(of(events(http), "deliver")) == finished)
-        start = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(5) == 0, log_tail(tmp_path, "w1")
-        elapsed = time.monotonic() - start
+        assert proc.wait(5) == 0, log_tail(tmp_path, "w1")  # well within the 10 s hold
         log = events(http)
         state = http.get("/_bench/state").json()
-    assert elapsed < 2.0, elapsed  # at most two 0.5 s jobs back to back, not the 10 s hold
     done = of(log, "done")
     assert len(done) == finished and {e["status"] for e in done} == {"COMPLETED"}
     assert state["counts"]["in_queue"] == 12 - finished and state["counts"]["in_progress"] == 0
@@ -320,11 +301,17 @@ def test_results_errors_and_heartbeat_reach_the_server_as_the_sdk_sends_them(
         wait_for("both done", lambda: len(of(events(http), "done")) == 2)
         ok = http.get(f"{server.endpoint_url}/status/job-1").json()
         failed = http.get(f"{server.endpoint_url}/status/job-2").json()
-        time.sleep(0.5)
-        heartbeat = http.get("/_bench/workers").json().get("w1-hb")
+        seen: list[float] = []
+
+        def pinged_again() -> bool:  # the heartbeat's last-seen age dropped: a new ping
+            heartbeat = http.get("/_bench/workers").json().get("w1-hb")
+            if heartbeat is not None:
+                seen.append(heartbeat["last_seen_s"])
+            return len(seen) >= 2 and seen[-1] < seen[-2]
+
+        wait_for("the heartbeat to ping, and ping again", pinged_again, 5)
     assert ok["status"] == "COMPLETED" and ok["output"] == {"ok": True}
     assert failed["status"] == "FAILED" and "bench job asked to fail" in failed["error"]
-    assert heartbeat is not None and heartbeat["last_seen_s"] < 0.4  # pinged every 0.2 s
 
 
 @pytest.mark.parametrize(
@@ -405,7 +392,6 @@ class TimelineLink(FakeLink):
     def __init__(self, answers: list[list[Job]]) -> None:
         super().__init__(answers)
         self.timeline: list[str] = []
-        self.done_at: dict[str, float] = {}
 
     async def take(
         self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
@@ -423,7 +409,6 @@ class TimelineLink(FakeLink):
 
     async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
         self.timeline.append(f"done {job_id}")
-        self.done_at[job_id] = time.monotonic()
 
 
 def jobs(prefix: str, count: int, seconds: float = 0.01) -> list[Job]:
@@ -451,13 +436,21 @@ def test_a_take_made_due_by_finished_jobs_goes_out_before_their_results() -> Non
     assert all(entry.startswith("done") for entry in link.timeline[3:7]), link.timeline
 
 
+class RanLink(TimelineLink):
+    """Also logs, in the same timeline, each job's handler returning."""
+
+    async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
+        result = await super().handle(job, started)
+        self.timeline.append(f"ran {job['id']}")
+        return result
+
+
 def test_results_are_not_held_for_jobs_still_running() -> None:
-    # a short job's result goes out within about a millisecond, not when its batch drains
-    link = TimelineLink([[*jobs("short", 1, 0.01), *jobs("long", 1, 0.3)]])
-    start = time.monotonic()
+    # a short job's result goes out as soon as it ran, not when its batch drains
+    link = RanLink([[*jobs("short", 1, 0.01), *jobs("long", 1, 0.3)]])
     asyncio.run(run_briefly(Drain(link, 2), 0.4))
-    assert link.done_at["short0"] - start < 0.1, link.done_at
-    assert link.done_at["long0"] - start >= 0.3
+    ran, done = link.timeline.index("ran long0"), link.timeline.index("done long0")
+    assert link.timeline.index("ran short0") < link.timeline.index("done short0") < ran < done
 
 
 class StartLink(TimelineLink):
@@ -493,8 +486,10 @@ def test_bench_handler_ends_its_sleep_after_started_not_after_it_ran() -> None:
         await bench_handler({"id": "j", "input": {"seconds": 0.3}}, started)
         return loop.time() - now
 
-    assert asyncio.run(elapsed(0.2)) < 0.2  # 0.1 s left of its 0.3 s
-    assert asyncio.run(elapsed(None)) >= 0.29
+    # on virtual time (the loop's clock jumps to the next timer): exact, not a bound
+    assert virtual_clock.run(elapsed(0.2)) == pytest.approx(0.1)  # 0.1 s left of its 0.3 s
+    assert virtual_clock.run(elapsed(None)) == pytest.approx(0.3)
+    assert virtual_clock.run(elapsed(0.5)) == 0.0  # started longer ago than it lasts
 
 
 def test_a_job_stopped_before_its_task_ran_frees_its_slot() -> None:

@@ -402,13 +402,15 @@ def test_drop_fault_on_take_keeps_no_jobs(start_server: Callable[..., RunningSer
 
 
 def test_delay_fault_delays(start_server: Callable[..., RunningServer]) -> None:
-    server = start_server(faults=["ping:delay=0.3:1"])
+    # the queue's own record: the job is submitted (its `submit` event) only once the delay
+    # is over, counted on the queue's clock from a moment before the request was sent
+    server = start_server(faults=["run:delay=0.3:1"])
     with httpx.Client(base_url=server.base_url, timeout=5) as http:
-        t0 = time.monotonic()
-        r = http.get(f"{E}/ping/w")
-        elapsed = time.monotonic() - t0
-        assert r.status_code == 200
-        assert elapsed >= 0.29  # a lower bound only; the delay is the fault's
+        before = http.get("/_bench/state").json()["now_ns"]  # /_bench/* is never delayed
+        job_id = run(http)
+        (submit,) = events(http, "submit", job=job_id)
+        assert submit["t"] - before >= 0.29e9
+        assert status(http, job_id)["status"] == "IN_QUEUE"
 
 
 def test_wildcard_fault_spares_the_bench_control_routes(

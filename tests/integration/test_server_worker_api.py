@@ -131,7 +131,6 @@ def test_a_take_counts_its_latency_from_when_its_bytes_arrived(
         head = f"Host: 127.0.0.1:{server.settings.port}\r\n\r\n"
         requests = f"GET {E}/job-stop/w1 HTTP/1.1\r\n{head}GET {E}/job-take/w1 HTTP/1.1\r\n{head}"
         with socket.create_connection(("127.0.0.1", server.settings.port), timeout=5) as sock:
-            sent = time.monotonic_ns()
             sock.sendall(requests.encode())
             answers = b""
             while answers.count(b"HTTP/1.1 ") < 2 or not answers.endswith(b"}"):
@@ -139,8 +138,9 @@ def test_a_take_counts_its_latency_from_when_its_bytes_arrived(
         assert answers.startswith(b"HTTP/1.1 204") and b"HTTP/1.1 200" in answers
         (take,) = events(http, "take", worker="w1")
         assert take["due"] - take["arrived"] == 50_000_000
-        assert take["arrived"] - sent < 200_000_000, "arrival stamped when the handler ran"
-        assert take["t"] - take["arrived"] >= 250_000_000  # answered after the poll's hold
+        # answered after the poll's hold, well past its due time: the arrival was stamped when
+        # its bytes came in, not when its handler ran (then it would be answered at `due`)
+        assert take["t"] - take["due"] >= 200_000_000
 
 
 def test_a_job_cancelled_while_its_take_waits_is_not_in_the_answer(
@@ -165,12 +165,13 @@ def test_a_delay_fault_on_job_take_comes_before_the_take_latency(
     server = start_server(take_latency=0.1, faults=["job-take:delay=0.2:1"])
     with httpx.Client(base_url=server.base_url, timeout=10) as http:
         burst(http, 1)
-        started = time.monotonic()
+        before = state(http)["now_ns"]  # the queue's clock; /_bench/* is never delayed
         r = http.get(f"{E}/job-take/w1")
         assert r.status_code == 200
-        assert time.monotonic() - started >= 0.29  # delay, then the take's 0.1 s
         (take,) = events(http, "take", worker="w1")
-        assert take["arrived"] - started * 1e9 >= 0.19e9
+        assert take["arrived"] - before >= 0.19e9  # reached the queue after the delay ...
+        assert take["due"] - take["arrived"] == 100_000_000  # ... then the take latency
+        assert take["t"] >= take["due"]
 
 
 def test_job_take_batch_is_a_list_never_longer_than_batch_size(client: httpx.Client) -> None:
@@ -261,8 +262,8 @@ def test_an_empty_take_is_answered_204_after_the_hold(
         takes = events(http, "take", worker="idle")
         assert [t["kind"] for t in takes] == ["empty", "empty"]
         assert all(t["got"] == 0 for t in takes)
-        for t in takes:  # held for `hold`, loosely
-            assert 0.29e9 <= t["t"] - t["arrived"] < 2e9
+        for t in takes:  # held for the whole `hold` (the queue's record; no upper bound)
+            assert t["due"] - t["arrived"] >= 0.29e9 and t["t"] >= t["due"]
         assert state(http)["waiting_takes"] == 0
 
 

@@ -1,12 +1,12 @@
-"""The HTML report: structure of the generated page (one SVG per plot, nothing fetched, dark
-mode, both sides of a comparison), its size for a 10,000-job run, and the series behind it."""
+"""The HTML report from generated results: the page's size for a 10,000-job run, a result
+without its events file, and the series and primitives behind the plots. Pages of real runs
+(one SVG per plot, nothing fetched, dark mode, both sides of a comparison) are in
+tests/e2e/test_html_report.py."""
 
 from __future__ import annotations
 
 import heapq
-import json
 import re
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -14,39 +14,16 @@ from typing import Any
 import pytest
 
 from jobbench import metrics, stats
-from jobbench.errors import ResultsError, UsageError
+from jobbench.errors import ResultsError
 from jobbench.render import svg
 from jobbench.render.charts import Plotted
 from jobbench.render.series import RepSeries, Span, count_over_time, rep_series, slot_rows
 from jobbench.render.timeline import timeline
 from jobbench.report_command import ReportRequest, report_command
 from jobbench.results import SCHEMA, EventsWriter, write_json
-from tests.e2e.helpers import run_jobbench
+from tests.unit.cli import run_cli
 
-RUN = [
-    "run", "--worker", "model", "--policy", "drain", "--workers", "2", "--slots", "4",
-    "--burst", "32", "--job-seconds", "0.02", "--take-latency", "0.02",
-    "--wake-latency", "0.005", "--hold", "2", "--reps", "2", "--out", "reports",
-]  # fmt: skip
 PLOTS = ("slot timeline", "completion", "queue depth", "take sizes", "take latencies", "CDF")
-
-
-def jobbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run_jobbench(*args, cwd=cwd, timeout_s=180)
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Real results: x (drain, page written by `run --html`), y (take-ahead), x-vs-y."""
-    cwd = tmp_path_factory.mktemp("report")
-    done = jobbench(*RUN, "--label", "x", "--html", "x.html", cwd=cwd)
-    assert done.returncode == 0, done.stderr
-    ahead = ["--policy", "take-ahead", "--take-ahead", "4", "--label", "y"]
-    done = jobbench(*RUN, *ahead, cwd=cwd)
-    assert done.returncode == 0, done.stderr
-    done = jobbench("compare", "x", "y", "--html", "xy.html", "--format", "json", cwd=cwd)
-    assert done.returncode == 0, done.stderr
-    return cwd
 
 
 def svgs(page: str) -> list[str]:
@@ -57,72 +34,20 @@ def labels(page: str) -> list[str]:
     return re.findall(r'<svg [^>]*aria-label="([^"]*)"', page)
 
 
-def test_run_html_has_one_svg_per_plot(folder: Path) -> None:
-    page = (folder / "x.html").read_text()
-    assert len(svgs(page)) == len(PLOTS)
-    for plot, label in zip(PLOTS, labels(page)):
-        assert plot in label
-    assert page.count("<table") == 1 and "time to 99 %" in page
-    assert "x: rep 2 of 2" in page  # says which rep the plots show
-    doc = json.loads((folder / "reports" / "x.json").read_text())
-    p99 = doc["scenarios"][0]["summary"]["time_to_p99_s"]["median"]
-    assert f"{p99:.3f} s" in page
-    assert f"ideal {doc['scenarios'][0]['ideal_s']:.3f} s" in page
-
-
-def test_page_is_self_contained(folder: Path) -> None:
-    for name in ("x.html", "xy.html"):
-        page = (folder / name).read_text()
-        assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, flags=re.I)
-        assert not re.search(r"url\(|@import|<script|<link|<img|<iframe", page, flags=re.I)
-        assert "http://" not in page and "https://" not in page
-        assert "default-src 'none'" in page  # CSP: the browser may fetch nothing at all
-
-
-def test_dark_mode_uses_css_variables(folder: Path) -> None:
-    page = (folder / "x.html").read_text()
-    style = page[page.index("<style>") : page.index("</style>")]
-    assert "@media (prefers-color-scheme:dark)" in style
-    assert "color-scheme" in page and "currentColor" in style
-    dark = style[style.index("prefers-color-scheme:dark") :]
-    for var in ("--bg", "--fg", "--a", "--b", "--grid"):
-        assert var in dark
-    for chunk in svgs(page):  # marks carry classes, colours come from the stylesheet
-        assert not re.search(r'(fill|stroke)="#', chunk)
-
-
-def test_comparison_page_has_both_sides_on_shared_axes(folder: Path) -> None:
-    page = (folder / "xy.html").read_text()
-    found = labels(page)
-    assert len(found) == len(PLOTS) + 1  # a timeline per side, the rest overlaid
-    assert "slot timeline of A = x" in found[0] and "slot timeline of B = y" in found[1]
-    assert "A = x" in page and "B = y" in page and "B vs A" in page
-    for chunk in svgs(page)[2:]:
-        assert ' a"' in chunk and ' b"' in chunk  # both sides drawn on each overlay
-
-
-def test_report_command_reads_a_comparison_file_and_a_rep(folder: Path) -> None:
-    out = folder / "again.html"
-    code = report_command(ReportRequest("x-vs-y", out, folder / "reports", rep=1))
-    assert code == 0
-    page = out.read_text()
-    assert "A = x: rep 1 of 2" in page and "B = y: rep 1 of 2" in page
-    with pytest.raises(UsageError, match="--rep 3"):
-        report_command(ReportRequest("x", out, folder / "reports", rep=3))
-
-
-def test_without_events_the_tables_render_and_say_why(folder: Path, tmp_path: Path) -> None:
-    (tmp_path / "x.json").write_text((folder / "reports" / "x.json").read_text())
-    report_command(ReportRequest(str(tmp_path / "x.json"), tmp_path / "r.html"))
+def test_without_events_the_tables_render_and_say_why(tmp_path: Path) -> None:
+    result = write_synthetic(tmp_path, jobs=64, workers=2, slots=4)
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "alone" / "x.json").write_text(result.read_text())  # no events file beside it
+    report_command(ReportRequest(str(tmp_path / "alone" / "x.json"), tmp_path / "r.html"))
     page = (tmp_path / "r.html").read_text()
     assert "<svg" not in page and "time to 99 %" in page
     assert "plots need the events file" in page and "events on" in page
+    report_command(ReportRequest(str(result), tmp_path / "with.html"))  # beside it: plotted
+    assert len(svgs((tmp_path / "with.html").read_text())) == len(PLOTS)
 
 
-def test_a_result_file_is_read_once(
-    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    result = folder / "reports" / "x.json"
+def test_a_result_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = write_synthetic(tmp_path, jobs=64, workers=2, slots=4)
     reads: list[Path] = []
     read_text = Path.read_text
 
@@ -141,15 +66,17 @@ def test_cdf_marks_are_the_summarys_percentiles() -> None:
     assert series.p(99) == stats.phase_stats(series.e2e)["p99"] and RepSeries().p(50) is None
 
 
-def test_missing_or_corrupt_result_is_a_results_error(tmp_path: Path) -> None:
+def test_missing_or_corrupt_result_is_a_results_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(ResultsError, match="jobbench run --label nope"):
         report_command(ReportRequest("nope", tmp_path / "r.html", tmp_path))
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ResultsError, match="not a readable JSON result"):
         report_command(ReportRequest(str(tmp_path / "bad.json"), tmp_path / "r.html"))
-    done = jobbench("report", "nope", "--html", "r.html", cwd=tmp_path)
-    assert done.returncode == 2
-    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+    assert run_cli(monkeypatch, "report", "nope", "--html", "r.html", cwd=tmp_path) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
 
 
 # --- a 10,000-job run, generated: the page must stay small -----------------------------------

@@ -140,16 +140,3 @@ def test_locust_argv_and_the_json_file_name(tmp_path: Path) -> None:
     assert ui[ui.index("--web-host") + 1] == "127.0.0.1" and "--headless" not in ui
     worker = LocustRequest(None, Scenario("s"), locust_worker=True, extra=("--master-host", "h"))
     assert locust_argv(worker, None, tmp_path)[-3:] == ["--worker", "--master-host", "h"]
-
-
-def test_the_cli_process_never_imports_locust_or_gevent() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, jobbench.cli, jobbench.drive.locust_run, jobbench.live_command, "
-        "jobbench.workers_command; print(sorted(m for m in sys.modules "
-        "if m.split('.')[0] in ('locust', 'gevent')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-import time
+import sys
+import types
 
 import pytest
 
-from jobbench.drive.pacing import RatePacer, WindowPacer, backoff_s
+from fake_queue import virtual_clock
+from jobbench.drive.pacing import Pacer, RatePacer, WindowPacer, backoff_s
 from jobbench.errors import EXIT_USAGE, UsageError
 from jobbench.live_target import (
     confirm_burst,
@@ -134,29 +136,35 @@ def test_backoff_has_full_jitter_under_a_cap_and_honours_retry_after() -> None:
     assert backoff_s(0, retry_after_s=3.0, rng=rng) == 3.0
 
 
-def test_the_window_pacer_lets_a_windowful_through_then_waits() -> None:
+def on_virtual_time(monkeypatch: pytest.MonkeyPatch, pacer: Pacer, count: int) -> list[float]:
+    """When each of `count` acquires returns, on a virtual-time loop (its clock jumps to the
+    next timer); the pacers' module reads the loop's clock, so the times are exact."""
+    module = sys.modules[type(pacer).__module__]
+    clock = types.SimpleNamespace(monotonic=lambda: asyncio.get_running_loop().time())
+    monkeypatch.setattr(module, "time", clock)
+
     async def starts() -> list[float]:
-        pacer, times = WindowPacer(3, 0.2), []
-        for _ in range(5):
+        times = []
+        for _ in range(count):
             await pacer.acquire()
-            times.append(time.monotonic())
+            times.append(asyncio.get_running_loop().time())
         return times
 
-    times = asyncio.run(starts())
-    assert times[2] - times[0] < 0.05
-    assert times[3] - times[0] >= 0.19
+    return virtual_clock.run(starts(), start_s=100.0)
 
 
-def test_the_rate_pacer_spaces_starts_evenly() -> None:
-    async def starts() -> list[float]:
-        pacer, times = RatePacer(50.0), []
-        for _ in range(6):
-            await pacer.acquire()
-            times.append(time.monotonic())
-        return times
+def test_the_window_pacer_lets_a_windowful_through_then_waits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    times = on_virtual_time(monkeypatch, WindowPacer(3, 0.2), 7)
+    # three at once, the next three when the first window has passed, and so on
+    assert times == pytest.approx([100.0] * 3 + [100.2] * 3 + [100.4], abs=1e-9)
 
-    times = asyncio.run(starts())
-    assert times[-1] - times[0] >= 5 * 0.02 - 0.005
+
+def test_the_rate_pacer_spaces_starts_evenly(monkeypatch: pytest.MonkeyPatch) -> None:
+    times = on_virtual_time(monkeypatch, RatePacer(50.0), 6)
+    assert times == pytest.approx([100.0 + 0.02 * i for i in range(6)], abs=1e-9)
+    assert on_virtual_time(monkeypatch, RatePacer(math.inf), 3) == [100.0] * 3  # no pacing
 
 
 def test_status_polls_close_in_on_each_jobs_expected_end() -> None:

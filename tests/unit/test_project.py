@@ -8,7 +8,7 @@ import pytest
 
 from jobbench.errors import UsageError
 from jobbench.project import load_project
-from tests.e2e.helpers import run_jobbench
+from tests.unit.cli import run_cli
 
 SUITE = """
 [suites.s]
@@ -53,10 +53,13 @@ def test_a_value_of_the_wrong_type_names_file_key_and_fix(
     assert message in str(caught.value)
 
 
-def test_gate_exits_2_not_1_on_a_bad_config(tmp_path: Path) -> None:
-    done = run_jobbench("gate", "main", "pr", cwd=write(tmp_path, workers='"four"'))
-    assert done.returncode == 2 and "workers = 'four'" in done.stderr
-    assert "Traceback" not in done.stderr
+def test_gate_exits_2_not_1_on_a_bad_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli(monkeypatch, "gate", "main", "pr", cwd=write(tmp_path, workers='"four"'))
+    err = capsys.readouterr().err
+    assert code == 2 and "workers = 'four'" in err
+    assert err.startswith("error: ") and err.count("\n") == 1  # one line, no traceback
 
 
 def test_a_suite_and_its_scenarios_set_the_gated_metric(tmp_path: Path) -> None:

@@ -1,0 +1,95 @@
+"""The HTML report of real runs: `jobbench run --html` and `jobbench compare --html` pages
+(one SVG per plot, nothing fetched, dark mode, both sides of a comparison) and `jobbench report`
+on a saved comparison. Generated results are tested in tests/unit/test_html_report.py."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from jobbench.errors import UsageError
+from jobbench.report_command import ReportRequest, report_command
+from tests.e2e.helpers import run_jobbench
+from tests.unit.test_html_report import PLOTS, labels, svgs
+
+RUN = [
+    "run", "--worker", "model", "--policy", "drain", "--workers", "2", "--slots", "4",
+    "--burst", "32", "--job-seconds", "0.02", "--take-latency", "0.02",
+    "--wake-latency", "0.005", "--hold", "2", "--reps", "2", "--out", "reports",
+]  # fmt: skip
+
+
+def jobbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return run_jobbench(*args, cwd=cwd, timeout_s=180)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Real results: x (drain, page written by `run --html`), y (take-ahead), x-vs-y."""
+    cwd = tmp_path_factory.mktemp("report")
+    done = jobbench(*RUN, "--label", "x", "--html", "x.html", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    ahead = ["--policy", "take-ahead", "--take-ahead", "4", "--label", "y"]
+    done = jobbench(*RUN, *ahead, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    done = jobbench("compare", "x", "y", "--html", "xy.html", "--format", "json", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return cwd
+
+
+def test_run_html_has_one_svg_per_plot(folder: Path) -> None:
+    page = (folder / "x.html").read_text()
+    assert len(svgs(page)) == len(PLOTS)
+    for plot, label in zip(PLOTS, labels(page)):
+        assert plot in label
+    assert page.count("<table") == 1 and "time to 99 %" in page
+    assert "x: rep 2 of 2" in page  # says which rep the plots show
+    doc = json.loads((folder / "reports" / "x.json").read_text())
+    p99 = doc["scenarios"][0]["summary"]["time_to_p99_s"]["median"]
+    assert f"{p99:.3f} s" in page
+    assert f"ideal {doc['scenarios'][0]['ideal_s']:.3f} s" in page
+
+
+def test_page_is_self_contained(folder: Path) -> None:
+    for name in ("x.html", "xy.html"):
+        page = (folder / name).read_text()
+        assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, flags=re.I)
+        assert not re.search(r"url\(|@import|<script|<link|<img|<iframe", page, flags=re.I)
+        assert "http://" not in page and "https://" not in page
+        assert "default-src 'none'" in page  # CSP: the browser may fetch nothing at all
+
+
+def test_dark_mode_uses_css_variables(folder: Path) -> None:
+    page = (folder / "x.html").read_text()
+    style = page[page.index("<style>") : page.index("</style>")]
+    assert "@media (prefers-color-scheme:dark)" in style
+    assert "color-scheme" in page and "currentColor" in style
+    dark = style[style.index("prefers-color-scheme:dark") :]
+    for var in ("--bg", "--fg", "--a", "--b", "--grid"):
+        assert var in dark
+    for chunk in svgs(page):  # marks carry classes, colours come from the stylesheet
+        assert not re.search(r'(fill|stroke)="#', chunk)
+
+
+def test_comparison_page_has_both_sides_on_shared_axes(folder: Path) -> None:
+    page = (folder / "xy.html").read_text()
+    found = labels(page)
+    assert len(found) == len(PLOTS) + 1  # a timeline per side, the rest overlaid
+    assert "slot timeline of A = x" in found[0] and "slot timeline of B = y" in found[1]
+    assert "A = x" in page and "B = y" in page and "B vs A" in page
+    for chunk in svgs(page)[2:]:
+        assert ' a"' in chunk and ' b"' in chunk  # both sides drawn on each overlay
+
+
+def test_report_command_reads_a_comparison_file_and_a_rep(folder: Path) -> None:
+    out = folder / "again.html"
+    code = report_command(ReportRequest("x-vs-y", out, folder / "reports", rep=1))
+    assert code == 0
+    page = out.read_text()
+    assert "A = x: rep 1 of 2" in page and "B = y: rep 1 of 2" in page
+    with pytest.raises(UsageError, match="--rep 3"):
+        report_command(ReportRequest("x", out, folder / "reports", rep=3))

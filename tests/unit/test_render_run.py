@@ -1,0 +1,204 @@
+"""The terminal tables of `jobbench run` at a fixed width, against golden files.
+
+The result documents are built the way a run builds them: hand-made event logs measured by
+metrics.rep_metrics and added rep by rep with benchmark.scenario_entry / add_rep, so every
+figure in the tables is a real computation. Regenerate after an intended change:
+    JOBBENCH_UPDATE_GOLDEN=1 pytest tests/unit/test_render_run.py
+"""
+
+from __future__ import annotations
+
+import heapq
+import io
+import re
+from typing import Any
+
+from rich.console import Console
+
+from fake_queue.latency import Distribution, LatencyModel
+from jobbench import metrics
+from jobbench.benchmark import add_rep, mark_failed, scenario_entry
+from jobbench.config import Scenario, WorkerSpec
+from jobbench.render.cells import fmt
+from jobbench.render.terminal import render_result, scenario_footer, scenario_table
+from jobbench.results import new_document
+from tests.unit.test_render_compare import check_golden
+
+NS = 1_000_000_000
+T0 = 1_000 * NS
+TAKE_S, WAKE_S = 0.05, 0.005
+LATENCY = LatencyModel(take=Distribution("fixed", TAKE_S), wake=Distribution("fixed", WAKE_S))
+DRAIN = Scenario(
+    "2w-8j-0.5s", workers=2, slots=2, burst=8, job_seconds=0.5,
+    worker=WorkerSpec("model", "drain"), latency=LATENCY,
+)  # fmt: skip
+WIDE = Scenario(
+    "1w-6j-0.2s", workers=1, slots=4, burst=6, job_seconds=0.2,
+    worker=WorkerSpec("model", "drain"), latency=LATENCY,
+)  # fmt: skip
+
+
+def drain_rep(
+    s: Scenario, rep: int, stall_s: float = 0.0, failed: frozenset[int] = frozenset()
+) -> list[dict[str, Any]]:
+    """The drain policy by hand, in server ns: each worker's first take waits and is woken by
+    the burst, each later one arrives when its batch is done and is answered a take latency
+    later. Job i of rep r runs job_seconds + (r * 3 + i) ms; `stall_s` holds worker 0's second
+    take (a rep that stalled); jobs in `failed` end FAILED."""
+    events: list[dict[str, Any]] = [
+        {"t": T0, "ev": "submit", "job": f"job-{i}"} for i in range(s.burst)
+    ]
+    ready = [(T0 - NS, w, "woken", 0) for w in range(s.workers)]  # arrived, worker, kind, takes
+    heapq.heapify(ready)
+    next_job, take_id = 0, 0
+    while next_job < s.burst:
+        arrived, w, kind, taken = heapq.heappop(ready)
+        worker = f"w{w}"
+        claim = T0 if kind == "woken" else arrived
+        answer = claim + int((WAKE_S if kind == "woken" else TAKE_S) * NS)
+        if w == 0 and taken == 1:
+            answer += int(stall_s * NS)
+        take_id += 1
+        batch = range(next_job, min(s.burst, next_job + s.slots))
+        next_job = batch.stop
+        keys = {"take": take_id, "worker": worker}
+        events += [{"t": claim, "ev": "claim", "job": f"job-{i}", **keys} for i in batch]
+        events += [{"t": answer, "ev": "deliver", "job": f"job-{i}", **keys} for i in batch]
+        events.append(
+            {"t": answer, "ev": "take", "asked": s.slots, "got": len(batch), "arrived": arrived}
+            | {"due": answer, "kind": kind, "in_progress": False, **keys}
+        )
+        ends = [answer + int(s.job_seconds * NS) + (rep * 3 + i) * 1_000_000 for i in batch]
+        events += [
+            {"t": t, "ev": "done", "job": f"job-{i}", "worker": worker}
+            | {"status": "FAILED" if i in failed else "COMPLETED"}
+            for i, t in zip(batch, ends)
+        ]
+        heapq.heappush(ready, (max(ends), w, "queued", taken + 1))
+    return sorted(events, key=lambda e: int(e["t"]))
+
+
+def measured(s: Scenario, logs: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """A scenario entry with one rep per event log, as a run adds them."""
+    entry = scenario_entry(s, None)
+    raw: list[dict[str, Any]] = []
+    for log in logs:
+        figures = metrics.rep_metrics(
+            log,
+            workers=s.workers,
+            slots=s.slots,
+            burst=s.burst,
+            job_seconds=s.job_seconds,
+            wake_latency_s=s.latency.wake.mean,
+            worker_ids=[f"w{w}" for w in range(s.workers)],
+            keep_samples=True,
+        )
+        add_rep(entry, figures, raw)
+    return entry
+
+
+def complete_run() -> dict[str, Any]:
+    """Two scenarios: five drain reps of which the fifth stalled 1 s, and three reps of a
+    one-worker row with a failed job in each."""
+    doc = new_document("main", {"kind": "fake", "endpoint": "embedded"}, {})
+    stalled = [drain_rep(DRAIN, r, stall_s=1.0 if r == 5 else 0.0) for r in range(1, 6)]
+    doc["scenarios"].append(measured(DRAIN, stalled))
+    doc["scenarios"].append(
+        measured(WIDE, [drain_rep(WIDE, r, failed=frozenset({r})) for r in range(1, 4)])
+    )
+    doc["complete"] = True
+    return doc
+
+
+def interrupted_run() -> dict[str, Any]:
+    """Two reps of the first scenario ran, then Ctrl-C: marked as run_plans marks it."""
+    doc = new_document("main", {"kind": "fake", "endpoint": "embedded"}, {})
+    doc["scenarios"].append(measured(DRAIN, [drain_rep(DRAIN, r) for r in (1, 2)]))
+    mark_failed([doc], "interrupted (Ctrl-C) before every rep ran", interrupted=True)
+    return doc
+
+
+def printed(*renderables: Any) -> str:
+    console = Console(file=io.StringIO(), width=100)
+    for renderable in renderables:
+        console.print(renderable)
+    out = console.file
+    assert isinstance(out, io.StringIO)
+    return out.getvalue()
+
+
+def rendered(doc: dict[str, Any], saved_to: str | None = "reports/main.json") -> str:
+    console = Console(file=io.StringIO(), width=100)
+    render_result(doc, console, saved_to=saved_to)
+    out = console.file
+    assert isinstance(out, io.StringIO)
+    return out.getvalue()
+
+
+def cells(line: str) -> list[str]:
+    return [cell.strip() for cell in re.split("[│┃]", line)]
+
+
+def test_a_complete_run_renders_as_its_golden_file() -> None:
+    check_golden("run_table.txt", rendered(complete_run()))
+
+
+def test_an_interrupted_run_renders_as_its_golden_file() -> None:
+    check_golden("run_incomplete.txt", rendered(interrupted_run(), saved_to=None))
+
+
+def test_the_run_tables_fit_100_columns() -> None:
+    for doc in (complete_run(), interrupted_run()):
+        text = rendered(doc)
+        assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
+
+
+def test_each_row_is_the_median_min_and_max_of_the_reps() -> None:
+    entry = complete_run()["scenarios"][0]
+    text = printed(scenario_table(entry))
+    lines = text.splitlines()
+    assert lines[0].strip() == entry["name"]  # the title
+    assert cells(lines[1]) == ["metric", "median", "min", "max"]
+    p99s = sorted(rep["time_to_p99_s"] for rep in entry["reps"])
+    row = next(cells(line) for line in lines if line.startswith("time to 99 %"))
+    assert row == ["time to 99 %", *(fmt(v, "s") for v in (p99s[2], p99s[0], p99s[-1]))]
+    counts = sorted(rep["takes"]["count"] for rep in entry["reps"])
+    row = next(cells(line) for line in lines if line.startswith("takes"))
+    assert row == ["takes", *(str(n) for n in (counts[2], counts[0], counts[-1]))]
+    # rows in the documented order, one per figure the summary has
+    titles = [cells(line)[0] for line in lines[3:]]
+    assert titles[:3] == ["time to 50 %", "time to 99 %", "time to 100 %"]
+    assert titles[-1] == "efficiency" and len(titles) == 13
+
+
+def test_a_figure_no_rep_has_is_left_out_of_the_table() -> None:
+    entry = complete_run()["scenarios"][0]
+    entry["summary"]["service_p99_s"] = None
+    text = printed(scenario_table(entry))
+    assert "service p50" in text and "service p99" not in text
+
+
+def test_the_footer_names_the_ideal_the_outlier_reps_and_the_split() -> None:
+    stalled, steady = complete_run()["scenarios"]
+    footer = printed(scenario_footer(stalled)).splitlines()
+    eff = stalled["summary"]["efficiency"]["median"]
+    assert footer[0] == f"ideal {stalled['ideal_s']:.3f} s, efficiency {eff:.1%}"
+    # the stalled fifth rep is an outlier of time to 99 % (marked by metrics.outlier_reps)
+    assert stalled["outliers"]["time_to_p99_s"] == [5]
+    assert "outlier reps in time_to_p99_s: 5 (a gate sets them aside)" in footer
+    split = stalled["reps"][-1]["split"]["jobs_per_worker"]
+    assert footer[-1] == "split (last rep): " + ", ".join(f"{w} {n}" for w, n in split.items())
+    # three steady reps: no outlier line; a failed job counts for the worker that ran it
+    text = printed(scenario_footer(steady))
+    assert "outlier" not in text and f"split (last rep): w0 {WIDE.burst}" in text
+
+
+def test_an_interrupted_run_says_so_after_its_tables_and_a_complete_one_does_not() -> None:
+    text = rendered(interrupted_run(), saved_to=None)
+    assert text.rstrip().splitlines()[-1] == (
+        "incomplete: interrupted (Ctrl-C) before every rep ran"
+    )
+    assert text.index("2w-8j-0.5s") < text.index("incomplete:")
+    assert "saved" not in text
+    done = rendered(complete_run())
+    assert "incomplete" not in done and done.rstrip().endswith("saved reports/main.json")
