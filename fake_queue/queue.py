@@ -40,13 +40,6 @@ from fake_queue.protocol import (
 )
 
 __all__ = [
-    "CANCELLED",
-    "COMPLETED",
-    "FAILED",
-    "IN_PROGRESS",
-    "IN_QUEUE",
-    "TERMINAL",
-    "TIMED_OUT",
     "Job",
     "JobError",
     "JobQueue",

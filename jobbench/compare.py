@@ -144,8 +144,8 @@ def compare_metric(
     flags = [rep_flags(e) if k else [] for e, k in zip(entries, kept)]
     evidence = weigh(kept[0], kept[1], rule, (flags[0], flags[1]))
     return {
-        "baseline": _side_figure(entries[0], name, evidence, 0),
-        "candidate": _side_figure(entries[1], name, evidence, 1),
+        "baseline": _side_figure(entries[0], name, evidence, 0, kept[0]),
+        "candidate": _side_figure(entries[1], name, evidence, 1, kept[1]),
         "change": evidence.change,
         "ci": list(evidence.ci) if evidence.ci else None,
         "p_slower": evidence.p_slower,
@@ -159,10 +159,11 @@ def compare_metric(
 
 
 def _side_figure(
-    entry: dict[str, Any], name: str, evidence: Evidence, side: int
+    entry: dict[str, Any], name: str, evidence: Evidence, side: int, values: list[float]
 ) -> dict[str, float] | None:
     """Median / min / max / n of the reps that count; a pooled metric adds `pooled`, the
-    figure over every job of those reps (a rep's mean weighted by the jobs it served)."""
+    figure over every job of those reps (each rep's value, a mean, weighted by the jobs it
+    served). `values`: every rep's value, in rep order."""
     clean = evidence.clean[side]
     if not clean:
         return None
@@ -170,9 +171,9 @@ def _side_figure(
     if METRICS[name].pooled:
         out = {e.rep for e in evidence.excluded if e.side == "AB"[side]}
         weighted = [
-            (float(rep["phases"]["e2e"]["mean"]), _served(rep))
-            for i, rep in enumerate(entry["reps"], start=1)
-            if i not in out and (rep.get("phases", {}).get("e2e") or {}).get("mean") is not None
+            (value, _served(rep))
+            for i, (value, rep) in enumerate(zip(values, entry["reps"]), start=1)
+            if i not in out
         ]
         jobs = sum(n for _, n in weighted)
         figure["pooled"] = (

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from fake_queue.queue import COMPLETED, JobQueue
+from fake_queue.protocol import COMPLETED
+from fake_queue.queue import JobQueue
 from jobbench.errors import RunFailed
 from jobbench.runner import check_conservation
 from tests.unit.test_queue import FakeClock, in_loop, make_queue

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from fake_queue import virtual_clock
 from fake_queue.clock import MONOTONIC, Clock
 from fake_queue.latency import Distribution, LatencyModel, LatencySampler
-from fake_queue.queue import (
+from fake_queue.protocol import (
     CANCELLED,
     COMPLETED,
     FAILED,
@@ -29,11 +29,8 @@ from fake_queue.queue import (
     IN_QUEUE,
     TERMINAL,
     TIMED_OUT,
-    Job,
-    JobError,
-    JobQueue,
-    Take,
 )
+from fake_queue.queue import Job, JobError, JobQueue, Take
 from fake_queue.virtual_clock import VirtualTimeLoop
 
 TAKE_S, WAKE_S, HOLD_S = 0.5, 0.05, 20.0

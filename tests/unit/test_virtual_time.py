@@ -18,7 +18,8 @@ import pytest
 
 from fake_queue import virtual_clock
 from fake_queue.latency import Distribution, LatencyModel, LatencySampler
-from fake_queue.queue import COMPLETED, JobQueue
+from fake_queue.protocol import COMPLETED
+from fake_queue.queue import JobQueue
 from fake_queue.virtual_clock import VirtualTimeDeadlock, VirtualTimeLoop
 from jobbench.metrics import rep_metrics
 from jobbench.workers.model_policies import make_policy
