@@ -1,6 +1,6 @@
 """The gate's error rates, measured on real reps: resample the pools of benchmarks/gate_pools.py
 into thousands of simulated `jobbench gate` calls over the seed suite and count how often the
-rule (jobbench/decision.py, with --reps auto as jobbench/settle.py runs it) is wrong.
+rule (jobbench/results/decision.py, with --reps auto as jobbench/core/settle.py runs it) is wrong.
 
     python benchmarks/gate_error_rates.py --calls 2000            # docs/ci.md's figures
     python benchmarks/gate_error_rates.py --calls 200 --policies sdk-1.12
@@ -29,10 +29,10 @@ from typing import Any
 
 from scipy.stats import mannwhitneyu
 
-from jobbench.decision import Rule, decide, look_alpha, weigh
-from jobbench.project import BUILTIN_SUITES
-from jobbench.settle import DEFAULT_MAX_REPS
-from jobbench.stats import robust_spread
+from jobbench.core.project import BUILTIN_SUITES
+from jobbench.core.settle import DEFAULT_MAX_REPS
+from jobbench.measure.stats import robust_spread
+from jobbench.results.decision import Rule, decide, look_alpha, weigh
 
 POOLS = Path(__file__).resolve().parent / "data" / "gate-pools.json"
 FIRST_REPS = 5  # the seed suite's reps: where --reps auto starts
@@ -60,7 +60,7 @@ def draw(pool: Sequence[Sequence[float]], rng: random.Random, case: Case, side: 
 def simulate_call(
     pools: list[Pool], rng: random.Random, case: Case, rule: Rule, max_reps: int
 ) -> tuple[list[str], list[int]]:
-    """One gate call over the rows: settle each row as jobbench/settle.py does, one test (look)
+    """One gate call over the rows: settle each row as jobbench/core/settle.py does, one test (look)
     per pair past the first reps, each at its look_alpha. Returns each row's verdict at its
     last look and its reps a side."""
     verdicts, reps = [], []

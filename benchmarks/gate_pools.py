@@ -23,10 +23,11 @@ from typing import Any
 
 from common import machine
 
-from jobbench.benchmark import Plan, run_plans
-from jobbench.config import RunConfig, WorkerSpec
-from jobbench.project import BUILTIN_SUITES
+from jobbench.core.config import RunConfig
+from jobbench.core.loop import Plan, run_plans
+from jobbench.core.project import BUILTIN_SUITES
 from jobbench.render.plain_progress import PlainProgress
+from jobbench.workers.spec import WorkerSpec
 
 POLICIES = {
     "sdk-1.12": WorkerSpec(kind="model", policy="sdk-1.12"),

@@ -24,14 +24,14 @@ from common import ROOT, all_events, http_json, print_machine, server_process, t
 
 sys.path.insert(0, str(ROOT))
 
-from jobbench import metrics
-from jobbench.config import WorkerSpec
-from jobbench.drive.live import BurstPlan, LiveBurst
-from jobbench.drive.live_http import LiveHttp
-from jobbench.live_metrics import live_rep_metrics
-from jobbench.live_target import LiveTarget
+from jobbench.clients.endpoint import LiveTarget
+from jobbench.clients.live_burst import BurstPlan, LiveBurst
+from jobbench.clients.live_http import LiveHttp
+from jobbench.measure import metrics
+from jobbench.measure.live_metrics import live_rep_metrics
+from jobbench.procs.spawn import WorkerProcess, stop_all
 from jobbench.workers.kinds import worker_process_spec
-from jobbench.workers.spawn import WorkerProcess, stop_all
+from jobbench.workers.spec import WorkerSpec
 
 FIGURES = ("time_to_p50_s", "time_to_p99_s", "time_to_p100_s")
 

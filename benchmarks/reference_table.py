@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from fake_queue.latency import Distribution, LatencyModel
-from jobbench.analytic import expected_time_s
-from jobbench.benchmark import Plan, run_plans
-from jobbench.config import RunConfig, Scenario, WorkerSpec
+from jobbench.core.config import RunConfig, Scenario
+from jobbench.core.loop import Plan, run_plans
+from jobbench.measure.analytic import expected_time_s
 from jobbench.render.plain_progress import PlainProgress
+from jobbench.workers.spec import WorkerSpec
 
 ROWS = [  # name, workers, burst, job seconds (docs/latency-model.md)
     ("1 worker, 512 burst, 0.5 s jobs", 1, 512, 0.5),

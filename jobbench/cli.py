@@ -9,8 +9,8 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from jobbench.core.settle import DEFAULT_MAX_REPS
 from jobbench.errors import EXIT_USAGE, JobbenchError
-from jobbench.settle import DEFAULT_MAX_REPS
 
 app = typer.Typer(
     add_completion=False,
@@ -112,7 +112,7 @@ def run(
 ) -> None:
     """Run bursts through worker processes (or at a live --endpoint); median / min / max."""
     flags = locals()
-    from jobbench.commands import run_command
+    from jobbench.commands.run import run_command
 
     exit_with(lambda: run_command(flags))
 
@@ -204,7 +204,7 @@ def report(
     open_browser: Annotated[bool, Opt("--open", help="open it in the web browser")] = False,
 ) -> None:
     """Write a self-contained HTML report: tables and plots of where the time goes."""
-    from jobbench.report_command import ReportRequest, report_command
+    from jobbench.commands.report import ReportRequest, report_command
 
     exit_with(lambda: report_command(ReportRequest(name, html, out, rep, open_browser)))
 
@@ -223,8 +223,8 @@ def workers(
     name: Annotated[str | None, Opt(help="worker id prefix (default HOST-PID)")] = None,
 ) -> None:
     """Run N workers polling a fake queue that runs elsewhere, until Ctrl-C."""
-    from jobbench.config import worker_spec
-    from jobbench.workers_command import WorkersRequest, workers_command
+    from jobbench.commands.workers import WorkersRequest, workers_command
+    from jobbench.workers.spec import worker_spec
 
     def command() -> int:
         spec = worker_spec(worker, policy, take_ahead, sdk, python)
@@ -272,16 +272,16 @@ def locust(
 ) -> None:
     """Locust's web UI (or --headless) driving jobs through the fake queue or --endpoint."""
     flags = locals()
-    from jobbench.drive.locust_run import locust_command, locust_request
+    from jobbench.commands.locust import locust_command, locust_request
 
     exit_with(lambda: locust_command(locust_request(flags)))
 
 
 def _compare(flags: dict[str, Any], fail_on_regression: bool) -> int:
-    from jobbench.compare_command import CompareRequest, compare_command
-    from jobbench.gate import GateConfig, parse_percent
+    from jobbench.commands.compare import CompareRequest, compare_command
+    from jobbench.core.settle import AUTO, parse_duration, parse_reps
     from jobbench.render.progress import make_progress
-    from jobbench.settle import AUTO, parse_duration, parse_reps
+    from jobbench.results.gate import GateConfig, parse_percent
 
     try:
         reps = flags["reps"] or (AUTO if fail_on_regression else None)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fake_queue.protocol import TERMINAL
-from jobbench.metrics import SERVED
-from jobbench.stats import percentile
+from jobbench.measure.metrics import SERVED
+from jobbench.measure.stats import percentile
 
 US_PER_S = 1e6
 

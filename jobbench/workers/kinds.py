@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from fake_queue.protocol import DEFAULT_POLICY, worker_env
-from jobbench.config import WorkerSpec
 from jobbench.errors import UsageError
+from jobbench.workers.spec import WorkerSpec
 
 HERE = Path(__file__).resolve().parent
 RUNPOD_ENTRY = HERE / "runpod_entry.py"

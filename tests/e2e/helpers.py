@@ -12,11 +12,11 @@ from typing import Any
 import httpx
 
 from fake_queue.server import RunningServer
-from jobbench.config import WorkerSpec
-from jobbench.drive.bench_client import BenchClient
-from jobbench.runner import wait_until_polling
+from jobbench.clients.bench_client import BenchClient
+from jobbench.core.fake_target import wait_until_polling
+from jobbench.procs.spawn import WorkerProcess
 from jobbench.workers.kinds import worker_process_spec
-from jobbench.workers.spawn import WorkerProcess
+from jobbench.workers.spec import WorkerSpec
 
 
 def spawn_worker(

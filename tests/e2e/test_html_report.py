@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from jobbench.commands.report import ReportRequest, report_command
 from jobbench.errors import UsageError
-from jobbench.report_command import ReportRequest, report_command
 from tests.e2e.helpers import run_jobbench
 from tests.unit.test_html_report import PLOTS, labels, svgs
 

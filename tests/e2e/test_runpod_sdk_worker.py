@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 
 from fake_queue.server import RunningServer
-from jobbench.config import WorkerSpec
-from jobbench.workers.spawn import group_alive
+from jobbench.procs.spawn import group_alive
+from jobbench.workers.spec import WorkerSpec
 from tests.e2e.helpers import run_burst, spawn_worker, wait_polling
 
 

@@ -9,8 +9,8 @@ import sys
 
 def test_the_cli_process_never_imports_locust_or_gevent() -> None:
     code = (
-        "import sys, jobbench.cli, jobbench.drive.locust_run, jobbench.live_command, "
-        "jobbench.workers_command; print(sorted(m for m in sys.modules "
+        "import sys, jobbench.cli, jobbench.commands.locust, jobbench.commands.live, "
+        "jobbench.commands.workers; print(sorted(m for m in sys.modules "
         "if m.split('.')[0] in ('locust', 'gevent')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from jobbench.cpu_plan import pin, plan_cpus
+from jobbench.procs.cpu_plan import pin, plan_cpus
 
 # Prints its CPUs, then forks a child (as the SDK forks its heartbeat) that prints its own.
 FORKS_LATER = (

@@ -9,9 +9,9 @@ from collections.abc import Callable
 import httpx
 
 from fake_queue.server import RunningServer
-from jobbench.drive.live import BurstPlan, BurstRecord, LiveBurst
-from jobbench.drive.live_http import LiveHttp
-from jobbench.live_target import LiveTarget
+from jobbench.clients.endpoint import LiveTarget
+from jobbench.clients.live_burst import BurstPlan, BurstRecord, LiveBurst
+from jobbench.clients.live_http import LiveHttp
 
 
 async def _stop_when_submitted(burst: LiveBurst, stop: asyncio.Event) -> None:

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from fake_queue.server import RunningServer
-from jobbench import metrics
-from jobbench.drive.live import LiveBurst
+from jobbench.clients.endpoint import LiveTarget
+from jobbench.clients.live_burst import LiveBurst
+from jobbench.commands.live import LiveRunConfig, _add_rep, live_config, run_live, scenario_entry
 from jobbench.errors import Interrupted, UsageError
-from jobbench.live_command import LiveRunConfig, _add_rep, live_config, run_live, scenario_entry
-from jobbench.live_metrics import live_rep_metrics
-from jobbench.live_target import LiveTarget
+from jobbench.measure import metrics
+from jobbench.measure.live_metrics import live_rep_metrics
 from jobbench.render.plain_progress import PlainProgress
 from tests.unit.test_live_metrics import record
 

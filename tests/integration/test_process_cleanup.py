@@ -10,16 +10,17 @@ from pathlib import Path
 import pytest
 
 from fake_queue.server import RunningServer
-from jobbench.config import Scenario, worker_spec
-from jobbench.drive.embedded import EmbeddedQueue
-from jobbench.drive.locust_run import LocustRequest, locust_env
+from jobbench.clients.endpoint import LiveTarget
+from jobbench.commands.locust import LocustRequest, locust_env
+from jobbench.commands.workers import WorkersRequest, workers_command
+from jobbench.core.config import Scenario
+from jobbench.core.fake_target import ScenarioSession, stop_sessions
 from jobbench.errors import EXIT_OK, WorkerError
-from jobbench.interrupts import interrupts_deferred, sigterm_as_interrupt
-from jobbench.live_target import LiveTarget
+from jobbench.procs.embedded_queue import EmbeddedQueue
+from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
+from jobbench.procs.spawn import WorkerProcess, group_alive, stop_group
 from jobbench.render.plain_progress import PlainProgress
-from jobbench.runner import ScenarioSession, stop_sessions
-from jobbench.workers.spawn import WorkerProcess, group_alive, stop_group
-from jobbench.workers_command import WorkersRequest, workers_command
+from jobbench.workers.spec import worker_spec
 
 # The leader exits on SIGTERM; the child it forked ignores SIGTERM (set before the fork).
 LEADER_AND_STUBBORN_CHILD = """trap '' TERM; sleep 60 & trap - TERM; echo ready; wait"""

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from jobbench.compare import compare_docs
-from jobbench.decision import Rule, look_alpha, minimum_detectable
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, ResultsError, UsageError
-from jobbench.gate import GateConfig, judge, parse_percent
 from jobbench.render.cells import verdict_lines
+from jobbench.results.compare import compare_docs
+from jobbench.results.decision import Rule, look_alpha, minimum_detectable
+from jobbench.results.gate import GateConfig, judge, parse_percent
 
 PARAMS = {"workers": 1, "slots": 32, "burst": 512, "job_seconds": 0.5, "latency": {"take": 0.5}}
 

@@ -12,8 +12,8 @@ import pytest
 
 from fake_queue.protocol import COMPLETED
 from fake_queue.queue import JobQueue
+from jobbench.core.fake_target import check_conservation
 from jobbench.errors import RunFailed
-from jobbench.runner import check_conservation
 from tests.unit.test_queue import FakeClock, in_loop, make_queue
 
 BURST = 8

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from jobbench import metrics, stats
+from jobbench.commands.report import ReportRequest, report_command
 from jobbench.errors import ResultsError
+from jobbench.measure import metrics, stats
 from jobbench.render import svg
 from jobbench.render.charts import Plotted
 from jobbench.render.series import RepSeries, Span, count_over_time, rep_series, slot_rows
 from jobbench.render.timeline import timeline
-from jobbench.report_command import ReportRequest, report_command
-from jobbench.results import SCHEMA, EventsWriter, write_json
+from jobbench.results.store import SCHEMA, EventsWriter, write_json
 from tests.unit.cli import run_cli
 
 PLOTS = ("slot timeline", "completion", "queue depth", "take sizes", "take latencies", "CDF")

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from jobbench import metrics
-from jobbench.drive.live_records import BurstRecord, HealthSample, JobRecord
-from jobbench.drive.locust_run import LocustRequest, json_paths, judge, locust_argv
-from jobbench.drive.locust_stats import job_stats
+from jobbench.clients.live_records import BurstRecord, HealthSample, JobRecord
+from jobbench.clients.locust_stats import job_stats
+from jobbench.commands.locust import LocustRequest, json_paths, judge, locust_argv
 from jobbench.errors import RunFailed
-from jobbench.live_metrics import live_events, live_rep_metrics
+from jobbench.measure import metrics
+from jobbench.measure.live_metrics import live_events, live_rep_metrics
 
 S = 1_000_000_000
 T0 = 50 * S
@@ -128,7 +128,7 @@ def test_judge_exits_4_only_over_the_max_fail_ratio(tmp_path: Path) -> None:
 
 
 def test_locust_argv_and_the_json_file_name(tmp_path: Path) -> None:
-    from jobbench.config import Scenario
+    from jobbench.core.config import Scenario
 
     req = LocustRequest(None, Scenario("s"), headless=True, run_time="5s", extra=("RunUser",))
     argv = locust_argv(req, "http://127.0.0.1:1/v2/local", tmp_path / "locust")

@@ -11,9 +11,7 @@ import types
 import pytest
 
 from fake_queue import virtual_clock
-from jobbench.drive.pacing import Pacer, RatePacer, WindowPacer, backoff_s
-from jobbench.errors import EXIT_USAGE, UsageError
-from jobbench.live_target import (
+from jobbench.clients.endpoint import (
     confirm_burst,
     is_loopback,
     live_target,
@@ -22,6 +20,8 @@ from jobbench.live_target import (
     redact,
     resolve_endpoint,
 )
+from jobbench.clients.pacing import Pacer, RatePacer, WindowPacer, backoff_s
+from jobbench.errors import EXIT_USAGE, UsageError
 
 
 def test_an_endpoint_id_uses_runpods_base_url_or_the_sdk_override() -> None:
@@ -168,13 +168,13 @@ def test_the_rate_pacer_spaces_starts_evenly(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_status_polls_close_in_on_each_jobs_expected_end() -> None:
-    from jobbench.drive.live_follow import (
+    from jobbench.clients.live_follow import (
         MAX_POLL_INTERVAL_S,
         POLL_INTERVAL_S,
         poll_delay_s,
         until_end_s,
     )
-    from jobbench.drive.live_records import JobRecord
+    from jobbench.clients.live_records import JobRecord
 
     assert poll_delay_s(None) == POLL_INTERVAL_S  # nothing known: the finest interval
     assert poll_delay_s(1.0) == 0.5 and poll_delay_s(0.1) == POLL_INTERVAL_S

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from jobbench.metrics import ideal_time, pooled_phases, rep_metrics, summarise_reps, times_to
+from jobbench.measure.metrics import (
+    ideal_time,
+    pooled_phases,
+    rep_metrics,
+    summarise_reps,
+    times_to,
+)
 
 T0 = 5_000_000_000  # burst start (ns); non-zero so a figure using absolute `t` shows up wrong
 
@@ -341,7 +347,7 @@ def test_pooled_phases_pool_jobs_rather_than_average_percentiles() -> None:
 
 
 def test_busy_slot_time_never_counts_held_jobs_beyond_the_slots() -> None:
-    from jobbench.metrics import busy_slot_ns
+    from jobbench.measure.metrics import busy_slot_ns
 
     # 2 slots, 4 jobs delivered at once (2 held in a take-ahead buffer): busy 2 slots for 2 s
     spans = {"w0": [(0, 1_000), (0, 1_000), (0, 2_000), (0, 2_000)]}

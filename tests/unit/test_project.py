@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from jobbench.core.project import load_project
 from jobbench.errors import UsageError
-from jobbench.project import load_project
 from tests.unit.cli import run_cli
 
 SUITE = """

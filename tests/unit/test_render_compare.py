@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from jobbench.compare import compare_docs
-from jobbench.gate import GateConfig, judge
 from jobbench.render import renderer
+from jobbench.results.compare import compare_docs
+from jobbench.results.gate import GateConfig, judge
 from tests.unit.test_compare_gate import steady, suite_doc
 
 GOLDEN = Path(__file__).parent / "golden"

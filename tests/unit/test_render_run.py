@@ -16,12 +16,13 @@ from typing import Any
 from rich.console import Console
 
 from fake_queue.latency import Distribution, LatencyModel
-from jobbench import metrics
-from jobbench.benchmark import add_rep, mark_failed, scenario_entry
-from jobbench.config import Scenario, WorkerSpec
+from jobbench.core.config import Scenario
+from jobbench.core.loop import add_rep, mark_failed, scenario_entry
+from jobbench.measure import metrics
 from jobbench.render.cells import fmt
 from jobbench.render.terminal import render_result, scenario_footer, scenario_table
-from jobbench.results import new_document
+from jobbench.results.store import new_document
+from jobbench.workers.spec import WorkerSpec
 from tests.unit.test_render_compare import check_golden
 
 NS = 1_000_000_000

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.results import find_result, safe_label
+from jobbench.results.store import find_result, safe_label
 
 
 def test_find_result_uses_the_label_a_run_is_saved_under(

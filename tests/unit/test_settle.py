@@ -1,12 +1,12 @@
-"""--reps auto: when a row stops adding pairs, and why (jobbench/settle.py)."""
+"""--reps auto: when a row stops adding pairs, and why (jobbench/core/settle.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from jobbench.decision import Rule
+from jobbench.core.settle import Settler, parse_duration, parse_reps
 from jobbench.errors import UsageError
-from jobbench.settle import Settler, parse_duration, parse_reps
+from jobbench.results.decision import Rule
 from tests.unit.test_compare_gate import entry, steady
 
 

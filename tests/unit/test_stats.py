@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 
-from jobbench.stats import (
+from jobbench.measure.stats import (
     jain_fairness,
     log_shift,
     mann_whitney_p,

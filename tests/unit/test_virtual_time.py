@@ -21,7 +21,7 @@ from fake_queue.latency import Distribution, LatencyModel, LatencySampler
 from fake_queue.protocol import COMPLETED
 from fake_queue.queue import JobQueue
 from fake_queue.virtual_clock import VirtualTimeDeadlock, VirtualTimeLoop
-from jobbench.metrics import rep_metrics
+from jobbench.measure.metrics import rep_metrics
 from jobbench.workers.model_policies import make_policy
 from jobbench.workers.queue_link import QueueLink
 

@@ -9,43 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from fake_queue.latency import LatencyModel, LatencySpecError
-from fake_queue.protocol import (
-    NEEDS_TAKE_AHEAD,
-    NO_TAKE_AHEAD,
-    POLICIES,
-    policy_for,
-    take_ahead_problem,
-)
 from jobbench.errors import UsageError
+from jobbench.workers.spec import WorkerSpec, validate_worker
 
-WORKER_KINDS = ("runpod", "model")
 DEFAULT_SLOTS = 32
-
-
-@dataclass(frozen=True)
-class WorkerSpec:
-    """What runs in each worker process.
-
-    kind: `runpod` (the SDK), `model` (policy-model worker) or `command` (user's `command`).
-    """
-
-    kind: str = "runpod"
-    policy: str | None = None
-    take_ahead: int = 0
-    sdk_path: Path | None = None
-    python: str | None = None
-    command: str | None = None
-    env: tuple[tuple[str, str], ...] = ()
-
-    def describe(self) -> str:
-        if self.kind == "model":
-            extra = f", take-ahead {self.take_ahead}" if self.take_ahead else ""
-            return f"model worker ({self.policy}{extra})"
-        if self.kind == "command":
-            return f"command {self.command!r}"
-        sdk = f" from {self.sdk_path}" if self.sdk_path else ""
-        extra = f", take-ahead {self.take_ahead}" if self.take_ahead else ""
-        return f"runpod SDK worker{sdk}{extra}"
 
 
 @dataclass(frozen=True)
@@ -99,36 +66,6 @@ def validate_scenario(s: Scenario) -> Scenario:
     return s
 
 
-def validate_worker(w: WorkerSpec) -> WorkerSpec:
-    if w.take_ahead < 0:
-        raise UsageError(f"--take-ahead {w.take_ahead}: use 0 (off) or a positive job count")
-    if w.kind == "model":
-        if w.policy not in POLICIES:
-            raise UsageError(f"--policy {w.policy!r}: use one of {', '.join(POLICIES)}")
-        problem = take_ahead_problem(w.policy, w.take_ahead)
-        if problem == NEEDS_TAKE_AHEAD:
-            raise UsageError("--policy take-ahead needs --take-ahead K (K > 0), e.g. 32")
-        if problem == NO_TAKE_AHEAD:
-            raise UsageError(
-                f"--take-ahead {w.take_ahead}: policy {w.policy} has no take-ahead;"
-                " use --policy take-ahead"
-            )
-    elif w.policy is not None:
-        raise UsageError(
-            f"--policy {w.policy}: only the model worker has policies; add --worker model"
-        )
-    if w.kind == "command" and not (w.command or "").strip():
-        raise UsageError("--worker: the command is empty; give e.g. --worker 'python handler.py'")
-    if w.kind == "command" and w.take_ahead:
-        raise UsageError(
-            "--take-ahead: a user command gets RUNPOD_TAKE_AHEAD only via its own "
-            "code; drop --take-ahead or use --worker runpod"
-        )
-    if w.sdk_path is not None and not w.sdk_path.is_dir():
-        raise UsageError(f"--sdk {w.sdk_path}: not a folder; give a runpod-python checkout")
-    return w
-
-
 def validate_run(cfg: RunConfig) -> RunConfig:
     check_positive_int("--reps", cfg.reps)
     check_label(cfg.label)
@@ -171,32 +108,6 @@ def latency_from_flags(flags: dict[str, Any]) -> LatencyModel:
 
 def scenario_name(workers: int, burst: int, job_seconds: float) -> str:
     return f"{workers}w-{burst}j-{job_seconds:g}s"
-
-
-def worker_spec(
-    worker: str, policy: str | None, take_ahead: int, sdk: Path | None, python: str | None
-) -> WorkerSpec:
-    """Read `--worker runpod|model|"CMD ..."` and its companions."""
-    if worker in WORKER_KINDS:
-        kind, command = worker, None
-    elif " " in worker.strip() or "/" in worker or worker.endswith(".py"):
-        kind, command = "command", worker
-    else:
-        raise UsageError(
-            f"--worker {worker!r}: use runpod, model, or a command like 'python handler.py'"
-        )
-    if kind == "model" and policy is None:
-        policy = policy_for(take_ahead)
-    return validate_worker(
-        WorkerSpec(
-            kind=kind,
-            policy=policy,
-            take_ahead=take_ahead,
-            sdk_path=sdk,
-            python=python,
-            command=command,
-        )
-    )
 
 
 def read_inputs(input_json: str | None, inputs_file: Path | None) -> tuple[Any, ...]:

@@ -26,7 +26,7 @@ def environment(runpod: str | None) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "runpod": runpod,
         "git_sha": _git_sha(),
-        "cpu_plan": None,  # set when a run pins the embedded queue (jobbench/cpu_plan.py)
+        "cpu_plan": None,  # set when a run pins the embedded queue (jobbench/procs/cpu_plan.py)
     }
 
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jobbench.config import WorkerSpec
+from jobbench.core.gitrefs import is_git_repo, resolve_commit, worktree_for
+from jobbench.core.project import Project, Variant
 from jobbench.errors import UsageError
-from jobbench.gitrefs import is_git_repo, resolve_commit, worktree_for
-from jobbench.project import Project, Variant
-from jobbench.results import find_result, read_result, safe_label
+from jobbench.results.store import find_result, read_result, safe_label
+from jobbench.workers.spec import WorkerSpec
 
 
 @dataclass(frozen=True)

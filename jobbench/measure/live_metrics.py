@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, TERMINAL, TIMED_OUT
-from jobbench.drive.live_records import BurstRecord, HealthSample, JobRecord
-from jobbench.metrics import NS_PER_S, PHASES, SERVED, round6, rounded_phase, times_to
-from jobbench.stats import jain_fairness
+from jobbench.clients.live_records import BurstRecord, HealthSample, JobRecord
+from jobbench.measure.metrics import NS_PER_S, PHASES, SERVED, round6, rounded_phase, times_to
+from jobbench.measure.stats import jain_fairness
 
 NO_TAKES = {
     "count": None,

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobbench.stats import jain_fairness, outliers, phase_stats, summary
+from jobbench.measure.stats import jain_fairness, outliers, phase_stats, summary
 
 NS_PER_S = 1e9
 # Jobs a worker actually ran to an answer: the ones with a meaningful claim -> done service time.

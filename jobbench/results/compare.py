@@ -8,9 +8,9 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from jobbench import stats
-from jobbench.decision import Evidence, Rule, weigh
 from jobbench.errors import ResultsError, UsageError
+from jobbench.measure import stats
+from jobbench.results.decision import Evidence, Rule, weigh
 
 SCHEMA = "jobbench.comparison/2"
 READABLE_SCHEMAS = ("jobbench.comparison/1", SCHEMA)  # /1: before the gate's decision rule

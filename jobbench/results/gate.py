@@ -1,6 +1,6 @@
 """Comparison -> verdicts per row and overall, with the exit code CI acts on (docs/ci.md).
 
-The per-row rule is jobbench/decision.py; here it is applied across the rows of one call: each
+The per-row rule is results/decision.py; here it is applied across the rows of one call: each
 row is held to its share of the family-wise false-alarm rate at its last look, incomplete sides
 never pass, and every row says which reps it set aside, how noisy it is and why it stopped.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jobbench.compare import METRICS
-from jobbench.decision import Decision, Rule, decide, evidence_from, look_alpha
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, UsageError
+from jobbench.results.compare import METRICS
+from jobbench.results.decision import Decision, Rule, decide, evidence_from, look_alpha
 
 VERDICTS = {"regression", "pass", "better", "inconclusive"}
 

@@ -8,19 +8,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobbench import metrics
-from jobbench.config import RunConfig, Scenario, WorkerSpec
+from jobbench.core.config import RunConfig, Scenario
+from jobbench.core.fake_target import Progress, ScenarioSession, make_workdir, stop_sessions
+from jobbench.core.settle import Settler
 from jobbench.errors import Interrupted
-from jobbench.results import (
+from jobbench.measure import metrics
+from jobbench.results.store import (
     EventsWriter,
     environment,
     new_document,
     result_path,
     write_json,
 )
-from jobbench.runner import Progress, ScenarioSession, make_workdir, stop_sessions
-from jobbench.settle import Settler
 from jobbench.workers.kinds import describe_sdk, probe_sdk
+from jobbench.workers.spec import WorkerSpec
 
 
 @dataclass

@@ -14,21 +14,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobbench.config import (
+from jobbench.clients.endpoint import LiveTarget, live_target
+from jobbench.clients.locust_stats import job_stats, read_stats
+from jobbench.core.config import (
     Scenario,
     latency_from_flags,
     read_inputs,
     scenario_name,
     validate_scenario,
-    worker_spec,
 )
-from jobbench.drive.locust_stats import job_stats, read_stats
+from jobbench.core.fake_target import ScenarioSession, make_workdir
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError
-from jobbench.interrupts import sigterm_as_interrupt
-from jobbench.live_target import LiveTarget, live_target
+from jobbench.procs.signals import sigterm_as_interrupt
+from jobbench.procs.spawn import signal_group, stop_group
 from jobbench.render.plain_progress import PlainProgress
-from jobbench.runner import ScenarioSession, make_workdir
-from jobbench.workers.spawn import signal_group, stop_group
+from jobbench.workers.spec import worker_spec
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 POLL_S = 0.25

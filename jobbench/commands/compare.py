@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobbench.benchmark import Plan, run_plans
-from jobbench.compare import compare_docs, match_scenarios
-from jobbench.config import RunConfig
+from jobbench.core.config import RunConfig
+from jobbench.core.loop import Plan, run_plans
+from jobbench.core.project import Project, Suite, apply_variant, load_project
+from jobbench.core.resolve import Side, resolve
+from jobbench.core.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
 from jobbench.errors import EXIT_OK, UsageError
-from jobbench.gate import GateConfig, judge
-from jobbench.project import Project, Suite, apply_variant, load_project
 from jobbench.render import FORMATS, renderer
-from jobbench.resolve import Side, resolve
-from jobbench.results import result_path, safe_label, write_json
-from jobbench.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
+from jobbench.results.compare import compare_docs, match_scenarios
+from jobbench.results.gate import GateConfig, judge
+from jobbench.results.store import result_path, safe_label, write_json
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ def compare_command(request: CompareRequest, progress: Any) -> int:
     _save(comparison, docs, request)
     renderer(request.fmt)(comparison, sys.stdout, _width(), request.wide)
     if request.html is not None:
-        from jobbench.report_command import write_report
+        from jobbench.commands.report import write_report
 
         written = write_report(docs, paths, request.html, None, comparison)
         progress.message(f"html report: {written}")

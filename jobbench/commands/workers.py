@@ -12,13 +12,13 @@ import time
 from dataclasses import dataclass
 from typing import NoReturn
 
-from jobbench.config import WorkerSpec, validate_worker
-from jobbench.drive.bench_client import BenchClient, split_server
+from jobbench.clients.bench_client import BenchClient, split_server
+from jobbench.core.fake_target import make_workdir, spawn_workers, wait_until_polling
 from jobbench.errors import EXIT_OK, UsageError
-from jobbench.interrupts import interrupts_deferred, sigterm_as_interrupt
-from jobbench.runner import make_workdir, spawn_workers, wait_until_polling
+from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
+from jobbench.procs.spawn import WorkerProcess, stop_all
 from jobbench.workers.kinds import probe_sdk
-from jobbench.workers.spawn import WorkerProcess, stop_all
+from jobbench.workers.spec import WorkerSpec, validate_worker
 
 CHECK_S = 0.25
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from fake_queue.latency import LatencyModel, LatencySpecError
-from jobbench.compare import METRICS
-from jobbench.config import Scenario, WorkerSpec, validate_scenario, worker_spec
+from jobbench.core.config import Scenario, validate_scenario
 from jobbench.errors import UsageError
+from jobbench.results.compare import METRICS
+from jobbench.workers.spec import WorkerSpec, worker_spec
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -8,20 +8,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jobbench.benchmark import Plan, run_plans
-from jobbench.config import (
+from jobbench.clients.bench_client import split_server
+from jobbench.core.config import (
     RunConfig,
     Scenario,
     latency_from_flags,
     read_inputs,
     scenario_name,
     validate_run,
-    worker_spec,
 )
-from jobbench.drive.bench_client import split_server
+from jobbench.core.loop import Plan, run_plans
 from jobbench.errors import EXIT_OK, UsageError
 from jobbench.render.progress import make_progress, stdout_console
-from jobbench.results import print_json
+from jobbench.results.store import print_json
+from jobbench.workers.spec import worker_spec
 
 
 def run_config(flags: dict[str, Any]) -> RunConfig:
@@ -56,8 +56,8 @@ def run_config(flags: dict[str, Any]) -> RunConfig:
 
 
 def run_command(flags: dict[str, Any]) -> int:
-    if flags.get("endpoint"):  # a live endpoint: no queue, no workers (jobbench/live_command.py)
-        from jobbench.live_command import live_run_command
+    if flags.get("endpoint"):  # a live endpoint: no queue, no workers (jobbench/commands/live.py)
+        from jobbench.commands.live import live_run_command
 
         return live_run_command(flags)
     if flags.get("submit_rate") is not None:
@@ -72,7 +72,7 @@ def run_command(flags: dict[str, Any]) -> int:
         from jobbench.render.terminal import render_result
 
         render_result(docs[0], console or stdout_console(), saved_to=str(plan.path))
-    from jobbench.report_command import report_after_run
+    from jobbench.commands.report import report_after_run
 
     report_after_run(docs[0], plan.path, flags.get("html"), config.quiet)
     return EXIT_OK

@@ -17,11 +17,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from jobbench.compare import READABLE_SCHEMAS as COMPARISON_SCHEMAS
 from jobbench.errors import EXIT_OK, ResultsError, UsageError
 from jobbench.render.html import SideReport, render_page
 from jobbench.render.series import RepSeries, rep_series
-from jobbench.results import check_result, find_result, load_json, read_result, safe_label
+from jobbench.results.compare import READABLE_SCHEMAS as COMPARISON_SCHEMAS
+from jobbench.results.store import check_result, find_result, load_json, read_result, safe_label
 
 
 @dataclass(frozen=True)

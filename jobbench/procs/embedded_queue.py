@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobbench.errors import RunFailed
-from jobbench.workers.spawn import stop_group
+from jobbench.procs.spawn import stop_group
 
 READY_TIMEOUT_S = 20.0
 STOP_GRACE_S = 5.0

@@ -17,8 +17,8 @@ from typing import Any
 
 import aiohttp
 
+from jobbench.clients.endpoint import KEY_ENV, LiveTarget, redact
 from jobbench.errors import RunFailed
-from jobbench.live_target import KEY_ENV, LiveTarget, redact
 
 REQUEST_TIMEOUT_S = 10.0  # what the SDK's Endpoint.run uses
 CONNECT_TIMEOUT_S = 5.0

@@ -2,7 +2,7 @@
 
 `jobbench locust` runs this file in a Locust subprocess; it also works on its own:
 
-    locust -f jobbench/drive/locustfile.py -H https://api.runpod.ai/v2/ENDPOINT_ID
+    locust -f jobbench/clients/locustfile.py -H https://api.runpod.ai/v2/ENDPOINT_ID
 
 Every job is reported to Locust as a request of type JOB with its end-to-end time (submit to
 the client seeing it terminal); FAILED, TIMED_OUT and CANCELLED jobs (and jobs the endpoint lost)

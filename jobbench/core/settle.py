@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from jobbench.errors import UsageError
 
 if TYPE_CHECKING:  # the statistics load only when a row is judged: the CLI imports this module
-    from jobbench.decision import Rule
+    from jobbench.results.decision import Rule
 
 AUTO = "auto"
 DEFAULT_MAX_REPS = 30
@@ -73,8 +73,8 @@ class Settler:
         self, entries: list[dict[str, Any]], reps: int, pair_s: float, deadline: float
     ) -> str | None:
         """Why the row stops here, or None for one more pair (A then B)."""
-        from jobbench.compare import compare_metric, gated_metric
-        from jobbench.decision import decide, evidence_from, look_alpha
+        from jobbench.results.compare import compare_metric, gated_metric
+        from jobbench.results.decision import decide, evidence_from, look_alpha
 
         name = entries[0]["name"]
         metric = gated_metric(self.metric_for(name), entries[0])

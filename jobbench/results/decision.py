@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from jobbench import stats
+from jobbench.measure import stats
 
 MIN_CLEAN_REPS = 3  # a side with fewer reps that count has no test at all
 MAX_OUTLIER_SHARE = 0.25  # more outliers than this on a side: the side is unsteady, not judged

@@ -16,22 +16,24 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from jobbench import benchmark, live_metrics, metrics
-from jobbench.config import check_job_seconds, check_label, check_positive_int, read_inputs
-from jobbench.drive.live import RUN_WINDOW, BurstPlan, LiveBurst
-from jobbench.drive.live_http import LiveHttp
-from jobbench.drive.live_records import BurstRecord
-from jobbench.errors import EXIT_OK, Interrupted, JobbenchError, RunFailed, UsageError
-from jobbench.interrupts import sigterm_as_interrupt
-from jobbench.live_target import (
+from jobbench.clients.endpoint import (
     LiveTarget,
     confirm_burst,
     describe_rate,
     live_target,
     parse_submit_rate,
 )
+from jobbench.clients.live_burst import RUN_WINDOW, BurstPlan, LiveBurst
+from jobbench.clients.live_http import LiveHttp
+from jobbench.clients.live_records import BurstRecord
+from jobbench.core import loop as benchmark
+from jobbench.core.config import check_job_seconds, check_label, check_positive_int, read_inputs
+from jobbench.core.fake_target import Progress
+from jobbench.errors import EXIT_OK, Interrupted, JobbenchError, RunFailed, UsageError
+from jobbench.measure import live_metrics, metrics
+from jobbench.procs.signals import sigterm_as_interrupt
 from jobbench.render.progress import make_progress, stdout_console
-from jobbench.results import (
+from jobbench.results.store import (
     EventsWriter,
     environment,
     new_document,
@@ -39,7 +41,6 @@ from jobbench.results import (
     result_path,
     write_json,
 )
-from jobbench.runner import Progress
 
 # Ctrl-C, or a CI job's timeout: either stops a burst and cancels the jobs it left queued.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -116,7 +117,7 @@ def live_run_command(flags: dict[str, Any]) -> int:
         print_json(doc)
     else:
         render_live(doc, console, saved_to=str(path))
-    from jobbench.report_command import report_after_run
+    from jobbench.commands.report import report_after_run
 
     report_after_run(doc, path, flags.get("html"), cfg.quiet)
     return EXIT_OK

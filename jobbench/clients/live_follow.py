@@ -17,9 +17,9 @@ import time
 from collections import deque
 
 from fake_queue.protocol import IN_PROGRESS, IN_QUEUE, TERMINAL
-from jobbench.drive.live_http import LiveHttp, NotSent, OutcomeUnknown
-from jobbench.drive.live_records import BurstRecord, JobRecord, job_fields
-from jobbench.drive.pacing import RatePacer, backoff_s
+from jobbench.clients.live_http import LiveHttp, NotSent, OutcomeUnknown
+from jobbench.clients.live_records import BurstRecord, JobRecord, job_fields
+from jobbench.clients.pacing import RatePacer, backoff_s
 
 STATUS_RATE = 190.0  # /status: 2000 per 10 s and 400 concurrent per endpoint, less 5 %
 POLLERS = 64

@@ -1,6 +1,6 @@
 """One burst at a live endpoint: paced /run submits, /status follow-up, /health samples, and
 /cancel of what is still pending when the burst is stopped. Orchestration only: records raw
-client-side times; jobbench.live_metrics turns them into figures."""
+client-side times; jobbench.measure.live_metrics turns them into figures."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from fake_queue.protocol import CANCELLED, IN_QUEUE
-from jobbench.drive.live_follow import POLL_INTERVAL_S, Follower
-from jobbench.drive.live_http import Answer, LiveHttp, NotSent, OutcomeUnknown
-from jobbench.drive.live_records import BurstRecord, HealthSample, JobRecord, job_fields
-from jobbench.drive.pacing import Pacer, RatePacer, WindowPacer, backoff_s
+from jobbench.clients.live_follow import POLL_INTERVAL_S, Follower
+from jobbench.clients.live_http import Answer, LiveHttp, NotSent, OutcomeUnknown
+from jobbench.clients.live_records import BurstRecord, HealthSample, JobRecord, job_fields
+from jobbench.clients.pacing import Pacer, RatePacer, WindowPacer, backoff_s
 from jobbench.errors import JobbenchError
 
 # RunPod's documented per-endpoint limits (docs/protocol.md 4), each less 5 % so that the edges of

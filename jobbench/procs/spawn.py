@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from jobbench.errors import WorkerError
-from jobbench.interrupts import interrupts_deferred
+from jobbench.procs.signals import interrupts_deferred
 
 STOP_GRACE_S = 3.0
 KILL_WAIT_S = 5.0

@@ -11,15 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from jobbench import metrics
-from jobbench.config import Scenario, WorkerSpec
-from jobbench.cpu_plan import CpuPlan, pin, plan_cpus
-from jobbench.drive.bench_client import BenchClient, split_server
-from jobbench.drive.embedded import EmbeddedQueue, start_embedded_queue
+from jobbench.clients.bench_client import BenchClient, split_server
+from jobbench.core.config import Scenario
 from jobbench.errors import RunFailed
-from jobbench.interrupts import interrupts_deferred
+from jobbench.measure import metrics
+from jobbench.procs.cpu_plan import CpuPlan, pin, plan_cpus
+from jobbench.procs.embedded_queue import EmbeddedQueue, start_embedded_queue
+from jobbench.procs.signals import interrupts_deferred
+from jobbench.procs.spawn import WorkerProcess, stop_all
 from jobbench.workers.kinds import probe_sdk, worker_process_spec
-from jobbench.workers.spawn import WorkerProcess, stop_all
+from jobbench.workers.spec import WorkerSpec
 
 POLL_S = 0.05
 READY_TIMEOUT_S = 90.0  # eight real SDK workers importing runpod on two cores take a while

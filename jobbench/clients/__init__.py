@@ -1,0 +1,1 @@
+"""HTTP clients: the fake queue's bench-control API and live endpoints; Locust's user."""

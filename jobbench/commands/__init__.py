@@ -1,0 +1,1 @@
+"""Commands: one module per command; a typed request in, an exit code out."""

@@ -1,0 +1,1 @@
+"""Measurement: the event scan, per-rep metrics, statistics, the ideal. Pure."""

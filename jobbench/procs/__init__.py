@@ -1,0 +1,1 @@
+"""Processes: spawning, process groups, CPU pinning, the embedded queue, signals."""

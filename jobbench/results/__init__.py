@@ -1,0 +1,1 @@
+"""Result and comparison documents: models, store, compare, the gate's decision."""
