@@ -24,9 +24,12 @@ from typing import Any
 from common import machine
 
 from jobbench.core.config import RunConfig
-from jobbench.core.loop import Plan, run_plans
+from jobbench.core.fake_target import FakeQueue
+from jobbench.core.loop import run_plans
 from jobbench.core.project import BUILTIN_SUITES
+from jobbench.core.target import Plan
 from jobbench.render.plain_progress import PlainProgress
+from jobbench.results.model import Rep
 from jobbench.workers.spec import WorkerSpec
 
 POLICIES = {
@@ -38,14 +41,14 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "data" / "gate-pools.json"
 BURN = "import time\nwhile True:\n    time.time()\n"  # one busy core, like a neighbour on a runner
 
 
-def figures(rep: dict[str, Any]) -> dict[str, Any]:
-    e2e = rep["phases"]["e2e"] or {}
+def figures(rep: Rep) -> dict[str, Any]:
+    e2e = rep.phases.e2e
     return {
-        "time_to_p99_s": rep["time_to_p99_s"],
-        "time_to_p100_s": rep["time_to_p100_s"],
-        "e2e_mean_s": e2e.get("mean"),
-        "e2e_p50_s": e2e.get("p50"),
-        "e2e_p99_s": e2e.get("p99"),
+        "time_to_p99_s": rep.time_to_p99_s,
+        "time_to_p100_s": rep.time_to_p100_s,
+        "e2e_mean_s": e2e and e2e.mean,
+        "e2e_p50_s": e2e and e2e.p50,
+        "e2e_p99_s": e2e and e2e.p99,
     }
 
 
@@ -55,13 +58,13 @@ def run_block(policy: str, row: str, reps: int, busy: bool, out: Path) -> list[d
     config = RunConfig(scenarios=(scenario,), reps=reps, label="pool", out=out, save_events=False)
     burner = subprocess.Popen([sys.executable, "-c", BURN]) if busy else None
     try:
-        doc = run_plans([Plan(config)], PlainProgress(quiet=True))[0]
+        doc = run_plans([Plan(config, FakeQueue())], PlainProgress(quiet=True))[0]
     finally:
         if burner is not None:
             burner.kill()
             burner.wait()
     load = os.getloadavg()[0]
-    return [{**figures(rep), "load1": round(load, 2)} for rep in doc["scenarios"][0]["reps"]]
+    return [{**figures(rep), "load1": round(load, 2)} for rep in doc.scenarios[0].reps]
 
 
 def main() -> None:

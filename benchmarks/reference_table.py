@@ -20,9 +20,12 @@ from typing import Any
 
 from fake_queue.latency import Distribution, LatencyModel
 from jobbench.core.config import RunConfig, Scenario
-from jobbench.core.loop import Plan, run_plans
+from jobbench.core.fake_target import FakeQueue
+from jobbench.core.loop import run_plans
+from jobbench.core.target import Plan
 from jobbench.measure.analytic import expected_time_s
 from jobbench.render.plain_progress import PlainProgress
+from jobbench.results.model import Result
 from jobbench.workers.spec import WorkerSpec
 
 ROWS = [  # name, workers, burst, job seconds (docs/latency-model.md)
@@ -58,12 +61,14 @@ def scenarios(rows: list[int], scale: float, spec: WorkerSpec) -> tuple[Scenario
     )
 
 
-def median_p99(doc: dict[str, Any], index: int) -> float:
-    return float(doc["scenarios"][index]["summary"]["time_to_p99_s"]["median"])
+def median_p99(doc: Result, index: int) -> float:
+    p99 = doc.scenarios[index].summary["time_to_p99_s"]
+    assert p99 is not None, "every rep of a reference row finishes"
+    return float(p99.median)
 
 
-def split(doc: dict[str, Any], index: int) -> str:
-    per_worker = doc["scenarios"][index]["reps"][-1]["split"]["jobs_per_worker"]
+def split(doc: Result, index: int) -> str:
+    per_worker = doc.scenarios[index].reps[-1].split.jobs_per_worker
     return "/".join(str(n) for n in per_worker.values())
 
 
@@ -81,7 +86,10 @@ def main() -> None:
     names = args.variants.split(",")
     base = RunConfig(scenarios=(), reps=args.reps, out=args.out, save_events=False)
     plans = [
-        Plan(replace(base, label=f"ref-{n}", scenarios=scenarios(rows, args.scale, VARIANTS[n])))
+        Plan(
+            replace(base, label=f"ref-{n}", scenarios=scenarios(rows, args.scale, VARIANTS[n])),
+            FakeQueue(),
+        )
         for n in names
     ]
     docs = dict(zip(names, run_plans(plans, PlainProgress())))

@@ -1,4 +1,5 @@
-"""Server settings: flags and the `--config FILE` TOML, validated into one frozen value."""
+"""Server settings: the flags (fake_queue.options) over the `--config FILE` TOML, validated into
+one frozen value."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from fake_queue.faults import FaultRule, parse_fault
-from fake_queue.latency import LatencyModel, LatencySpecError
+from fake_queue.latency import Distribution, LatencyModel, LatencySpecError, parse_distribution
+from fake_queue.options import ServeOptions, flag
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -108,3 +110,48 @@ def load_settings_file(path: Path) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise SettingsError(f"--config {path}: [server] must be a table")
     return table
+
+
+def settings_from_options(options: ServeOptions) -> ServerSettings:
+    """The --config TOML (if any) under the flags given, validated; a SettingsError names the
+    flag (or the file) to fix. --fault rules add to the file's, after them."""
+    base = ServerSettings()
+    if options.config is not None:
+        try:
+            base = settings_from_mapping(load_settings_file(options.config), base)
+        except SettingsError as exc:
+            message = str(exc)
+            if not message.startswith("--config"):
+                message = f"--config {options.config}: {message}"
+            raise SettingsError(message) from None
+    return _apply_flags(options, base).validate()
+
+
+# ServeOptions field -> LatencyModel field
+_LATENCY_FLAGS = {
+    "take_latency": "take",
+    "wake_latency": "wake",
+    "hold": "hold",
+    "done_latency": "done",
+}
+
+
+def _apply_flags(options: ServeOptions, base: ServerSettings) -> ServerSettings:
+    latency: dict[str, Distribution] = {}
+    try:
+        for field_name, model_field in _LATENCY_FLAGS.items():
+            value = getattr(options, field_name)
+            if value is not None:
+                latency[model_field] = parse_distribution(value, flag(field_name))
+        faults = tuple(parse_fault(rule) for rule in options.faults)
+    except ValueError as exc:  # LatencySpecError, FaultSpecError
+        raise SettingsError(str(exc)) from None
+    changes: dict[str, Any] = {
+        "latency": replace(base.latency, **latency),
+        "faults": base.faults + faults,
+    }
+    for field_name in ("host", "port", "endpoint_id", "api_key", "rate_limits", "seed"):
+        value = getattr(options, field_name)
+        if value is not None:
+            changes[field_name] = value
+    return replace(base, **changes)

@@ -6,21 +6,24 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from jobbench.core.checks import check_positive_int
 from jobbench.core.config import RunConfig
-from jobbench.core.loop import Plan, run_plans
+from jobbench.core.fake_target import FakeQueue
+from jobbench.core.loop import run_plans
 from jobbench.core.project import Project, Suite, apply_variant, load_project
 from jobbench.core.resolve import Side, resolve
 from jobbench.core.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
+from jobbench.core.target import Plan, Progress
 from jobbench.errors import EXIT_OK, UsageError
 from jobbench.render import FORMATS, renderer
-from jobbench.results.compare import compare_docs, match_scenarios
+from jobbench.results.compare import Named, compare_docs, match_scenarios
 from jobbench.results.gate import GateConfig, judge
-from jobbench.results.store import result_path, safe_label, write_json
+from jobbench.results.model import Comparison, Params, Result, Row
+from jobbench.results.store import result_path, safe_label, write_comparison
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,7 @@ def pick_reps(request: CompareRequest, suite: Suite) -> tuple[int, bool]:
             )
         return suite.reps, True
     reps = suite.reps if request.reps is None else int(request.reps)
-    if reps < 1:
-        raise UsageError(f"--reps {reps}: must be >= 1")
+    check_positive_int("--reps", reps)
     return reps, False
 
 
@@ -97,14 +99,31 @@ def resolve_sides(request: CompareRequest, project: Project) -> list[Side]:
     return sides
 
 
-def planned(side: Side, suite: Suite) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PlannedScenario:
+    name: str
+    params: Params
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A side as far as matching scenarios goes (a results.compare.Lineup)."""
+
+    label: str
+    scenarios: Sequence[Named]
+
+
+def planned(side: Side, suite: Suite) -> Planned:
     """A side as far as matching scenarios goes: a saved result as it is, a variant as the
     suite's scenarios it will run."""
     if side.doc is not None:
-        return side.doc
+        return Planned(side.doc.label, side.doc.scenarios)
     assert side.variant is not None  # resolve gives a saved result or a variant to run
-    scenarios = [{"name": s.name, "params": s.params()} for s in apply_variant(suite, side.variant)]
-    return {"label": side.label, "scenarios": scenarios}
+    scenarios = [
+        PlannedScenario(s.name, Params.model_validate(s.params()))
+        for s in apply_variant(suite, side.variant)
+    ]
+    return Planned(side.label, scenarios)
 
 
 def free_latency(sides: list[Side], project: Project) -> frozenset[str]:
@@ -123,9 +142,9 @@ def run_sides(
     suite: Suite,
     reps: int,
     request: CompareRequest,
-    progress: Any,
+    progress: Progress,
     settle: Settler | None,
-) -> list[dict[str, Any]]:
+) -> list[Result]:
     """Saved sides as they are; the rest run now, interleaved rep by rep (and settled, when
     both run now and `settle` is given)."""
     plans = [
@@ -135,8 +154,8 @@ def run_sides(
                 reps=reps,
                 label=s.label,
                 out=request.out,
-                pin_queue=request.pin_queue,
-            )
+            ),
+            FakeQueue(pin_queue=request.pin_queue),
         )
         for s in sides
         if s.variant is not None
@@ -146,7 +165,7 @@ def run_sides(
     return [s.doc if s.doc is not None else next(ran) for s in sides]
 
 
-def compare_command(request: CompareRequest, progress: Any) -> int:
+def compare_command(request: CompareRequest, progress: Progress) -> int:
     if request.fmt not in FORMATS:
         raise UsageError(f"--format {request.fmt}: use one of {', '.join(FORMATS)}")
     request.gate.validate()
@@ -176,9 +195,9 @@ def compare_command(request: CompareRequest, progress: Any) -> int:
         metric_for=metric_for,
         rule=rule,
     )
-    for row in comparison["rows"]:
-        row["stopped"] = _stopped(row, sides, settle, reps)
-        row["looks"] = settle.looks.get(row["scenario"], 1) if settle else 1
+    for row in comparison.rows:
+        row.stopped = _stopped(row, sides, settle, reps)
+        row.looks = settle.looks.get(row.scenario, 1) if settle else 1
     code = judge(comparison, request.gate)
     _save(comparison, docs, request)
     renderer(request.fmt)(comparison, sys.stdout, _width(), request.wide)
@@ -190,18 +209,18 @@ def compare_command(request: CompareRequest, progress: Any) -> int:
     return code if request.fail_on_regression else EXIT_OK
 
 
-def _stopped(row: dict[str, Any], sides: list[Side], settle: Settler | None, reps: int) -> str:
-    if settle is not None and row["scenario"] in settle.stopped:
-        return settle.stopped[row["scenario"]]
+def _stopped(row: Row, sides: list[Side], settle: Settler | None, reps: int) -> str:
+    if settle is not None and row.scenario in settle.stopped:
+        return settle.stopped[row.scenario]
     if any(side.doc is not None for side in sides):
         return "a side is a saved result: no reps were added"
     return f"fixed --reps {reps} (--reps auto settles)"
 
 
-def _save(comparison: dict[str, Any], docs: list[dict[str, Any]], request: CompareRequest) -> None:
+def _save(comparison: Comparison, docs: list[Result], request: CompareRequest) -> None:
     """`<A>-vs-<B>.json` and `.md`, the PR-comment body, and the Actions job summary."""
-    stem = f"{safe_label(docs[0]['label'])}-vs-{safe_label(docs[1]['label'])}"
-    write_json(comparison, request.out / f"{stem}.json")
+    stem = f"{safe_label(docs[0].label)}-vs-{safe_label(docs[1].label)}"
+    write_comparison(comparison, request.out / f"{stem}.json")
     markdown = _markdown(comparison)
     (request.out / f"{stem}.md").write_text(markdown)
     if request.markdown_file is not None:
@@ -212,7 +231,7 @@ def _save(comparison: dict[str, Any], docs: list[dict[str, Any]], request: Compa
             handle.write(markdown + "\n")
 
 
-def _markdown(comparison: dict[str, Any]) -> str:
+def _markdown(comparison: Comparison) -> str:
     buffer = io.StringIO()
     renderer("markdown")(comparison, buffer)
     return buffer.getvalue()

@@ -12,25 +12,19 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from jobbench.clients.endpoint import LiveTarget, live_target
+from fake_queue.latency import LatencyModel
+from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.locust_stats import job_stats, read_stats
-from jobbench.core.config import (
-    Scenario,
-    latency_from_flags,
-    read_inputs,
-    scenario_name,
-    validate_scenario,
-)
+from jobbench.core.config import Scenario, scenario_name, validate_scenario
 from jobbench.core.fake_target import ScenarioSession, make_workdir
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError
 from jobbench.procs.signals import sigterm_as_interrupt
 from jobbench.procs.spawn import signal_group, stop_group
 from jobbench.render.plain_progress import PlainProgress
-from jobbench.workers.spec import worker_spec
+from jobbench.workers.spec import WorkerSpec
 
-LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+LOCUSTFILE = Path(__file__).parents[1] / "clients" / "locustfile.py"  # Locust runs it
 POLL_S = 0.25
 SHUTDOWN_GRACE_S = 20.0  # Locust writes its reports on the way out
 STOP_GRACE_S = 5.0
@@ -195,42 +189,18 @@ def judge(json_file: Path, max_fail_ratio: float, locust_code: int) -> int:
     return EXIT_OK
 
 
-def locust_request(flags: dict[str, object]) -> LocustRequest:
-    """Flags (a plain dict from the CLI) -> the frozen request; raw strings stop here."""
-    f: dict[str, Any] = dict(flags)
-    spec = worker_spec(f["worker"], f["policy"], f["take_ahead"], f["sdk"], f["python"])
-    scenario = validate_scenario(
+def fleet_scenario(
+    workers: int, slots: int, job_seconds: float, spec: WorkerSpec, latency: LatencyModel
+) -> Scenario:
+    """The embedded queue's workers and latency model, checked as `run` checks them."""
+    return validate_scenario(
         Scenario(
-            name=scenario_name(f["workers"], 1, f["job_seconds"]),
-            workers=f["workers"],
-            slots=f["slots"],
+            name=scenario_name(workers, 1, job_seconds),
+            workers=workers,
+            slots=slots,
             burst=1,
-            job_seconds=f["job_seconds"],
+            job_seconds=job_seconds,
             worker=spec,
-            latency=latency_from_flags(f),
+            latency=latency,
         )
-    )
-    read_inputs(f["input_json"], f["inputs"])  # a usage error here, not a Locust crash later
-    target = live_target(f["endpoint"], f["api_key"]) if f["endpoint"] else None
-    return LocustRequest(
-        target=target,
-        scenario=scenario,
-        headless=f["headless"],
-        users=f["users"],
-        spawn_rate=f["spawn_rate"],
-        run_time=f["run_time"],
-        json_file=f["json_file"],
-        csv=f["csv"],
-        html=f["html"],
-        web_host=f["web_host"],
-        web_port=f["web_port"],
-        master=f["master"],
-        locust_worker=f["locust_worker"],
-        processes=f["processes"],
-        max_fail_ratio=f["max_fail_ratio"],
-        payload_bytes=f["payload_bytes"],
-        inputs_file=f["inputs"],
-        input_json=f["input_json"],
-        seed=f["seed"],
-        extra=tuple(f["locust_args"] or ()),
     )

@@ -18,10 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from jobbench.errors import EXIT_OK, ResultsError, UsageError
+from jobbench.measure.series import RepSeries, rep_series
 from jobbench.render.html import SideReport, render_page
-from jobbench.render.series import RepSeries, rep_series
-from jobbench.results.compare import READABLE_SCHEMAS as COMPARISON_SCHEMAS
-from jobbench.results.store import check_result, find_result, load_json, read_result, safe_label
+from jobbench.results.model import READABLE_COMPARISON_SCHEMAS, Comparison, Result
+from jobbench.results.store import (
+    find_result,
+    load_json,
+    parse_comparison,
+    parse_result,
+    read_result,
+    safe_label,
+)
 
 
 @dataclass(frozen=True)
@@ -35,12 +42,13 @@ class ReportRequest:
 
 def report_command(request: ReportRequest) -> int:
     path = find_result(request.name, request.out)
-    doc = load_json(path)
-    if doc.get("schema") in COMPARISON_SCHEMAS:
-        docs, paths = _comparison_sides(doc, path)
-        written = write_report(docs, paths, request.html, request.rep, doc)
+    data = load_json(path)  # read once: a result, or a comparison of two
+    if data.get("schema") in READABLE_COMPARISON_SCHEMAS:
+        comparison = parse_comparison(data, path)
+        docs, paths = _comparison_sides(comparison, path)
+        written = write_report(docs, paths, request.html, request.rep, comparison)
     else:
-        written = write_report([check_result(doc, path)], [path], request.html, request.rep)
+        written = write_report([parse_result(data, path)], [path], request.html, request.rep)
     print(f"wrote {written} ({_size(written)})")
     if request.open_browser:
         webbrowser.open(written.resolve().as_uri())
@@ -48,11 +56,11 @@ def report_command(request: ReportRequest) -> int:
 
 
 def write_report(
-    docs: Sequence[dict[str, Any]],
+    docs: Sequence[Result],
     paths: Sequence[Path],
     html: Path,
     rep: int | None = None,
-    comparison: dict[str, Any] | None = None,
+    comparison: Comparison | None = None,
 ) -> Path:
     """One page for one result, or for both sides of a comparison (A and B on shared axes)."""
     keys = ["A", "B"] if len(docs) == 2 else [""]
@@ -62,7 +70,7 @@ def write_report(
     return html
 
 
-def report_after_run(doc: dict[str, Any], path: Path, html: Path | None, quiet: bool) -> None:
+def report_after_run(doc: Result, path: Path, html: Path | None, quiet: bool) -> None:
     """`--html FILE` on `run`: the page for the result just saved at `path`."""
     if html is None:
         return
@@ -71,25 +79,21 @@ def report_after_run(doc: dict[str, Any], path: Path, html: Path | None, quiet: 
         print(f"html report: {written}", file=sys.stderr)
 
 
-def _comparison_sides(
-    comparison: dict[str, Any], path: Path
-) -> tuple[list[dict[str, Any]], list[Path]]:
+def _comparison_sides(comparison: Comparison, path: Path) -> tuple[list[Result], list[Path]]:
     """The two results: where the comparison recorded them (relative to its own folder), else,
     for a comparison without paths, the saved labels beside it."""
     paths = []
-    for side in ("baseline", "candidate"):
-        recorded = comparison.get(side) or {}
-        where, label = recorded.get("path"), recorded.get("label")
-        if isinstance(where, str):
-            paths.append(Path(os.path.normpath(path.parent / where)))
-        elif isinstance(label, str):
-            paths.append(path.parent / f"{safe_label(label)}.json")
+    for name, side in (("baseline", comparison.baseline), ("candidate", comparison.candidate)):
+        if side.path is not None:
+            paths.append(Path(os.path.normpath(path.parent / side.path)))
+        elif side.label:
+            paths.append(path.parent / f"{safe_label(side.label)}.json")
         else:
-            raise ResultsError(f"{path}: comparison without a {side} label; re-run the compare")
+            raise ResultsError(f"{path}: comparison without a {name} label; re-run the compare")
     return [read_result(p) for p in paths], paths
 
 
-def _side(key: str, doc: dict[str, Any], path: Path, rep: int | None) -> SideReport:
+def _side(key: str, doc: Result, path: Path, rep: int | None) -> SideReport:
     events = path.with_suffix(".events.jsonl")
     wanted = _wanted_reps(doc, rep, path)
     note = _events_problem(doc, events)
@@ -104,29 +108,26 @@ def _side(key: str, doc: dict[str, Any], path: Path, rep: int | None) -> SideRep
     return SideReport(key, doc, path, series, wanted, note)
 
 
-def _wanted_reps(doc: dict[str, Any], rep: int | None, path: Path) -> dict[str, int]:
+def _wanted_reps(doc: Result, rep: int | None, path: Path) -> dict[str, int]:
     """Scenario name -> the rep to plot: `--rep N`, else the last one that finished."""
     wanted = {}
-    for entry in doc.get("scenarios", []):
-        count = len(entry.get("reps", []))
+    for entry in doc.scenarios:
+        count = len(entry.reps)
         if rep is not None and not 1 <= rep <= count:
-            raise UsageError(
-                f"--rep {rep}: scenario {entry.get('name')} of {path} has reps 1..{count}"
-            )
+            raise UsageError(f"--rep {rep}: scenario {entry.name} of {path} has reps 1..{count}")
         if count:
-            wanted[str(entry.get("name"))] = rep or count
+            wanted[entry.name] = rep or count
     return wanted
 
 
-def _events_problem(doc: dict[str, Any], events: Path) -> str | None:
+def _events_problem(doc: Result, events: Path) -> str | None:
     if not events.is_file():
         return (
             f"plots need the events file {events}; run with events on (the default, "
             "not --no-events) to get it"
         )
-    created = doc.get("created")
     try:
-        started = datetime.fromisoformat(str(created)).timestamp()
+        started = datetime.fromisoformat(doc.created).timestamp()
     except ValueError:
         return None
     if events.stat().st_mtime < started - 2:

@@ -1,89 +1,139 @@
-"""Command cores: flags (a plain dict from the CLI) -> frozen config -> run -> render -> exit code.
-
-Kept apart from cli.py so the Typer layer stays thin and these stay testable without Typer.
-"""
+"""`jobbench run`: a RunRequest -> a plan on the fake queue or a live endpoint -> the one run loop
+-> the run table (or JSON) -> exit code."""
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from jobbench.clients.bench_client import split_server
+from jobbench.clients.endpoint import confirm_burst, live_target, parse_submit_rate
+from jobbench.core.checks import check_job_seconds, check_label, check_positive_int
 from jobbench.core.config import (
+    LatencyFlags,
     RunConfig,
     Scenario,
-    latency_from_flags,
     read_inputs,
     scenario_name,
     validate_run,
 )
-from jobbench.core.loop import Plan, run_plans
+from jobbench.core.fake_target import FakeQueue
+from jobbench.core.live_target import LiveEndpoint, live_scenario_name
+from jobbench.core.loop import run_plans
+from jobbench.core.target import Plan, Target
 from jobbench.errors import EXIT_OK, UsageError
 from jobbench.render.progress import make_progress, stdout_console
 from jobbench.results.store import print_json
 from jobbench.workers.spec import worker_spec
 
 
-def run_config(flags: dict[str, Any]) -> RunConfig:
-    if flags["server"]:
-        split_server(flags["server"])  # a malformed URL is a usage error, before anything runs
-    spec = worker_spec(
-        flags["worker"], flags["policy"], flags["take_ahead"], flags["sdk"], flags["python"]
-    )
-    scenario = Scenario(
-        name=scenario_name(flags["workers"], flags["burst"], flags["job_seconds"]),
-        workers=flags["workers"],
-        slots=flags["slots"],
-        burst=flags["burst"],
-        job_seconds=flags["job_seconds"],
-        worker=spec,
-        latency=latency_from_flags(flags),
-        inputs=read_inputs(flags["input_json"], flags["inputs"]),
-    )
-    return validate_run(
-        RunConfig(
-            scenarios=(scenario,),
-            reps=flags["reps"],
-            label=flags["label"],
-            out=Path(flags["out"]),
-            server_url=flags["server"],
-            seed=flags["seed"],
-            quiet=flags["quiet"],
-            save_events=flags["events"],
-            pin_queue=flags["pin_queue"],
-        )
-    )
+@dataclass(frozen=True)
+class RunRequest:
+    """`jobbench run`'s flags, typed; raw strings (latencies, rates, the worker) are read here."""
+
+    workers: int = 4
+    slots: int = 32
+    burst: int = 1024
+    job_seconds: float = 0.5
+    take_ahead: int = 0
+    worker: str = "runpod"
+    policy: str | None = None
+    sdk: Path | None = None
+    python: str | None = None
+    input_json: str | None = None
+    inputs: Path | None = None
+    reps: int = 5
+    label: str = "run"
+    out: Path = Path("reports")
+    server: str | None = None
+    api_key: str | None = None
+    latency: LatencyFlags = field(default_factory=LatencyFlags)
+    seed: int | None = None
+    pin_queue: bool = True
+    events: bool = True
+    json_out: bool = False
+    quiet: bool = False
+    html: Path | None = None
+    endpoint: str | None = None
+    submit_rate: str | None = None
+    yes: bool = False
 
 
-def run_command(flags: dict[str, Any]) -> int:
-    if flags.get("endpoint"):  # a live endpoint: no queue, no workers (jobbench/commands/live.py)
-        from jobbench.commands.live import live_run_command
-
-        return live_run_command(flags)
-    if flags.get("submit_rate") is not None:
-        raise UsageError("--submit-rate: only live mode paces submissions; add --endpoint URL|ID")
-    config = run_config(flags)
-    plan = Plan(config, api_key=flags["api_key"])
-    console, progress = make_progress(config.quiet)
-    docs = run_plans([plan], progress, header=run_header(config))
-    if flags["json_out"]:
+def run_command(req: RunRequest) -> int:
+    plan = live_plan(req) if req.endpoint else fake_plan(req)
+    console, progress = make_progress(req.quiet)
+    docs = run_plans([plan], progress)
+    if req.json_out:
         print_json(docs[0])
     else:
-        from jobbench.render.terminal import render_result
+        from jobbench.render.terminal import render_result  # rich, only for the table
 
         render_result(docs[0], console or stdout_console(), saved_to=str(plan.path))
     from jobbench.commands.report import report_after_run
 
-    report_after_run(docs[0], plan.path, flags.get("html"), config.quiet)
+    report_after_run(docs[0], plan.path, req.html, req.quiet)
     return EXIT_OK
 
 
-def run_header(config: RunConfig) -> str:
-    """One line: target and model, workers, burst, reps (docs/metrics.md, "The run table")."""
-    s = config.scenarios[0]
-    target = f"fake queue at {config.server_url}" if config.server_url else "embedded fake queue"
-    return (
-        f"{target}, take {s.latency.take.describe()} s, wake {s.latency.wake.describe()} s; "
-        f"{s.workers} x {s.worker.describe()} x {s.slots} slots; {s.burst} x "
-        f"{s.job_seconds:g} s jobs; {config.reps} reps"
+def fake_plan(req: RunRequest) -> Plan:
+    if req.submit_rate is not None:
+        raise UsageError("--submit-rate: only live mode paces submissions; add --endpoint URL|ID")
+    if req.server:
+        split_server(req.server)  # a malformed URL is a usage error, before anything runs
+    spec = worker_spec(req.worker, req.policy, req.take_ahead, req.sdk, req.python)
+    scenario = Scenario(
+        name=scenario_name(req.workers, req.burst, req.job_seconds),
+        workers=req.workers,
+        slots=req.slots,
+        burst=req.burst,
+        job_seconds=req.job_seconds,
+        worker=spec,
+        latency=req.latency.model(),
+        inputs=read_inputs(req.input_json, req.inputs),
     )
+    target = FakeQueue(req.server, req.api_key, seed=req.seed, pin_queue=req.pin_queue)
+    return Plan(validate_run(_config(req, scenario)), target)
+
+
+def live_plan(req: RunRequest) -> Plan:
+    """No queue and no workers: bursts at the endpoint; a big one at a real endpoint is asked
+    about first, since it costs money."""
+    if req.server:
+        raise UsageError("--server and --endpoint: give one (a fake queue URL or a live endpoint)")
+    assert req.endpoint is not None
+    check_positive_int("--burst", req.burst)
+    check_positive_int("--reps", req.reps)
+    check_job_seconds(req.job_seconds)  # bench jobs get it as their input
+    check_label(req.label)
+    target: Target = LiveEndpoint(
+        live_target(req.endpoint, req.api_key), parse_submit_rate(req.submit_rate)
+    )
+    scenario = Scenario(
+        name=live_scenario_name(req.burst, req.job_seconds),
+        burst=req.burst,
+        job_seconds=req.job_seconds,
+        inputs=read_inputs(req.input_json, req.inputs),
+    )
+    url = target.describe().endpoint
+    confirm_burst(
+        url, req.burst, req.reps, yes=req.yes, interactive=sys.stdin.isatty(), ask=ask_stdin
+    )
+    return Plan(_config(req, scenario), target)
+
+
+def _config(req: RunRequest, scenario: Scenario) -> RunConfig:
+    return RunConfig(
+        scenarios=(scenario,),
+        reps=req.reps,
+        label=req.label,
+        out=req.out,
+        quiet=req.quiet,
+        save_events=req.events,
+    )
+
+
+def ask_stdin(question: str) -> bool:
+    sys.stderr.write(question + " [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")

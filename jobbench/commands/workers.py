@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from jobbench.clients.bench_client import BenchClient, split_server
+from jobbench.core.checks import check_positive_int
 from jobbench.core.fake_target import make_workdir, spawn_workers, wait_until_polling
-from jobbench.errors import EXIT_OK, UsageError
+from jobbench.errors import EXIT_OK
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import WorkerProcess, stop_all
 from jobbench.workers.kinds import probe_sdk
@@ -39,8 +40,8 @@ def worker_ids(request: WorkersRequest) -> list[str]:
 
 
 def workers_command(request: WorkersRequest) -> int:
-    if request.workers < 1 or request.slots < 1:
-        raise UsageError("--workers and --slots: must be whole numbers >= 1")
+    check_positive_int("--workers", request.workers)
+    check_positive_int("--slots", request.slots)
     validate_worker(request.spec)
     base, endpoint = split_server(request.server)
     probe_sdk(request.spec)

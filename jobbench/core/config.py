@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fake_queue.latency import LatencyModel, LatencySpecError
+from jobbench.core.checks import check_job_seconds, check_label, check_positive_int
+from jobbench.core.load import Burst, Load
 from jobbench.errors import UsageError
 from jobbench.workers.spec import WorkerSpec, validate_worker
 
@@ -20,12 +21,17 @@ class Scenario:
     name: str
     workers: int = 4
     slots: int = DEFAULT_SLOTS
-    burst: int = 1024
+    burst: int = 1024  # jobs per rep, all submitted at once (the `load`)
     job_seconds: float = 0.5
     worker: WorkerSpec = field(default_factory=WorkerSpec)
     latency: LatencyModel = field(default_factory=LatencyModel)
     inputs: tuple[Any, ...] = ()  # empty: every job gets {"seconds": job_seconds}
     metric: str | None = None  # the figure a gate rests on for this scenario (None: default)
+
+    @property
+    def load(self) -> Load:
+        """When the rep's jobs are submitted (core/load.py): `burst` jobs at once, today."""
+        return Burst(self.burst)
 
     def job_inputs(self) -> list[Any]:
         return list(self.inputs) if self.inputs else [{"seconds": self.job_seconds}]
@@ -46,15 +52,14 @@ class Scenario:
 
 @dataclass(frozen=True)
 class RunConfig:
+    """What a plan runs and where its result goes; where it runs is the plan's Target."""
+
     scenarios: tuple[Scenario, ...]
     reps: int = 5
     label: str = "run"
     out: Path = Path("reports")
-    server_url: str | None = None  # None: start the embedded fake queue
-    seed: int | None = None
     quiet: bool = False
     save_events: bool = True
-    pin_queue: bool = True  # embedded queue on a CPU of its own, workers on the others
 
 
 def validate_scenario(s: Scenario) -> Scenario:
@@ -74,36 +79,21 @@ def validate_run(cfg: RunConfig) -> RunConfig:
     return cfg
 
 
-# Checks shared by fake-queue runs (validate_run) and live runs (live_command.live_config).
-def check_positive_int(flag: str, value: int) -> None:
-    if value < 1:
-        raise UsageError(f"{flag} {value}: must be a whole number >= 1")
+@dataclass(frozen=True)
+class LatencyFlags:
+    """The latency flags as given (seconds, kind:a,b or samples:FILE), for run and locust."""
 
+    take: str = "0.5"
+    wake: str = "0.05"
+    hold: str = "20"
+    done: str = "0"
 
-def check_label(label: str) -> None:
-    """The label names the result file: no folders, no hidden files."""
-    if not label or any(c in label for c in "/\\") or label.startswith("."):
-        raise UsageError(f"--label {label!r}: use a plain file name like main or pr-123")
-
-
-def check_job_seconds(value: float) -> None:
-    if not math.isfinite(value) or value < 0:
-        raise UsageError(f"--job-seconds {value}: use a number of seconds >= 0")
-
-
-# Flags that the run and locust commands read alike.
-def latency_from_flags(flags: dict[str, Any]) -> LatencyModel:
-    try:
-        return LatencyModel.from_mapping(
-            {
-                "take": flags["take_latency"],
-                "wake": flags["wake_latency"],
-                "hold": flags["hold"],
-                "done": flags["done_latency"],
-            }
-        )
-    except LatencySpecError as exc:
-        raise UsageError(f"--{exc}".replace("_", "-", 1)) from None
+    def model(self) -> LatencyModel:
+        values = {"take": self.take, "wake": self.wake, "hold": self.hold, "done": self.done}
+        try:
+            return LatencyModel.from_mapping(values)
+        except LatencySpecError as exc:
+            raise UsageError(f"--{exc}".replace("_", "-", 1)) from None
 
 
 def scenario_name(workers: int, burst: int, job_seconds: float) -> str:

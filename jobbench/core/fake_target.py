@@ -4,39 +4,31 @@ from __future__ import annotations
 
 import contextlib
 import math
+import shutil
 import tempfile
 import time
-from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from jobbench.clients.bench_client import BenchClient, split_server
 from jobbench.core.config import Scenario
+from jobbench.core.target import Progress, RepOutcome
 from jobbench.errors import RunFailed
 from jobbench.measure import metrics
+from jobbench.measure.conservation import check_conservation
 from jobbench.procs.cpu_plan import CpuPlan, pin, plan_cpus
 from jobbench.procs.embedded_queue import EmbeddedQueue, start_embedded_queue
 from jobbench.procs.signals import interrupts_deferred
 from jobbench.procs.spawn import WorkerProcess, stop_all
-from jobbench.workers.kinds import probe_sdk, worker_process_spec
+from jobbench.results.model import ScenarioResult
+from jobbench.results.model import Target as TargetBlock
+from jobbench.workers.kinds import describe_sdk, probe_sdk, worker_process_spec
 from jobbench.workers.spec import WorkerSpec
 
 POLL_S = 0.05
 READY_TIMEOUT_S = 90.0  # eight real SDK workers importing runpod on two cores take a while
-
-
-class Progress(Protocol):
-    def message(self, text: str) -> None: ...
-    def rep_started(self, scenario: str, rep: int, reps: int, burst: int) -> None: ...
-    def rep_progress(self, done: int, total: int) -> None: ...
-    def rep_finished(self, scenario: str, rep: int, figures: dict[str, Any]) -> None: ...
-
-
-@dataclass
-class RepOutcome:
-    figures: dict[str, Any]
-    events: list[dict[str, Any]]
 
 
 def wait_until_polling(
@@ -87,6 +79,7 @@ class ScenarioSession:
     client: BenchClient | None = None
     endpoint_url: str = ""
     workers: list[WorkerProcess] = field(default_factory=list)
+    logs_kept: bool = False  # a failed scenario's logs stay for the error message to point at
 
     @property
     def title(self) -> str:
@@ -96,9 +89,21 @@ class ScenarioSession:
     def worker_ids(self) -> list[str]:
         return [w.worker_id for w in self.workers]
 
+    def entry(self) -> ScenarioResult:
+        return scenario_entry(self.scenario, self.sdk)
+
+    def environment(self) -> dict[str, Any]:
+        return {
+            "runpod": describe_sdk(self.sdk),
+            "cpu_plan": self.cpu_plan and self.cpu_plan.to_json(),
+        }
+
     def start(self) -> None:
+        self.progress.message(
+            f"{self.title}: starting {self.scenario.workers} x {self.scenario.worker.describe()}"
+        )
         spec = self.scenario.worker
-        if self.sdk is None:  # run_plans' preflight passes it in
+        if self.sdk is None:  # the target's preflight passes it in
             self.sdk = probe_sdk(spec)
         if self.server_url is None:
             self.queue = start_embedded_queue(self.workdir / "fake_queue.log", seed=self.seed)
@@ -142,53 +147,61 @@ class ScenarioSession:
         s = self.scenario
         self.wait_all_polling()
         cursor = self.client.reset()
-        self.progress.rep_started(self.title, rep, reps, s.burst)
-        self.client.burst(s.burst, s.job_inputs())
-        deadline = time.monotonic() + rep_timeout_s(s)
+        self.progress.rep_started(self.title, rep, reps, s.load.jobs)
+        self._submit_and_wait(rep)
+        events, _ = self.client.events(cursor)
+        check_conservation(self.client.state(), events, s.load.jobs)
+        measure = metrics.rep_measure(
+            events,
+            workers=s.workers,
+            slots=s.slots,
+            burst=s.load.jobs,
+            job_seconds=s.job_seconds,
+            wake_latency_s=s.latency.wake.mean,
+            worker_ids=self.worker_ids,
+        )
+        self.progress.rep_finished(self.title, rep, measure.figures)
+        return RepOutcome(measure, events)
+
+    def _submit_and_wait(self, rep: int) -> None:
+        """Submit the load's waves on time, until every job is terminal or the rep times out."""
+        assert self.client is not None
+        s, total = self.scenario, self.scenario.load.jobs
+        waves = list(s.load.waves())
+        inputs = s.job_inputs()
+        began = time.monotonic()
+        timeout_s = rep_timeout_s(s) + waves[-1].at_s
         while True:
+            while waves and time.monotonic() - began >= waves[0].at_s:
+                self.client.burst(waves.pop(0).jobs, inputs)
             time.sleep(POLL_S)
             self.check_workers()
             counts = self.client.counts()
             done = counts["submitted"] - counts["in_queue"] - counts["in_progress"]
-            self.progress.rep_progress(done, s.burst)
-            if done >= s.burst:
-                break
-            if time.monotonic() > deadline:
+            self.progress.rep_progress(done, total)
+            if done >= total:
+                return
+            if time.monotonic() - began > timeout_s:
                 raise RunFailed(
                     f"rep {rep} of {s.name} did not finish within "
-                    f"{rep_timeout_s(s):.0f} s: {s.burst - done} jobs unfinished"
+                    f"{timeout_s:.0f} s: {total - done} jobs unfinished"
                 )
-        events, _ = self.client.events(cursor)
-        check_conservation(self.client.state(), events, s.burst)
-        figures = metrics.rep_metrics(
-            events,
-            workers=s.workers,
-            slots=s.slots,
-            burst=s.burst,
-            job_seconds=s.job_seconds,
-            wake_latency_s=s.latency.wake.mean,
-            worker_ids=self.worker_ids,
-            keep_samples=True,
-        )
-        self.progress.rep_finished(self.title, rep, figures)
-        return RepOutcome(figures, events)
+
+    def keep_logs(self) -> None:
+        self.logs_kept = True
 
     def stop(self) -> None:
-        """Workers, client, then queue, each even if one before failed; a Ctrl-C or SIGTERM
-        meanwhile waits for the end (the queue runs in its own session: nothing else stops it)."""
+        """Workers, client, then queue, each even if one before failed, then the logs unless
+        kept; a Ctrl-C or SIGTERM meanwhile waits for the end (the queue runs in its own
+        session: nothing else stops it)."""
         with interrupts_deferred(), contextlib.ExitStack() as later:
+            if not self.logs_kept:
+                later.callback(shutil.rmtree, self.workdir, ignore_errors=True)
             if self.queue is not None:
                 later.callback(self.queue.stop)
             if self.client is not None:
                 later.callback(self.client.close)
             stop_all(self.workers)
-
-
-def stop_sessions(sessions: list[ScenarioSession]) -> None:
-    """Stop every session, even if one fails; a Ctrl-C meanwhile waits until the last is done."""
-    with interrupts_deferred(), contextlib.ExitStack() as later:
-        for session in reversed(sessions):  # callbacks run last in, first out
-            later.callback(session.stop)
 
 
 def spawn_workers(
@@ -214,24 +227,71 @@ def spawn_workers(
             pin(worker.popen.pid, cpus)  # what it forks later inherits this
 
 
-def check_conservation(state: dict[str, Any], events: list[dict[str, Any]], burst: int) -> None:
-    """No job lost or counted twice: the server's books and the event log must both agree."""
-    counts = state["counts"]
-    if state.get("conservation"):
-        raise RunFailed(f"the queue's books do not balance: {state['conservation']}")
-    terminal = sum(counts[k] for k in ("completed", "failed", "cancelled", "timed_out"))
-    if (
-        counts["submitted"] != burst
-        or terminal + counts["in_queue"] + counts["in_progress"] != (counts["submitted"])
-    ):
-        raise RunFailed(f"jobs lost: submitted {counts['submitted']} of {burst}, counts {counts}")
-    done = Counter(e["job"] for e in events if e["ev"] == "done")
-    doubled = [job for job, n in done.items() if n > 1]
-    if doubled:
-        raise RunFailed(f"jobs counted twice: {doubled[:5]} ({len(doubled)} in all)")
-    if len(done) != terminal:
-        raise RunFailed(f"event log has {len(done)} finished jobs, the queue counts {terminal}")
+def scenario_entry(s: Scenario, sdk: dict[str, Any] | None) -> ScenarioResult:
+    """A fake-queue scenario's result entry before any rep."""
+    ideal = metrics.ideal_time(s.burst, s.workers, s.slots, s.job_seconds, s.latency.wake.mean)
+    return ScenarioResult.model_validate(
+        {
+            "name": s.name,
+            "params": s.params(),
+            "ideal_s": ideal,
+            "worker": s.worker.describe(),
+            "sdk": sdk,
+            "gate_metric": s.metric,
+            "reps": [],
+            "summary": {},
+        }
+    )
 
 
 def make_workdir() -> Path:
     return Path(tempfile.mkdtemp(prefix="jobbench-"))
+
+
+@dataclass
+class FakeQueue:
+    """The fake queue Target: the embedded one (started per scenario) or `server_url`'s, with a
+    fleet of real worker processes per scenario."""
+
+    server_url: str | None = None
+    api_key: str | None = None
+    seed: int | None = None
+    pin_queue: bool = True
+    sdks: dict[WorkerSpec, dict[str, Any]] = field(default_factory=dict)
+
+    def describe(self) -> TargetBlock:
+        return TargetBlock(kind="fake", endpoint=self.server_url or "embedded")
+
+    def preflight(self, scenarios: Sequence[Scenario]) -> None:
+        """Check every runpod SDK the workers will import before anything starts or is
+        written: a usage error must leave no processes and no half-written result."""
+        for scenario in scenarios:
+            spec = scenario.worker
+            if spec not in self.sdks and (info := probe_sdk(spec)) is not None:
+                self.sdks[spec] = info  # one probe per variant, not per scenario
+
+    def header(self, scenarios: Sequence[Scenario], reps: int) -> str:
+        """One line: target and model, workers, burst, reps (docs/metrics.md, "The run table")."""
+        s = scenarios[0]
+        where = f"fake queue at {self.server_url}" if self.server_url else "embedded fake queue"
+        more = f" (+{len(scenarios) - 1} more scenarios)" if len(scenarios) > 1 else ""
+        return (
+            f"{where}, take {s.latency.take.describe()} s, wake {s.latency.wake.describe()} s; "
+            f"{s.workers} x {s.worker.describe()} x {s.slots} slots; {s.burst} x "
+            f"{s.job_seconds:g} s jobs; {reps} reps{more}"
+        )
+
+    def session(
+        self, scenario: Scenario, index: int, label: str, progress: Progress
+    ) -> ScenarioSession:
+        return ScenarioSession(
+            scenario,
+            make_workdir(),
+            progress,
+            label=label,
+            server_url=self.server_url,
+            api_key=self.api_key,
+            seed=self.seed,
+            pin_queue=self.pin_queue,
+            sdk=self.sdks.get(scenario.worker),
+        )

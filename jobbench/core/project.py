@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fake_queue.latency import LatencyModel, LatencySpecError
+from jobbench.core.checks import check_positive_int
 from jobbench.core.config import Scenario, validate_scenario
 from jobbench.errors import UsageError
 from jobbench.results.compare import METRICS
@@ -218,8 +219,7 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
         twice = sorted({n for n in names if names.count(n) > 1})
         raise UsageError(f"{where}: scenario name(s) {twice} given twice; names must differ")
     reps = _whole(spec, "reps", 5, where)
-    if reps < 1:
-        raise UsageError(f"{where}: reps must be >= 1")
+    check_positive_int(f"{where}: reps", reps)
     return Suite(name, tuple(scenarios), reps)
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from jobbench.core.gitrefs import is_git_repo, resolve_commit, worktree_for
 from jobbench.core.project import Project, Variant
 from jobbench.errors import UsageError
+from jobbench.results.model import Result
 from jobbench.results.store import find_result, read_result, safe_label
 from jobbench.workers.spec import WorkerSpec
 
@@ -21,7 +21,7 @@ from jobbench.workers.spec import WorkerSpec
 @dataclass(frozen=True)
 class Side:
     name: str
-    doc: dict[str, Any] | None = None  # a saved result
+    doc: Result | None = None  # a saved result
     path: Path | None = None
     variant: Variant | None = None  # or something to run now
     origin: str = ""
@@ -61,12 +61,12 @@ def resolve(
 def _saved(name: str, path: Path) -> Side:
     doc = read_result(path)
     age = time.time() - path.stat().st_mtime
-    state = "" if doc.get("complete", True) else ", INCOMPLETE"
+    state = "" if doc.complete else ", INCOMPLETE"
     return Side(
         name,
         doc=doc,
         path=path,
-        origin=f"result {path} ({_age(age)} old, created {doc.get('created')}{state})",
+        origin=f"result {path} ({_age(age)} old, created {doc.created}{state})",
     )
 
 

@@ -8,12 +8,14 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from jobbench.core.checks import check_positive_int
 from jobbench.errors import UsageError
 
 if TYPE_CHECKING:  # the statistics load only when a row is judged: the CLI imports this module
     from jobbench.results.decision import Rule
+    from jobbench.results.model import ScenarioResult
 
 AUTO = "auto"
 DEFAULT_MAX_REPS = 30
@@ -33,8 +35,7 @@ def parse_reps(text: str) -> int | str:
         reps = int(text)
     except ValueError:
         raise UsageError(f"--reps {text!r}: write a whole number, e.g. 5, or auto") from None
-    if reps < 1:
-        raise UsageError(f"--reps {reps}: must be a whole number >= 1, or auto")
+    check_positive_int("--reps", reps, "or auto")
     return reps
 
 
@@ -70,13 +71,13 @@ class Settler:
         return now + max(0.0, self.started + self.budget_s - now) / left
 
     def stop(
-        self, entries: list[dict[str, Any]], reps: int, pair_s: float, deadline: float
+        self, entries: list[ScenarioResult], reps: int, pair_s: float, deadline: float
     ) -> str | None:
         """Why the row stops here, or None for one more pair (A then B)."""
         from jobbench.results.compare import compare_metric, gated_metric
         from jobbench.results.decision import decide, evidence_from, look_alpha
 
-        name = entries[0]["name"]
+        name = entries[0].name
         metric = gated_metric(self.metric_for(name), entries[0])
         row = compare_metric((entries[0], entries[1]), metric, ("A", "B"), True, self.rule)
         look = reps - self.first_reps + 1

@@ -1,1 +1,1 @@
-"""Measurement: the event scan, per-rep metrics, statistics, the ideal. Pure."""
+"""Measurement: the one event scan, per-rep figures, plot series, statistics, the ideal. Pure."""

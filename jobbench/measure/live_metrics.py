@@ -1,4 +1,5 @@
-"""Live-mode figures: client-side records of one burst -> a rep dict with metrics.rep_metrics' keys.
+"""Live-mode figures: client-side records of one burst -> a RepMeasure with metrics.rep_measure's
+keys, built from the same pieces (figures.py).
 
 There is no server event log at a live endpoint, so (reports/README.md, "live mode"):
 queue wait = the platform's delayTime, service = its executionTime, end-to-end = client-observed
@@ -15,8 +16,16 @@ from typing import Any
 
 from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, TERMINAL, TIMED_OUT
 from jobbench.clients.live_records import BurstRecord, HealthSample, JobRecord
-from jobbench.measure.metrics import NS_PER_S, PHASES, SERVED, round6, rounded_phase, times_to
-from jobbench.measure.stats import jain_fairness
+from jobbench.measure.events import SERVED
+from jobbench.measure.figures import (
+    NS_PER_S,
+    PhaseSamples,
+    RepMeasure,
+    drain_figures,
+    round6,
+    rounded_phase,
+    split_figures,
+)
 
 NO_TAKES = {
     "count": None,
@@ -47,27 +56,20 @@ def _job_counts(record: BurstRecord, accepted: Sequence[JobRecord]) -> dict[str,
     }
 
 
-def _samples(accepted: Sequence[JobRecord]) -> dict[str, list[float]]:
-    samples: dict[str, list[float]] = {phase: [] for phase in PHASES}
+def _samples(accepted: Sequence[JobRecord]) -> PhaseSamples:
+    """The platform's delayTime and executionTime where it reported them; e2e on our clock."""
+    queue_wait: list[float] = []
+    service: list[float] = []
+    e2e: list[float] = []
     for job in accepted:
         if job.status not in SERVED or job.done_ns is None or job.sent_ns is None:
             continue
         if job.delay_ms is not None:
-            samples["queue_wait"].append(job.delay_ms / 1000)
+            queue_wait.append(job.delay_ms / 1000)
         if job.execution_ms is not None:
-            samples["service"].append(job.execution_ms / 1000)
-        samples["e2e"].append((job.done_ns - job.sent_ns) / NS_PER_S)
-    return samples
-
-
-def _split(accepted: Sequence[JobRecord]) -> dict[str, Any]:
-    counts = Counter(job.worker for job in accepted if job.status in SERVED and job.worker)
-    values = list(counts.values())
-    return {
-        "jobs_per_worker": dict(sorted(counts.items())),
-        "max_min_ratio": round6(max(values) / min(values)) if values else None,
-        "jain": round6(jain_fairness(values)) if values else None,
-    }
+            service.append(job.execution_ms / 1000)
+        e2e.append((job.done_ns - job.sent_ns) / NS_PER_S)
+    return PhaseSamples(tuple(queue_wait), tuple(service), tuple(e2e))
 
 
 def _submission(record: BurstRecord, accepted: Sequence[JobRecord]) -> dict[str, Any]:
@@ -118,25 +120,21 @@ def _health(samples: Sequence[HealthSample], start: int) -> dict[str, Any]:
     }
 
 
-def live_rep_metrics(record: BurstRecord, *, keep_samples: bool = False) -> dict[str, Any]:
+def live_rep_measure(record: BurstRecord) -> RepMeasure:
     accepted = [job for job in record.jobs if job.outcome == "accepted"]
     sent = [job.sent_ns for job in accepted if job.sent_ns is not None]
     start = min(sent) if sent else 0
     # Jobs jobbench cancelled itself (Ctrl-C, timeout) have no done_ns: not part of the drain.
     done_ts = sorted(job.done_ns for job in accepted if job.done_ns is not None)
-    times = times_to(done_ts, start, len(accepted))
-    span = times["time_to_p100_s"]
-    if span is None and done_ts:
-        span = round6((done_ts[-1] - start) / NS_PER_S)
     jobs = _job_counts(record, accepted)
+    drained, _ = drain_figures(done_ts, start, len(accepted), jobs["completed"])
     samples = _samples(accepted)
-    out: dict[str, Any] = {
-        **times,
-        "throughput_jps": round6(jobs["completed"] / span) if span else None,
+    figures: dict[str, Any] = {
+        **drained,
         "jobs": jobs,
-        "phases": {phase: rounded_phase(samples[phase]) for phase in PHASES},
+        "phases": samples.figures(),
         "takes": dict(NO_TAKES),
-        "split": _split(accepted),
+        "split": split_figures(job.worker for job in accepted if job.status in SERVED),
         "utilisation": None,
         "ideal_s": None,
         "efficiency": None,
@@ -145,10 +143,13 @@ def live_rep_metrics(record: BurstRecord, *, keep_samples: bool = False) -> dict
         "health": _health(record.health, start),
     }
     if record.stopped is not None:
-        out["partial"] = record.stopped
-    if keep_samples:
-        out["_samples"] = samples
-    return out
+        figures["partial"] = record.stopped
+    return RepMeasure(figures, samples)
+
+
+def live_rep_metrics(record: BurstRecord) -> dict[str, Any]:
+    """live_rep_measure's figures alone, for callers that pool nothing."""
+    return live_rep_measure(record).figures
 
 
 def live_events(record: BurstRecord) -> list[dict[str, Any]]:

@@ -6,12 +6,15 @@ rich is imported only by render/terminal.py, and only when the table format is u
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
+
+if TYPE_CHECKING:
+    from jobbench.results.model import Comparison
 
 
 class Renderer(Protocol):
     def __call__(
-        self, comparison: dict[str, Any], out: TextIO, width: int = 100, wide: bool = False
+        self, comparison: Comparison, out: TextIO, width: int = 100, wide: bool = False
     ) -> None: ...
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-MARKS = {
+from jobbench.results.model import Comparison, MetricComparison, Row
+
+MARKS: dict[str | None, str] = {
     "pass": "pass",
     "better": "better",
     "regression": "REGRESSION",
@@ -47,41 +49,40 @@ def fmt(value: Any, unit: str) -> str:
     return f"{value:.1f} {unit}"
 
 
-def change(metric: dict[str, Any]) -> str:
-    value = metric.get("change")
+def change(metric: MetricComparison | None) -> str:
+    value = metric.change if metric else None
     return "-" if value is None else f"{value:+.1%}"
 
 
-def interval(metric: dict[str, Any]) -> str:
-    ci = metric.get("ci")
+def interval(metric: MetricComparison) -> str:
+    ci = metric.ci
     return f"[{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else "-"
 
 
-def figure(metric: dict[str, Any], side: str, name: str) -> str:
+def figure(metric: MetricComparison | None, side: str, name: str) -> str:
     """A side's figure: the median of the reps that count, or the pooled mean."""
-    summary = metric.get(side)
+    summary = (metric.baseline if side == "baseline" else metric.candidate) if metric else None
     if not summary:
         return "-"
-    return fmt(
-        summary.get("pooled", summary["median"]) if name == "e2e_mean_s" else summary["median"], "s"
-    )
+    pooled = summary.pooled if name == "e2e_mean_s" else None
+    return fmt(summary.median if pooled is None else pooled, "s")
 
 
-def noise(metric: dict[str, Any]) -> str:
-    spread = [v for v in (metric.get("spread") or {}).values() if v is not None]
+def noise(metric: MetricComparison) -> str:
+    sides = metric.spread
+    spread = [v for v in (sides.baseline, sides.candidate) if v is not None] if sides else []
     return f"±{max(spread):.1%}" if spread else "-"
 
 
-def gated(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    name = row.get("metric", "time_to_p99_s")
-    return name, row["metrics"][name]
+def gated(row: Row) -> tuple[str, MetricComparison]:
+    return row.gated, row.metrics[row.gated]
 
 
-def mixed_metrics(comparison: dict[str, Any]) -> bool:
-    return len({row.get("metric") for row in comparison["rows"]}) > 1
+def mixed_metrics(comparison: Comparison) -> bool:
+    return len({row.metric for row in comparison.rows}) > 1
 
 
-def header(comparison: dict[str, Any], wide: bool) -> list[str]:
+def header(comparison: Comparison, wide: bool) -> list[str]:
     cells = ["scenario"]
     if wide or mixed_metrics(comparison):
         cells.append("gated on")
@@ -94,9 +95,9 @@ def header(comparison: dict[str, Any], wide: bool) -> list[str]:
     return [*cells, "verdict"]
 
 
-def row_cells(row: dict[str, Any], comparison: dict[str, Any], wide: bool) -> list[str]:
+def row_cells(row: Row, comparison: Comparison, wide: bool) -> list[str]:
     name, metric = gated(row)
-    cells = [row["scenario"] + (" *" if metric.get("excluded") else "")]
+    cells = [row.scenario + (" *" if metric.excluded else "")]
     if wide or mixed_metrics(comparison):
         cells.append(SHORT.get(name, name))
     cells += [
@@ -107,59 +108,61 @@ def row_cells(row: dict[str, Any], comparison: dict[str, Any], wide: bool) -> li
         noise(metric),
     ]
     if wide:
-        reps = row.get("reps") or {}
-        mdc = row.get("mdc")
+        reps = row.reps
+        mdc = row.mdc
         cells += [
-            f"{reps.get('baseline', '-')}/{reps.get('candidate', '-')}",
-            str(len(metric.get("excluded") or [])),
+            f"{reps.baseline}/{reps.candidate}" if reps else "-/-",
+            str(len(metric.excluded)),
             "-" if mdc is None else f"{mdc:+.0%}",
         ]
         for other in WIDE_METRICS:
-            m = row["metrics"].get(other, {})
+            m = row.metrics.get(other)  # a /1 file has no pooled mean
             cells += [figure(m, "baseline", other), figure(m, "candidate", other), change(m)]
         cells += [
-            fmt(row["ideal_s"], "s"),
-            fmt(row["efficiency"]["baseline"], "%"),
-            fmt(row["efficiency"]["candidate"], "%"),
+            fmt(row.ideal_s, "s"),
+            fmt(row.efficiency.baseline, "%"),
+            fmt(row.efficiency.candidate, "%"),
         ]
-    verdict = row.get("verdict")
+    verdict = row.verdict
     return [*cells, MARKS.get(verdict, str(verdict))]
 
 
-def title(comparison: dict[str, Any]) -> str:
-    a, b = comparison["baseline"]["label"], comparison["candidate"]["label"]
+def title(comparison: Comparison) -> str:
+    a, b = comparison.baseline.label, comparison.candidate.label
     text = f"A = {a} (baseline), B = {b} (candidate)"
-    names = {row.get("metric") for row in comparison["rows"]}
-    if len(names) == 1 and (name := names.pop()) in LONG:
+    names = {row.metric for row in comparison.rows}
+    if len(names) == 1 and (name := names.pop()) is not None and name in LONG:
         text += f"; gated on {LONG[name]}"
     return text
 
 
-def legend(comparison: dict[str, Any]) -> list[str]:
+def legend(comparison: Comparison) -> list[str]:
     """One clause per figure, under every comparison table."""
     lines = [
         "A, B: median over the reps that count (e2e mean: pooled over their jobs); change: B/A - 1 "
         "(Hodges-Lehmann) with its 95 % interval; noise: rep-to-rep spread, 1.4826 MAD / median.",
     ]
-    if any(gated(row)[1].get("excluded") for row in comparison["rows"]):
+    if any(gated(row)[1].excluded for row in comparison.rows):
         lines.append("*: reps were set aside (outliers or flagged by the runner), named below.")
     if mixed_metrics(comparison):
-        used = sorted({row["metric"] for row in comparison["rows"]})
+        used = sorted({row.gated for row in comparison.rows})
         lines.append("gated on: " + "; ".join(f"{SHORT[n]} = {LONG[n]}" for n in used))
     return lines
 
 
-def verdict_lines(comparison: dict[str, Any]) -> list[str]:
+def verdict_lines(comparison: Comparison) -> list[str]:
     lines = []
-    for row in comparison["rows"]:
-        if row.get("verdict"):
-            lines.append(f"{row['scenario']}: {row['verdict']}: {row.get('reason', '')}")
-    if comparison.get("verdict"):
-        gate = comparison.get("gate", {})
-        limit = gate.get("max_regression", 0)
+    for row in comparison.rows:
+        if row.verdict:
+            lines.append(f"{row.scenario}: {row.verdict}: {row.reason}")
+    if comparison.verdict:
+        gate = comparison.gate
+        limit = gate.max_regression if gate else 0
+        false_alarm = (gate.false_alarm if gate else None) or 0
+        miss = (gate.miss if gate else None) or 0
         lines.append(
-            f"overall: {comparison['verdict']} ({comparison.get('reason', '')}); threshold "
-            f"+{limit:.1%}, false alarms <= {gate.get('false_alarm', 0):.0%} per call, "
-            f"misses <= {gate.get('miss', 0):.0%} at +{2 * limit:.1%} (docs/ci.md)"
+            f"overall: {comparison.verdict} ({comparison.reason}); threshold "
+            f"+{limit:.1%}, false alarms <= {false_alarm:.0%} per call, "
+            f"misses <= {miss:.0%} at +{2 * limit:.1%} (docs/ci.md)"
         )
     return lines

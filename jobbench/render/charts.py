@@ -11,9 +11,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from jobbench.measure.series import RepSeries
 from jobbench.render import svg
 from jobbench.render.cells import fmt
-from jobbench.render.series import RepSeries
 
 WIDTH = 960
 CDF_POINTS = 2000

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
-from typing import Any, TextIO
+from typing import TextIO
+
+from jobbench.results.model import Comparison
 
 COLUMNS = (
     "scenario",
@@ -28,36 +30,36 @@ COLUMNS = (
 )
 
 
-def render(comparison: dict[str, Any], out: TextIO, width: int = 100, wide: bool = True) -> None:
+def render(comparison: Comparison, out: TextIO, width: int = 100, wide: bool = True) -> None:
     del width, wide
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
-    for row in comparison["rows"]:
-        for name, metric in row["metrics"].items():
-            is_gated = name == row.get("metric")
-            ci = metric.get("ci") or [None, None]
-            base, cand = metric.get("baseline") or {}, metric.get("candidate") or {}
-            spread = metric.get("spread") or {}
+    for row in comparison.rows:
+        for name, metric in row.metrics.items():
+            is_gated = name == row.metric
+            low, high = metric.ci or (None, None)
+            base, cand = metric.baseline, metric.candidate
+            spread = metric.spread
             writer.writerow(
                 [
-                    row["scenario"],
+                    row.scenario,
                     name,
                     int(is_gated),
-                    base.get("median"),
-                    cand.get("median"),
-                    base.get("pooled"),
-                    cand.get("pooled"),
-                    metric.get("change"),
-                    ci[0],
-                    ci[1],
-                    metric.get("p_slower"),
-                    spread.get("baseline"),
-                    spread.get("candidate"),
-                    base.get("n"),
-                    cand.get("n"),
-                    len(metric.get("excluded") or []),
-                    row.get("mdc") if is_gated else None,
-                    row.get("verdict") or "" if is_gated else "",
-                    row.get("stopped") or "" if is_gated else "",
+                    base.median if base else None,
+                    cand.median if cand else None,
+                    base.pooled if base else None,
+                    cand.pooled if cand else None,
+                    metric.change,
+                    low,
+                    high,
+                    metric.p_slower,
+                    spread.baseline if spread else None,
+                    spread.candidate if spread else None,
+                    base.n if base else None,
+                    cand.n if cand else None,
+                    len(metric.excluded),
+                    row.mdc if is_gated else None,
+                    row.verdict or "" if is_gated else "",
+                    row.stopped or "" if is_gated else "",
                 ]
             )

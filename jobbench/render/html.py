@@ -13,11 +13,18 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from jobbench.measure.series import RepSeries
 from jobbench.render import charts, html_tables
 from jobbench.render.charts import Figure, Ideal, Plotted
-from jobbench.render.series import RepSeries
 from jobbench.render.style import CSS
 from jobbench.render.timeline import timeline
+from jobbench.results.model import (
+    Comparison,
+    LatencyDistribution,
+    LatencyValue,
+    Result,
+    ScenarioResult,
+)
 
 # A Content-Security-Policy that forbids every fetch: the page cannot reach the network.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -28,7 +35,7 @@ class SideReport:
     """One result to show: its document, where it came from, and the plotted rep's events."""
 
     key: str  # "A" / "B" in a comparison, "" alone
-    doc: dict[str, Any]
+    doc: Result
     source: Path
     series: dict[str, RepSeries] = field(default_factory=dict)  # scenario name -> series
     reps: dict[str, int] = field(default_factory=dict)  # scenario name -> rep plotted
@@ -36,7 +43,7 @@ class SideReport:
 
     @property
     def label(self) -> str:
-        name = str(self.doc.get("label", self.source.stem))
+        name = self.doc.label
         return f"{self.key} = {name}" if self.key else name
 
     @property
@@ -44,17 +51,17 @@ class SideReport:
         return "b" if self.key == "B" else "a"
 
 
-def render_page(sides: Sequence[SideReport], comparison: dict[str, Any] | None = None) -> str:
-    title = " vs ".join(str(s.doc.get("label", "")) for s in sides)
+def render_page(sides: Sequence[SideReport], comparison: Comparison | None = None) -> str:
+    title = " vs ".join(s.doc.label for s in sides)
     body = [_header(sides, title)]
     if comparison is not None:
         body.append(_verdict(comparison))
-    for entry in sides[0].doc.get("scenarios", []):
-        entries = [_scenario(s.doc, entry["name"]) for s in sides]
+    for entry in sides[0].doc.scenarios:
+        entries = [s.doc.scenario(entry.name) for s in sides]
         body.append(_section(sides, [e for e in entries if e is not None]))
     body.append(
         "<footer>Written by jobbench "
-        f"{escape(str(sides[0].doc.get('jobbench', '')))}. One self-contained file: inline CSS and "
+        f"{escape(sides[0].doc.jobbench)}. One self-contained file: inline CSS and "
         "SVG, no scripts, nothing fetched.</footer>"
     )
     return (
@@ -67,26 +74,21 @@ def render_page(sides: Sequence[SideReport], comparison: dict[str, Any] | None =
     )
 
 
-def _scenario(doc: dict[str, Any], name: str) -> dict[str, Any] | None:
-    return next((e for e in doc.get("scenarios", []) if e.get("name") == name), None)
-
-
 def _header(sides: Sequence[SideReport], title: str) -> str:
     rows = []
     for side in sides:
         doc = side.doc
-        env = doc.get("environment", {})
-        target = doc.get("target", {})
+        env, target = doc.environment, doc.target
         state = (
             ""
-            if doc.get("complete", True)
-            else f' <strong class="warn">incomplete: {escape(str(doc.get("error")))}</strong>'
+            if doc.complete
+            else f' <strong class="warn">incomplete: {escape(str(doc.error))}</strong>'
         )
         rows.append(
             f"<li><b>{escape(side.label)}</b>: {escape(str(side.source))}, created "
-            f"{_text(doc.get('created'))}; {_text(target.get('kind'))} queue "
-            f"{_text(target.get('endpoint'))}; python {_text(env.get('python'))}, "
-            f"runpod {_text(env.get('runpod'))}, git {_text(env.get('git_sha'))[:12]}"
+            f"{_text(doc.created)}; {_text(target.kind)} queue "
+            f"{_text(target.endpoint)}; python {_text(env.python)}, "
+            f"runpod {_text(env.runpod)}, git {_text(env.git_sha)[:12]}"
             f"{state}</li>"
         )
     return f"<header><h1>jobbench: {escape(title)}</h1><ul>{''.join(rows)}</ul></header>"
@@ -96,7 +98,7 @@ def _text(value: Any) -> str:
     return "-" if value is None else escape(str(value))
 
 
-def _verdict(comparison: dict[str, Any]) -> str:
+def _verdict(comparison: Comparison) -> str:
     from jobbench.render.cells import legend, title, verdict_lines
 
     items = "".join(f"<li>{escape(line)}</li>" for line in verdict_lines(comparison))
@@ -108,23 +110,29 @@ def _verdict(comparison: dict[str, Any]) -> str:
     )
 
 
-def _params_line(entry: dict[str, Any]) -> str:
-    p = entry.get("params", {})
-    lat = p.get("latency")
-    if not isinstance(lat, dict):  # a live endpoint: the platform's latencies, not a model's
-        return f"live endpoint; {p.get('burst')} jobs of {p.get('job_seconds')} s"
+def _params_line(entry: ScenarioResult) -> str:
+    p = entry.params
+    lat = p.latency
+    if lat is None:  # a live endpoint: the platform's latencies, not a model's
+        return f"live endpoint; {p.burst} jobs of {p.job_seconds} s"
     return (
-        f"{p.get('workers')} workers x {p.get('slots')} slots, {p.get('burst')} jobs of "
-        f"{p.get('job_seconds')} s; take latency {lat.get('take')} s, wake {lat.get('wake')} s, "
-        f"hold {lat.get('hold')} s"
+        f"{p.workers} workers x {p.slots} slots, {p.burst} jobs of "
+        f"{p.job_seconds} s; take latency {_latency(lat, 'take')} s, wake "
+        f"{_latency(lat, 'wake')} s, hold {_latency(lat, 'hold')} s"
     )
 
 
-def _worker_text(side: SideReport, entry: dict[str, Any]) -> str:
-    return f"{side.label}: {entry.get('worker')}"
+def _latency(latency: dict[str, LatencyValue], name: str) -> str:
+    """As the file has it: seconds, or the distribution's JSON object."""
+    value = latency.get(name)
+    return str(value.as_written() if isinstance(value, LatencyDistribution) else value)
 
 
-def _section(sides: Sequence[SideReport], entries: list[dict[str, Any]]) -> str:
+def _worker_text(side: SideReport, entry: ScenarioResult) -> str:
+    return f"{side.label}: {entry.worker}"
+
+
+def _section(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
     entry = entries[0]
     used = sides[: len(entries)]
     two = len(used) == 2
@@ -132,15 +140,15 @@ def _section(sides: Sequence[SideReport], entries: list[dict[str, Any]]) -> str:
     workers = "; ".join(_worker_text(s, e) for s, e in zip(used, entries))
     facts = "".join(html_tables.facts(e, s.label if two else "") for s, e in zip(used, entries))
     return (
-        f'<section id="{_slug(entry["name"])}"><h2>{escape(entry["name"])}</h2><p class="params">'
+        f'<section id="{_slug(entry.name)}"><h2>{escape(entry.name)}</h2><p class="params">'
         f"{escape(_params_line(entry))}<br>{escape(workers)}</p>"
         f'<div class="tables"><div class="scroll">{html_tables.summary_table(entries, labels)}'
         f'</div><div class="factrow">{facts}</div></div>{_plots(used, entries)}</section>'
     )
 
 
-def _plots(sides: Sequence[SideReport], entries: list[dict[str, Any]]) -> str:
-    name = entries[0]["name"]
+def _plots(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
+    name = entries[0].name
     notes = "".join(
         f'<p class="note missing">{escape(s.label)}: no plots: '
         f"{escape(s.note or 'no events for this scenario')}</p>"
@@ -151,9 +159,9 @@ def _plots(sides: Sequence[SideReport], entries: list[dict[str, Any]]) -> str:
     if not pairs:
         return notes
     plotted = [Plotted(s.cls, s.label, s.series[name]) for s, _ in pairs]
-    rep_texts = [f"rep {s.reps.get(name)} of {len(e.get('reps', []))}" for s, e in pairs]
-    x_max = _x_max(plotted, entries[0].get("ideal_s"))
-    slots = int(entries[0].get("params", {}).get("slots") or 1)
+    rep_texts = [f"rep {s.reps.get(name)} of {len(e.reps)}" for s, e in pairs]
+    x_max = _x_max(plotted, entries[0].ideal_s)
+    slots = entries[0].params.slots or 1
     timelines = [timeline(p, slots, x_max, text) for p, text in zip(plotted, rep_texts)]
     figures = [
         ("Slot timeline", _pair(timelines)),
@@ -173,24 +181,18 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower())
 
 
-def _x_max(plotted: Sequence[Plotted], ideal_s: Any) -> float:
+def _x_max(plotted: Sequence[Plotted], ideal_s: float | None) -> float:
     ends = [p.series.done[-1] if p.series.done else p.series.end for p in plotted]
-    if isinstance(ideal_s, (int, float)):
+    if ideal_s is not None:
         ends.append(float(ideal_s))
     return max([*ends, 0.001]) * 1.03
 
 
-def _ideal(entry: dict[str, Any]) -> Ideal | None:
-    p = entry.get("params", {})
-    try:
-        return Ideal(
-            float(entry["ideal_s"]),
-            float(p["job_seconds"]),
-            int(p["workers"]) * int(p["slots"]),
-            int(p["burst"]),
-        )
-    except (KeyError, TypeError, ValueError):
+def _ideal(entry: ScenarioResult) -> Ideal | None:
+    p = entry.params
+    if entry.ideal_s is None or p.workers is None or p.slots is None:  # a live endpoint
         return None
+    return Ideal(float(entry.ideal_s), float(p.job_seconds), p.workers * p.slots, p.burst)
 
 
 def _figure(fig: Figure) -> str:

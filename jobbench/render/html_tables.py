@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
-from typing import Any
 
 from jobbench.render.cells import fmt, header, row_cells
+from jobbench.results.model import Comparison, ScenarioResult, Spread
 
 # (row title, summary key, unit); every figure of `scenarios[].summary` that a reader asks for.
 FIGURES: tuple[tuple[str, str, str], ...] = (
@@ -36,25 +36,27 @@ def _cells(values: Sequence[str], tag: str = "td") -> str:
     return "".join(f"<{tag}>{escape(v)}</{tag}>" for v in values)
 
 
-def _change(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
-    base = (a or {}).get("median")
-    cand = (b or {}).get("median")
-    if not isinstance(base, (int, float)) or not isinstance(cand, (int, float)) or base == 0:
+def _change(a: Spread | None, b: Spread | None) -> str:
+    if a is None or b is None or a.median == 0:
         return "-"
-    return f"{cand / base - 1:+.1%}"
+    return f"{b.median / a.median - 1:+.1%}"
 
 
-def summary_table(entries: Sequence[dict[str, Any]], labels: Sequence[str]) -> str:
+def _stats(figure: Spread | None) -> tuple[float | None, float | None, float | None]:
+    return (figure.median, figure.min, figure.max) if figure else (None, None, None)
+
+
+def summary_table(entries: Sequence[ScenarioResult], labels: Sequence[str]) -> str:
     """Median / min / max per figure; with two sides, A and B side by side and B's change."""
     two = len(entries) == 2
     head = ["figure"] + [f"{label} {stat}".strip() for label in labels for stat in STATS]
     head += ["B vs A"] if two else []
     rows = []
     for title, key, unit in FIGURES:
-        stats = [entry.get("summary", {}).get(key) for entry in entries]
+        stats = [entry.summary.get(key) for entry in entries]
         if not any(stats):
             continue
-        cells = [title] + [fmt((s or {}).get(stat), unit) for s in stats for stat in STATS]
+        cells = [title] + [fmt(value, unit) for s in stats for value in _stats(s)]
         cells += [_change(stats[0], stats[1])] if two else []
         rows.append(f"<tr>{_cells(cells)}</tr>")
     return (
@@ -63,13 +65,14 @@ def summary_table(entries: Sequence[dict[str, Any]], labels: Sequence[str]) -> s
     )
 
 
-def facts(entry: dict[str, Any], label: str) -> str:
+def facts(entry: ScenarioResult, label: str) -> str:
     """Ideal, efficiency and the split across workers of the last rep, as a definition list."""
-    reps = entry.get("reps", [])
-    eff = (entry.get("summary", {}).get("efficiency") or {}).get("median")
-    split = reps[-1].get("split", {}) if reps else {}
-    per_worker = split.get("jobs_per_worker", {})
-    ideal = entry.get("ideal_s")
+    reps = entry.reps
+    efficiency = entry.summary.get("efficiency")
+    eff = efficiency.median if efficiency else None
+    split = reps[-1].split if reps else None
+    per_worker = split.jobs_per_worker if split else {}
+    ideal = entry.ideal_s
     items = [
         ("ideal", fmt(ideal, "s") + " (first wake + one job length per wave of slots)"),
         ("efficiency", fmt(eff, "%") + " (ideal / time to 99 %, median)"),
@@ -77,7 +80,8 @@ def facts(entry: dict[str, Any], label: str) -> str:
         ("split, last rep", ", ".join(f"{w} {n}" for w, n in per_worker.items()) or "-"),
         (
             "max/min, Jain",
-            f"{fmt(split.get('max_min_ratio'), 'ratio')}, {fmt(split.get('jain'), 'ratio')}",
+            f"{fmt(split.max_min_ratio if split else None, 'ratio')}, "
+            f"{fmt(split.jain if split else None, 'ratio')}",
         ),
     ]
     body = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in items)
@@ -85,12 +89,12 @@ def facts(entry: dict[str, Any], label: str) -> str:
     return f'<div class="facts">{prefix}<dl>{body}</dl></div>'
 
 
-def comparison_table(comparison: dict[str, Any]) -> str:
+def comparison_table(comparison: Comparison) -> str:
     """The same cells as the wide terminal and Markdown comparison tables."""
     rows = []
-    for row in comparison.get("rows", []):
+    for row in comparison.rows:
         cells = row_cells(row, comparison, True)
-        verdict = row.get("verdict")
+        verdict = row.verdict
         mark = escape(verdict) if isinstance(verdict, str) else ""
         rows.append(f'<tr class="v-{mark}">{_cells(cells)}</tr>')
     head = header(comparison, True)

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TextIO
 
 from jobbench.render.cells import header, legend, row_cells, title, verdict_lines
+from jobbench.results.model import Comparison
 
 
-def render(comparison: dict[str, Any], out: TextIO, width: int = 100, wide: bool = True) -> None:
+def render(comparison: Comparison, out: TextIO, width: int = 100, wide: bool = True) -> None:
     """Always the wide table: Markdown wraps in the viewer."""
     del width, wide
     cells = header(comparison, True)
     out.write(f"### jobbench: {title(comparison)}\n\n")
     out.write("| " + " | ".join(cells) + " |\n")
     out.write("|" + "---|" * len(cells) + "\n")
-    for row in comparison["rows"]:
+    for row in comparison.rows:
         out.write("| " + " | ".join(row_cells(row, comparison, True)) + " |\n")
     out.write("\n" + " ".join(legend(comparison)) + "\n")
     lines = verdict_lines(comparison)

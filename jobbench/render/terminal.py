@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jobbench.render.cells import fmt
+from jobbench.results.model import Comparison, Result, ScenarioResult
 
 ROWS: tuple[tuple[str, str, str], ...] = (
     ("time to 50 %", "time_to_p50_s", "s"),
@@ -80,48 +81,77 @@ def stdout_console() -> Console:
     return Console(file=sys.stdout, width=100)
 
 
-def scenario_table(entry: dict[str, Any]) -> Table:
-    summary = entry.get("summary", {})
-    table = Table(title=entry["name"], title_justify="left", show_edge=False, pad_edge=False)
+def scenario_table(entry: ScenarioResult) -> Table:
+    table = Table(title=entry.name, title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("metric")
     for column in ("median", "min", "max"):
         table.add_column(column, justify="right")
     for title, key, unit in ROWS:
-        stats = summary.get(key)
+        stats = entry.summary.get(key)
         if stats:
-            table.add_row(title, *(fmt(stats.get(c), unit) for c in ("median", "min", "max")))
+            table.add_row(title, *(fmt(v, unit) for v in (stats.median, stats.min, stats.max)))
     return table
 
 
-def scenario_footer(entry: dict[str, Any]) -> Text:
-    summary = entry.get("summary", {})
-    eff = summary.get("efficiency", {}).get("median")
-    reps = entry.get("reps", [])
-    lines = [f"ideal {entry['ideal_s']:.3f} s" + (f", efficiency {eff:.1%}" if eff else "")]
-    for name, numbers in (entry.get("outliers") or {}).items():
+def scenario_footer(entry: ScenarioResult) -> Text:
+    efficiency = entry.summary.get("efficiency")
+    eff = efficiency.median if efficiency else None
+    lines = [f"ideal {entry.ideal_s:.3f} s" + (f", efficiency {eff:.1%}" if eff else "")]
+    for name, numbers in (entry.outliers or {}).items():
         if numbers:
             reps_text = ", ".join(str(n) for n in numbers)
             lines.append(f"outlier reps in {name}: {reps_text} (a gate sets them aside)")
-    if reps:
-        split = reps[-1].get("split", {}).get("jobs_per_worker", {})
+    if entry.reps:
+        split = entry.reps[-1].split.jobs_per_worker
         if split:
             parts = ", ".join(f"{w} {n}" for w, n in split.items())
             lines.append(f"split (last rep): {parts}")
     return Text("\n".join(lines), style="dim")
 
 
-def render_result(doc: dict[str, Any], console: Console, saved_to: str | None = None) -> None:
-    for entry in doc["scenarios"]:
-        console.print(Group(scenario_table(entry), scenario_footer(entry)))
+def live_footer(entry: ScenarioResult) -> Text:
+    """What a live table needs beside it: pacing, unknown outcomes, queue depth, resolution."""
+    if not entry.reps:
+        return Text("")
+    rep = entry.reps[-1]
+    sub, jobs, follow, health = rep.submission, rep.jobs, rep.follow, rep.health
+    if sub is None or follow is None or health is None:  # not a live rep
+        return Text("")
+    span = sub.span_s
+    lines = [
+        f"submission (last rep): {jobs.submitted} accepted over {span:.3f} s; retried "
+        f"{sub.throttled} x 429, {sub.server_errors} x 5xx; {jobs.unknown} unknown, "
+        f"{jobs.rejected} rejected"
+        if span is not None
+        else "no job was accepted",
+        f"health (last rep): max {health.max_in_queue} queued, "
+        f"max {health.max_workers_running} workers running",
+    ]
+    gap = follow.terminal_uncertainty
+    if gap:
+        lines.append(
+            f"terminal times are client-observed, late by up to {gap.p50:.3f} s "
+            f"(p50) / {gap.max:.3f} s (max)"
+        )
+    return Text("\n".join(lines), style="dim")
+
+
+def render_result(doc: Result, console: Console, saved_to: str | None = None) -> None:
+    live = doc.target.kind == "live"
+    for entry in doc.scenarios:
+        footer = live_footer(entry) if live else scenario_footer(entry)
+        console.print(Group(scenario_table(entry), footer))
         console.print()
-    if not doc.get("complete"):
-        console.print(f"[bold red]incomplete:[/bold red] {doc.get('error')}")
+    if live:
+        console.print(f"target {doc.target.endpoint} (live)", highlight=False)
+    if not doc.complete:
+        console.print(f"[bold red]incomplete:[/bold red] {doc.error}")
     if saved_to:
         console.print(f"saved {saved_to}")
 
 
 def render_comparison(
-    comparison: dict[str, Any], out: Any, width: int = 100, wide: bool = False
+    comparison: Comparison, out: Any, width: int = 100, wide: bool = False
 ) -> None:
     """The comparison as a rich table (the `table` format): within 100 columns, the gated
     metric only; `wide` adds every other figure."""
@@ -138,7 +168,7 @@ def render_comparison(
     )
     for index, name in enumerate(header(comparison, wide)):
         table.add_column(name, justify="left" if index == 0 else "right", overflow="fold")
-    for row in comparison["rows"]:
+    for row in comparison.rows:
         cells = row_cells(row, comparison, wide)
         style = {"REGRESSION": "bold red", "better": "green"}.get(cells[-1], "")
         table.add_row(*cells, style=style)

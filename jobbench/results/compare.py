@@ -5,58 +5,85 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 from jobbench.errors import ResultsError, UsageError
 from jobbench.measure import stats
 from jobbench.results.decision import Evidence, Rule, weigh
+from jobbench.results.model import (
+    COMPARISON_SCHEMA,
+    DEFAULT_METRIC,
+    READABLE_COMPARISON_SCHEMAS,
+    Comparison,
+    ExcludedRep,
+    MetricComparison,
+    Params,
+    PerSide,
+    Rep,
+    Result,
+    Row,
+    RowParams,
+    ScenarioResult,
+    Side,
+    SideFigure,
+)
 
-SCHEMA = "jobbench.comparison/2"
-READABLE_SCHEMAS = ("jobbench.comparison/1", SCHEMA)  # /1: before the gate's decision rule
+SCHEMA = COMPARISON_SCHEMA
+READABLE_SCHEMAS = READABLE_COMPARISON_SCHEMAS  # /1: before the gate's decision rule
+
+
+def _e2e_p50(rep: Rep) -> float | None:
+    return rep.phases.e2e.p50 if rep.phases.e2e else None
+
+
+def _e2e_p99(rep: Rep) -> float | None:
+    return rep.phases.e2e.p99 if rep.phases.e2e else None
+
+
+def _e2e_mean(rep: Rep) -> float | None:
+    return rep.phases.e2e.mean if rep.phases.e2e else None
 
 
 @dataclass(frozen=True)
 class Metric:
-    path: tuple[str, ...]  # where one rep holds it
+    read: Callable[[Rep], float | None]  # one rep's figure
     label: str  # what it is, for headers and legends
     pooled: bool = False  # the side's figure is over every job of every rep, not a median
 
 
 METRICS: dict[str, Metric] = {
-    "time_to_p99_s": Metric(("time_to_p99_s",), "time to 99 % done"),
-    "time_to_p100_s": Metric(("time_to_p100_s",), "time to 100 % done"),
-    "e2e_p50_s": Metric(("phases", "e2e", "p50"), "job end-to-end p50"),
-    "e2e_p99_s": Metric(("phases", "e2e", "p99"), "job end-to-end p99"),
-    "e2e_mean_s": Metric(("phases", "e2e", "mean"), "mean job end-to-end, pooled", pooled=True),
+    "time_to_p99_s": Metric(lambda rep: rep.time_to_p99_s, "time to 99 % done"),
+    "time_to_p100_s": Metric(lambda rep: rep.time_to_p100_s, "time to 100 % done"),
+    "e2e_p50_s": Metric(_e2e_p50, "job end-to-end p50"),
+    "e2e_p99_s": Metric(_e2e_p99, "job end-to-end p99"),
+    "e2e_mean_s": Metric(_e2e_mean, "mean job end-to-end, pooled", pooled=True),
 }
-DEFAULT_METRIC = "time_to_p99_s"
 # What differs between the two sides on purpose; everything else in params must match, but for
 # the latency fields a variant of the comparison sets (`free_latency` below).
 VARIANT_PARAMS = {"worker", "policy", "take_ahead"}
 
 
-def gated_metric(chosen: str | None, entry: dict[str, Any]) -> str:
+def gated_metric(chosen: str | None, entry: ScenarioResult) -> str:
     """The metric a row is judged on: the one chosen (--metric, else the suite's row), else
     the one the result recorded for its scenario when it ran, else time to 99 %."""
-    recorded = entry.get("gate_metric")
+    recorded = entry.gate_metric
     return chosen or (recorded if recorded in METRICS else None) or DEFAULT_METRIC
 
 
-def rep_values(entry: dict[str, Any], name: str, source: str, required: bool) -> list[float | None]:
-    """One figure of every rep. A NaN, an infinity or a non-number is a corrupt file (a
-    ResultsError naming the field); a missing figure is None, or corrupt too if `required`
-    (the gated metric: a verdict never rests on a silently shorter list)."""
+def rep_values(entry: ScenarioResult, name: str, source: str, required: bool) -> list[float | None]:
+    """One figure of every rep (the reader has checked each is a number or null). A NaN or an
+    infinity is a corrupt file (a ResultsError naming the field); a missing figure is None, or
+    corrupt too if `required` (the gated metric: a verdict never rests on a silently shorter
+    list)."""
     values: list[float | None] = []
-    for index, rep in enumerate(entry["reps"]):
-        value: Any = rep
-        for key in METRICS[name].path:
-            value = value.get(key) if isinstance(value, dict) else None
-        where = f"{source}: scenario {entry['name']!r} rep {index + 1} field {name}"
+    for index, rep in enumerate(entry.reps):
+        value = METRICS[name].read(rep)
+        where = f"{source}: scenario {entry.name!r} rep {index + 1} field {name}"
         if value is None and not required:
             values.append(None)
-        elif isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ResultsError(f"{where} is {value!r}, not a number; re-run that side")
+        elif value is None:
+            raise ResultsError(f"{where} is None, not a number; re-run that side")
         elif not math.isfinite(value):
             raise ResultsError(f"{where} is {value!r}; the file is corrupt, re-run that side")
         else:
@@ -64,33 +91,36 @@ def rep_values(entry: dict[str, Any], name: str, source: str, required: bool) ->
     return values
 
 
-def rep_flags(entry: dict[str, Any]) -> list[str | None]:
+def rep_flags(entry: ScenarioResult) -> list[str | None]:
     """Why the runner flagged each rep (`anomalies`: a stall, a saturated harness, an
     unrequested fault), or None: flagged reps never count towards a verdict."""
     flags: list[str | None] = []
-    for rep in entry["reps"]:
-        found = rep.get("anomalies") or []
-        kinds = [str(a.get("kind", a)) if isinstance(a, dict) else str(a) for a in found]
+    for rep in entry.reps:
+        kinds = [anomaly.kind for anomaly in rep.anomalies or []]
         flags.append(f"flagged: {', '.join(kinds)}" if kinds else None)
     return flags
 
 
-def shared_params(params: dict[str, Any], free_latency: Collection[str] = ()) -> dict[str, Any]:
+def shared_params(params: Params, free_latency: Collection[str] = ()) -> RowParams:
     """The params both sides must agree on: without the variants' own settings."""
-    shared = {k: v for k, v in params.items() if k not in VARIANT_PARAMS}
+    return RowParams.model_validate(_shared(params, free_latency))
+
+
+def _shared(params: Params, free_latency: Collection[str]) -> dict[str, Any]:
+    shared = {
+        k: v for k, v in params.model_dump(exclude_unset=True).items() if k not in VARIANT_PARAMS
+    }
     latency = shared.get("latency")
     if free_latency and isinstance(latency, dict):
         shared["latency"] = {k: v for k, v in latency.items() if k not in free_latency}
     return shared
 
 
-def first_param_difference(
-    a: dict[str, Any], b: dict[str, Any], free_latency: Collection[str] = ()
-) -> str | None:
-    a, b = _flat(shared_params(a, free_latency)), _flat(shared_params(b, free_latency))
-    for key in sorted(set(a) | set(b)):
-        if a.get(key) != b.get(key):
-            return f"{key}: {a.get(key)!r} vs {b.get(key)!r}"
+def first_param_difference(a: Params, b: Params, free_latency: Collection[str] = ()) -> str | None:
+    flat_a, flat_b = _flat(_shared(a, free_latency)), _flat(_shared(b, free_latency))
+    for key in sorted(set(flat_a) | set(flat_b)):
+        if flat_a.get(key) != flat_b.get(key):
+            return f"{key}: {flat_a.get(key)!r} vs {flat_b.get(key)!r}"
     return None
 
 
@@ -105,109 +135,133 @@ def _flat(params: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
+class Named(Protocol):
+    """A scenario as far as pairing goes: a result's, or one a variant is about to run."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def params(self) -> Params: ...
+
+
+S = TypeVar("S", bound=Named)
+S_co = TypeVar("S_co", bound=Named, covariant=True)
+
+
+class Lineup(Protocol[S_co]):
+    """A side's scenarios: a Result, or what a variant will run (commands/compare.planned)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def scenarios(self) -> Sequence[S_co]: ...
+
+
 def match_scenarios(
-    base: dict[str, Any], cand: dict[str, Any], free_latency: Collection[str] = ()
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    base: Lineup[S], cand: Lineup[S], free_latency: Collection[str] = ()
+) -> list[tuple[S, S]]:
     """Pair scenarios by name; parameters must agree except the variants' own."""
-    by_name = {entry["name"]: entry for entry in cand["scenarios"]}
+    by_name = {entry.name: entry for entry in cand.scenarios}
     pairs = []
-    for entry in base["scenarios"]:
-        other = by_name.get(entry["name"])
+    for entry in base.scenarios:
+        other = by_name.get(entry.name)
         if other is None:
             raise UsageError(
-                f"scenario {entry['name']!r} is in {base['label']} but not in "
-                f"{cand['label']}; compare results of the same suite"
+                f"scenario {entry.name!r} is in {base.label} but not in "
+                f"{cand.label}; compare results of the same suite"
             )
-        diff = first_param_difference(entry["params"], other["params"], free_latency)
+        diff = first_param_difference(entry.params, other.params, free_latency)
         if diff:
             raise UsageError(
-                f"scenario {entry['name']!r} differs between {base['label']} and "
-                f"{cand['label']} in {diff}; re-run both with the same settings"
+                f"scenario {entry.name!r} differs between {base.label} and "
+                f"{cand.label} in {diff}; re-run both with the same settings"
             )
         pairs.append((entry, other))
     if not pairs:
-        raise UsageError(f"{base['label']} has no scenarios to compare")
+        raise UsageError(f"{base.label} has no scenarios to compare")
     return pairs
 
 
 def compare_metric(
-    entries: tuple[dict[str, Any], dict[str, Any]],
+    entries: tuple[ScenarioResult, ScenarioResult],
     name: str,
     sources: tuple[str, str],
     required: bool,
     rule: Rule,
-) -> dict[str, Any]:
+) -> MetricComparison:
     """One metric of one row: every rep's value, the reps set aside, and the evidence."""
     values = [rep_values(e, name, src, required) for e, src in zip(entries, sources)]
     # A figure some reps lack (a file from before it existed) is not compared on that side.
     kept = [[v for v in vals if v is not None] if None not in vals else [] for vals in values]
     flags = [rep_flags(e) if k else [] for e, k in zip(entries, kept)]
     evidence = weigh(kept[0], kept[1], rule, (flags[0], flags[1]))
-    return {
-        "baseline": _side_figure(entries[0], name, evidence, 0, kept[0]),
-        "candidate": _side_figure(entries[1], name, evidence, 1, kept[1]),
-        "change": evidence.change,
-        "ci": list(evidence.ci) if evidence.ci else None,
-        "p_slower": evidence.p_slower,
-        "p_faster": evidence.p_faster,
-        "spread": {"baseline": evidence.spread[0], "candidate": evidence.spread[1]},
-        "excluded": [asdict(e) for e in evidence.excluded],
-        "clean": {"baseline": list(evidence.clean[0]), "candidate": list(evidence.clean[1])},
-        "unsteady": evidence.unsteady,
-        "values": {"baseline": values[0], "candidate": values[1]},
-    }
+    return MetricComparison(
+        baseline=_side_figure(entries[0], name, evidence, 0, kept[0]),
+        candidate=_side_figure(entries[1], name, evidence, 1, kept[1]),
+        change=evidence.change,
+        ci=list(evidence.ci) if evidence.ci else None,
+        p_slower=evidence.p_slower,
+        p_faster=evidence.p_faster,
+        spread=PerSide(baseline=evidence.spread[0], candidate=evidence.spread[1]),
+        excluded=[
+            ExcludedRep(side=e.side, rep=e.rep, value=e.value, reason=e.reason)
+            for e in evidence.excluded
+        ],
+        clean=PerSide(baseline=list(evidence.clean[0]), candidate=list(evidence.clean[1])),
+        unsteady=evidence.unsteady,
+        values=PerSide(baseline=values[0], candidate=values[1]),
+    )
 
 
 def _side_figure(
-    entry: dict[str, Any], name: str, evidence: Evidence, side: int, values: list[float]
-) -> dict[str, float] | None:
+    entry: ScenarioResult, name: str, evidence: Evidence, side: int, values: list[float]
+) -> SideFigure | None:
     """Median / min / max / n of the reps that count; a pooled metric adds `pooled`, the
     figure over every job of those reps (each rep's value, a mean, weighted by the jobs it
     served). `values`: every rep's value, in rep order."""
     clean = evidence.clean[side]
     if not clean:
         return None
-    figure = stats.summary(clean)
+    figure = SideFigure.model_validate(stats.summary(clean))
     if METRICS[name].pooled:
         out = {e.rep for e in evidence.excluded if e.side == "AB"[side]}
         weighted = [
             (value, _served(rep))
-            for i, (value, rep) in enumerate(zip(values, entry["reps"]), start=1)
+            for i, (value, rep) in enumerate(zip(values, entry.reps), start=1)
             if i not in out
         ]
         jobs = sum(n for _, n in weighted)
-        figure["pooled"] = (
-            math.fsum(v * n for v, n in weighted) / jobs if jobs else figure["median"]
-        )
+        figure.pooled = math.fsum(v * n for v, n in weighted) / jobs if jobs else figure.median
     return figure
 
 
-def _served(rep: dict[str, Any]) -> int:
-    jobs = rep.get("jobs") or {}
-    return int(jobs.get("completed", 0)) + int(jobs.get("failed", 0)) or 1
+def _served(rep: Rep) -> int:
+    return rep.jobs.completed + rep.jobs.failed or 1
 
 
 def compare_docs(
-    base: dict[str, Any],
-    cand: dict[str, Any],
+    base: Result,
+    cand: Result,
     *,
     paths: Sequence[str | None] = (None, None),
     sources: Sequence[str] | None = None,
     free_latency: Collection[str] = (),
     metric_for: Callable[[str], str | None] = lambda _: None,
     rule: Rule | None = None,
-) -> dict[str, Any]:
+) -> Comparison:
     """Rows per scenario; `verdict` fields are filled in by gate.judge. `paths`: where each
     side's result file is, relative to the comparison's folder; `sources`: how an error names
     each side (the file as the user gave it; default: `paths`, else the label);
     `free_latency`: the latency fields a variant of the comparison sets, which may differ;
     `metric_for`: the gated metric chosen for a scenario (by name; see gated_metric), which
     every rep must hold."""
-    names = sources or (paths[0] or base["label"], paths[1] or cand["label"])
+    names = sources or (paths[0] or base.label, paths[1] or cand.label)
     rule = rule or Rule()
     rows = []
     for b_entry, c_entry in match_scenarios(base, cand, free_latency):
-        gated = gated_metric(metric_for(b_entry["name"]), b_entry)
+        gated = gated_metric(metric_for(b_entry.name), b_entry)
         metrics = {
             name: compare_metric(
                 (b_entry, c_entry), name, (names[0], names[1]), name == gated, rule
@@ -215,50 +269,47 @@ def compare_docs(
             for name in METRICS
         }
         rows.append(
-            {
-                "scenario": b_entry["name"],
-                "params": shared_params(b_entry["params"], free_latency),
-                "ideal_s": b_entry["ideal_s"],
-                "efficiency": {
-                    "baseline": _median_summary(b_entry, "efficiency"),
-                    "candidate": _median_summary(c_entry, "efficiency"),
-                },
-                "split": {"baseline": _last_split(b_entry), "candidate": _last_split(c_entry)},
-                "reps": {"baseline": len(b_entry["reps"]), "candidate": len(c_entry["reps"])},
-                "metric": gated,
-                "metrics": metrics,
-                "verdict": None,
-            }
+            Row(
+                scenario=b_entry.name,
+                params=shared_params(b_entry.params, free_latency),
+                ideal_s=b_entry.ideal_s,
+                efficiency=PerSide(
+                    baseline=_median_summary(b_entry, "efficiency"),
+                    candidate=_median_summary(c_entry, "efficiency"),
+                ),
+                split=PerSide(baseline=_last_split(b_entry), candidate=_last_split(c_entry)),
+                reps=PerSide(baseline=len(b_entry.reps), candidate=len(c_entry.reps)),
+                metric=gated,
+                metrics=metrics,
+                verdict=None,
+            )
         )
-    return {
-        "schema": SCHEMA,
-        "baseline": _side(base, paths[0]),
-        "candidate": _side(cand, paths[1]),
-        "rows": rows,
-        "verdict": None,
-    }
-
-
-def _side(doc: dict[str, Any], path: str | None) -> dict[str, Any]:
-    return {
-        "label": doc["label"],
-        "path": path,
-        "created": doc.get("created"),
-        "complete": doc.get("complete", True),
-        "error": doc.get("error"),
-        "workers": sorted({e.get("worker", "") for e in doc["scenarios"]}),
-    }
-
-
-def _median_summary(entry: dict[str, Any], key: str) -> float | None:
-    figure = entry.get("summary", {}).get(key) or {}
-    value = figure.get("median")
-    return float(value) if value is not None else None
-
-
-def _last_split(entry: dict[str, Any]) -> list[int]:
-    if not entry["reps"]:
-        return []
-    return sorted(
-        entry["reps"][-1].get("split", {}).get("jobs_per_worker", {}).values(), reverse=True
+    return Comparison(
+        schema=COMPARISON_SCHEMA,
+        baseline=_side(base, paths[0]),
+        candidate=_side(cand, paths[1]),
+        rows=rows,
+        verdict=None,
     )
+
+
+def _side(doc: Result, path: str | None) -> Side:
+    return Side(
+        label=doc.label,
+        path=path,
+        created=doc.created,
+        complete=doc.complete,
+        error=doc.error,
+        workers=sorted({entry.worker for entry in doc.scenarios}),
+    )
+
+
+def _median_summary(entry: ScenarioResult, key: str) -> float | None:
+    figure = entry.summary.get(key)
+    return float(figure.median) if figure is not None else None
+
+
+def _last_split(entry: ScenarioResult) -> list[int]:
+    if not entry.reps:
+        return []
+    return sorted(entry.reps[-1].split.jobs_per_worker.values(), reverse=True)

@@ -18,9 +18,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jobbench.measure import stats
+
+if TYPE_CHECKING:  # the rule itself needs no documents (benchmarks/gate_error_rates.py)
+    from jobbench.results.model import MetricComparison
 
 MIN_CLEAN_REPS = 3  # a side with fewer reps that count has no test at all
 MAX_OUTLIER_SHARE = 0.25  # more outliers than this on a side: the side is unsteady, not judged
@@ -119,19 +122,18 @@ def weigh(
     )
 
 
-def evidence_from(metric: dict[str, Any]) -> Evidence:
+def evidence_from(metric: MetricComparison) -> Evidence:
     """The Evidence a comparison row stores (compare.compare_metric), read back."""
-    clean = metric["clean"]
-    ci = metric.get("ci")
+    clean, spread, ci = metric.clean, metric.spread, metric.ci
     return Evidence(
-        (tuple(clean["baseline"]), tuple(clean["candidate"])),
-        tuple(Excluded(**e) for e in metric.get("excluded", [])),
-        metric.get("change"),
+        (tuple(clean.baseline), tuple(clean.candidate)) if clean else ((), ()),
+        tuple(Excluded(e.side, e.rep, e.value, e.reason) for e in metric.excluded),
+        metric.change,
         (ci[0], ci[1]) if ci else None,
-        metric.get("p_slower"),
-        metric.get("p_faster"),
-        (metric["spread"]["baseline"], metric["spread"]["candidate"]),
-        metric.get("unsteady"),
+        metric.p_slower,
+        metric.p_faster,
+        (spread.baseline, spread.candidate) if spread else (None, None),
+        metric.unsteady,
     )
 
 

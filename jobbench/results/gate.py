@@ -7,12 +7,13 @@ never pass, and every row says which reps it set aside, how noisy it is and why 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, UsageError
 from jobbench.results.compare import METRICS
-from jobbench.results.decision import Decision, Rule, decide, evidence_from, look_alpha
+from jobbench.results.decision import Decision, Excluded, Rule, decide, evidence_from, look_alpha
+from jobbench.results.model import Comparison, Gate, Row
 
 VERDICTS = {"regression", "pass", "better", "inconclusive"}
 
@@ -43,35 +44,35 @@ def parse_percent(text: str) -> float:
     return value / 100 if text.strip().endswith("%") or value >= 1 else value
 
 
-def judge(comparison: dict[str, Any], gate: GateConfig) -> int:
+def judge(comparison: Comparison, gate: GateConfig) -> int:
     """Fill in verdicts (per row and overall) and return the exit code."""
     rule = gate.rule()
-    rows = comparison["rows"]
+    rows = comparison.rows
     for row in rows:
-        ev = evidence_from(row["metrics"][row["metric"]])
-        alpha = look_alpha(rule, len(rows), row.get("looks", 1))
+        ev = evidence_from(row.metrics[row.gated])
+        alpha = look_alpha(rule, len(rows), row.looks)
         decision = decide(ev, rule, alpha)
-        row["verdict"] = "inconclusive" if decision.verdict == "unsettled" else decision.verdict
-        row["reason"] = _reason(row, decision, ev.excluded, ev.spread, rule)
-        row["alpha"] = alpha
-        row["p_within"] = decision.p_within
-        row["mdc"] = decision.mdc
+        row.verdict = "inconclusive" if decision.verdict == "unsettled" else decision.verdict
+        row.reason = _reason(row, decision, ev.excluded, ev.spread, rule)
+        row.alpha = alpha
+        row.p_within = decision.p_within
+        row.mdc = decision.mdc
     overall, code, why = _overall(comparison)
-    comparison["verdict"] = overall
-    comparison["reason"] = why
-    comparison["gate"] = {
-        "metrics": sorted({row["metric"] for row in rows}),
-        "max_regression": rule.threshold,
-        "false_alarm": rule.false_alarm,
-        "miss": rule.miss,
-    }
+    comparison.verdict = overall
+    comparison.reason = why
+    comparison.gate = Gate(
+        metrics=sorted({row.gated for row in rows}),
+        max_regression=rule.threshold,
+        false_alarm=rule.false_alarm,
+        miss=rule.miss,
+    )
     return code
 
 
 def _reason(
-    row: dict[str, Any],
+    row: Row,
     decision: Decision,
-    excluded: Any,
+    excluded: Sequence[Excluded],
     spread: tuple[float | None, float | None],
     rule: Rule,
 ) -> str:
@@ -92,18 +93,19 @@ def _reason(
             if mdc is not None
             else "these reps are too few for any test at this false-alarm rate"
         )
-    if row.get("stopped"):
-        parts.append(f"stopped: {row['stopped']}")
+    if row.stopped:
+        parts.append(f"stopped: {row.stopped}")
     return "; ".join(parts)
 
 
-def _overall(comparison: dict[str, Any]) -> tuple[str, int, str]:
-    verdicts = [row["verdict"] for row in comparison["rows"]]
-    slower = [row["scenario"] for row in comparison["rows"] if row["verdict"] == "regression"]
+def _overall(comparison: Comparison) -> tuple[str, int, str]:
+    rows = comparison.rows
+    verdicts = [row.verdict for row in rows]
+    slower = [row.scenario for row in rows if row.verdict == "regression"]
     incomplete = [
-        f"{key} ({side['label']}) is incomplete: {side.get('error') or 'not every rep ran'}"
-        for key, side in (("A", comparison["baseline"]), ("B", comparison["candidate"]))
-        if not side.get("complete", True)
+        f"{key} ({side.label}) is incomplete: {side.error or 'not every rep ran'}"
+        for key, side in (("A", comparison.baseline), ("B", comparison.candidate))
+        if not side.complete
     ]
     if incomplete:  # never a pass, whatever the rows that did run say
         found = f"; regression so far in {', '.join(slower)}" if slower else ""
@@ -111,6 +113,6 @@ def _overall(comparison: dict[str, Any]) -> tuple[str, int, str]:
     if slower:
         return "regression", EXIT_REGRESSION, f"slower in {', '.join(slower)}"
     if "inconclusive" in verdicts:
-        open_rows = [r["scenario"] for r in comparison["rows"] if r["verdict"] == "inconclusive"]
+        open_rows = [r.scenario for r in rows if r.verdict == "inconclusive"]
         return "inconclusive", EXIT_INCONCLUSIVE, f"not settled: {', '.join(open_rows)}"
     return "pass", EXIT_OK, "no scenario is slower than the threshold"

@@ -1,4 +1,6 @@
-"""Result documents (reports/README.md): build, write atomically, read and validate."""
+"""Result and comparison documents (reports/README.md): the one reader and writer. Files are
+read into the typed models of model.py (a bad field is a ResultsError naming it) and written
+back from them, atomically."""
 
 from __future__ import annotations
 
@@ -11,23 +13,37 @@ import sys
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from jobbench import __version__
 from jobbench.errors import ResultsError
+from jobbench.results.model import (
+    COMPARISON_SCHEMA,
+    READABLE_COMPARISON_SCHEMAS,
+    RESULT_SCHEMA,
+    Comparison,
+    Environment,
+    Result,
+    Target,
+    field_error,
+    to_json,
+)
 
-SCHEMA = "jobbench.result/1"
+SCHEMA = RESULT_SCHEMA
+M = TypeVar("M", bound=BaseModel)
 
 
-def environment(runpod: str | None) -> dict[str, Any]:
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "runpod": runpod,
-        "git_sha": _git_sha(),
-        "cpu_plan": None,  # set when a run pins the embedded queue (jobbench/procs/cpu_plan.py)
-    }
+def environment(runpod: str | None) -> Environment:
+    return Environment(
+        python=platform.python_version(),
+        platform=platform.platform(),
+        cpus=os.cpu_count(),
+        runpod=runpod,
+        git_sha=_git_sha(),
+        cpu_plan=None,  # set when a run pins the embedded queue (jobbench/procs/cpu_plan.py)
+    )
 
 
 def _git_sha() -> str | None:
@@ -40,20 +56,20 @@ def _git_sha() -> str | None:
     return out.stdout.strip() or None
 
 
-def new_document(label: str, target: dict[str, Any], env: dict[str, Any]) -> dict[str, Any]:
+def new_document(label: str, target: Target, env: Environment) -> Result:
     """An empty result; `complete` turns true only when every rep of every scenario ran."""
-    return {
-        "schema": SCHEMA,
-        "label": label,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "jobbench": __version__,
-        "environment": env,
-        "target": target,
-        "complete": False,
-        "interrupted": False,
-        "error": None,
-        "scenarios": [],
-    }
+    return Result(
+        schema=RESULT_SCHEMA,
+        label=label,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        jobbench=__version__,
+        environment=env,
+        target=target,
+        complete=False,
+        interrupted=False,
+        error=None,
+        scenarios=[],
+    )
 
 
 def result_path(out: Path, label: str) -> Path:
@@ -76,13 +92,22 @@ def find_result(name: str, out: Path) -> Path:
     return result_path(out, safe_label(name))
 
 
-def write_json(doc: dict[str, Any], path: Path) -> Path:
-    """Write atomically: a reader never sees half a file, a crash leaves the previous one."""
+def write_result(doc: Result, path: Path) -> Path:
+    return write_json(to_json(doc), path)
+
+
+def write_comparison(doc: Comparison, path: Path) -> Path:
+    return write_json(to_json(doc), path)
+
+
+def write_json(data: dict[str, Any], path: Path) -> Path:
+    """Write atomically: a reader never sees half a file, a crash leaves the previous one.
+    The one writer under write_result and write_comparison."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as handle:
-            json.dump(doc, handle, indent=1)
+            json.dump(data, handle, indent=1)
             handle.write("\n")
         os.chmod(tmp, 0o644)  # mkstemp makes it private; results are meant to be shared
         os.replace(tmp, path)
@@ -92,8 +117,13 @@ def write_json(doc: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def read_result(path: Path) -> dict[str, Any]:
-    return check_result(load_json(path), path)
+def read_result(path: Path) -> Result:
+    return parse_result(load_json(path), path)
+
+
+def read_comparison(path: Path) -> Comparison:
+    """A comparison file: schema /2, or /1 (written before the gate's decision rule)."""
+    return parse_comparison(load_json(path), path)
 
 
 def load_json(path: Path) -> dict[str, Any]:
@@ -112,18 +142,34 @@ def load_json(path: Path) -> dict[str, Any]:
     return doc
 
 
-def check_result(doc: dict[str, Any], path: Path) -> dict[str, Any]:
-    """`doc` (read from `path`) if it is a result this jobbench can read."""
-    if "schema" not in doc:
+def parse_result(data: dict[str, Any], path: Path | str) -> Result:
+    """`data` (read from `path`) as a Result, if it is a result this jobbench can read."""
+    if "schema" not in data:
         raise ResultsError(f'{path}: not a jobbench result (no "schema" key)')
-    if doc["schema"] != SCHEMA:
+    if data["schema"] != SCHEMA:
         raise ResultsError(
-            f"{path}: schema {doc['schema']!r} is not {SCHEMA!r}; re-run it with "
+            f"{path}: schema {data['schema']!r} is not {SCHEMA!r}; re-run it with "
             "this jobbench or use the jobbench version that wrote it"
         )
-    if not isinstance(doc.get("scenarios"), list):
-        raise ResultsError(f'{path}: "scenarios" must be a list')
-    return doc
+    return _validated(Result, data, path)
+
+
+def parse_comparison(data: dict[str, Any], path: Path | str) -> Comparison:
+    if data.get("schema") not in READABLE_COMPARISON_SCHEMAS:
+        raise ResultsError(
+            f"{path}: schema {data.get('schema')!r} is not {COMPARISON_SCHEMA!r}; re-run the "
+            "compare with this jobbench"
+        )
+    return _validated(Comparison, data, path)
+
+
+def _validated(model: type[M], data: dict[str, Any], path: Path | str) -> M:
+    """The one-line error of a bad field: `reports/x.json: scenarios.0.reps.2.time_to_p99_s:
+    Input should be a valid number`."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ResultsError(f"{path}: {field_error(exc)}") from None
 
 
 class EventsWriter:
@@ -150,5 +196,5 @@ class EventsWriter:
         self._handle.close()
 
 
-def print_json(doc: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+def print_json(doc: Result | Comparison) -> None:
+    sys.stdout.write(json.dumps(to_json(doc), indent=1) + "\n")

@@ -1,5 +1,5 @@
 """An in-process link: the model-worker policies served by a `JobQueue` in the same process,
-with direct calls where the model worker makes HTTP requests (model_worker.HttpLink). The
+with direct calls where the model worker makes HTTP requests (http_link.HttpLink). The
 queue runs each take's whole life (`await_answer`), so a take or a job-done costs exactly what
 the latency model says and nothing else. With a virtual-time loop (fake_queue.virtual_clock)
 as the queue's clock, queue and policies run in virtual time. No HTTP, no aiohttp.
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fake_queue.queue import JobError, JobQueue
-from jobbench.workers.model_policies import Job, log
+from jobbench.workers.policy_base import Job, log
 from jobbench.workers.run_job import run_handler
 
 
@@ -20,7 +20,7 @@ def _never() -> bool:
 
 
 class QueueLink:
-    """model_policies.Link for worker `worker` of `queue`."""
+    """policy_base.Link for worker `worker` of `queue`."""
 
     stop_enabled = True
 

@@ -1,6 +1,6 @@
 """Running one job as runpod 1.12.0's run_job does: the bench handler, and the job-done body
 it makes of the handler's return or error. Stdlib only (no aiohttp): both links use it, the
-HTTP one (model_worker.HttpLink) and the in-process one (queue_link.QueueLink)."""
+HTTP one (http_link.HttpLink) and the in-process one (queue_link.QueueLink)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import traceback
 from typing import Any
 
 from jobbench.workers.bench_handler import bench_handler
-from jobbench.workers.model_policies import Job
+from jobbench.workers.policy_base import Job
 
 RUNPOD_VERSION = "1.12.0"  # the SDK whose protocol the model worker speaks
 

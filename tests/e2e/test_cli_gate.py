@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from jobbench.results.model import Result, to_json
 from tests.e2e.helpers import run_jobbench
 from tests.unit.test_compare_gate import doc, steady
 
@@ -53,32 +54,39 @@ def test_reps_auto_stops_at_max_reps_and_says_what_these_reps_could_see(tmp_path
     assert "overall: inconclusive (not settled: deep)" in result.stdout
 
 
-def write(path: Path, document: dict[str, Any]) -> str:
-    path.write_text(json.dumps(document))  # NaN is written as JSON's NaN, as Python reads it
+def write(path: Path, document: Result | dict[str, Any]) -> str:
+    data = to_json(document) if isinstance(document, Result) else document
+    path.write_text(json.dumps(data))  # NaN is written as JSON's NaN, as Python reads it
     return str(path)
 
 
 @pytest.mark.parametrize(
     ("value", "said"),
-    [(float("nan"), "is nan"), (None, "is None, not a number"), ("1.5", "is '1.5', not a number")],
+    [
+        (float("nan"), "scenario 'deep' rep 2 field time_to_p99_s is nan"),
+        (None, "scenario 'deep' rep 2 field time_to_p99_s is None, not a number"),
+        # not a number at all: the reader refuses it, naming the field by its path in the file
+        ("1.5", "scenarios.0.reps.1.time_to_p99_s: Input should be a valid number"),
+    ],
 )
 def test_a_corrupt_figure_is_exit_2_naming_file_and_field(
     tmp_path: Path, value: object, said: str
 ) -> None:
     base = write(tmp_path / "base.json", doc("base", steady(10.0, 6)))
-    broken = doc("cand", steady(10.0, 6))
+    broken = to_json(doc("cand", steady(10.0, 6)))
     broken["scenarios"][0]["reps"][1]["time_to_p99_s"] = value
     cand = write(tmp_path / "cand.json", broken)
     result = gate(base, cand, cwd=tmp_path)
     assert result.returncode == 2, result.stderr + result.stdout
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert "Traceback" not in result.stderr and len(errors) == 1
-    assert errors[0].startswith(f"error: {cand}: scenario 'deep' rep 2 field time_to_p99_s {said}")
+    assert errors[0].startswith(f"error: {cand}: {said}")
 
 
 def test_an_incomplete_side_is_exit_3_with_its_reason(tmp_path: Path) -> None:
     base = write(tmp_path / "base.json", doc("base", steady(10.0, 6)))
-    partial = {**doc("cand", steady(10.0, 6)), "complete": False, "error": "worker w1 died"}
+    partial = {**to_json(doc("cand", steady(10.0, 6))), "complete": False}
+    partial["error"] = "worker w1 died"
     result = gate(base, write(tmp_path / "cand.json", partial), cwd=tmp_path)
     assert result.returncode == 3, result.stderr + result.stdout
     assert "B (cand) is incomplete: worker w1 died" in result.stdout
@@ -86,7 +94,7 @@ def test_an_incomplete_side_is_exit_3_with_its_reason(tmp_path: Path) -> None:
 
 def test_a_side_whose_reps_are_all_flagged_never_passes(tmp_path: Path) -> None:
     base = write(tmp_path / "base.json", doc("base", steady(10.0, 6)))
-    flagged = doc("cand", steady(10.0, 6))
+    flagged = to_json(doc("cand", steady(10.0, 6)))
     for rep in flagged["scenarios"][0]["reps"]:
         rep["anomalies"] = [{"kind": "stall"}]
     result = gate(base, write(tmp_path / "cand.json", flagged), cwd=tmp_path)

@@ -1,10 +1,13 @@
-"""`jobbench serve` / `python -m fake_queue` as a user starts them: banner, config, shutdown."""
+"""`jobbench serve` / `python -m fake_queue` as a user starts them: banner, config, shutdown;
+and the one option definition both share (fake_queue.options): same flags, same help texts,
+same settings."""
 
 from __future__ import annotations
 
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -13,10 +16,24 @@ from pathlib import Path
 
 import httpx
 import pytest
+import typer
 
-from fake_queue.__main__ import ready_banner
+import jobbench.commands.serve
+from fake_queue.__main__ import parse_options, parser
+from fake_queue.command import ready_banner
+from fake_queue.faults import parse_fault
+from fake_queue.latency import Distribution, parse_distribution
+from fake_queue.options import SERVE_HELP, ServeOptions
 from fake_queue.server import RunningServer
-from fake_queue.settings import ServerSettings
+from fake_queue.settings import (
+    ServerSettings,
+    SettingsError,
+    load_settings_file,
+    settings_from_mapping,
+    settings_from_options,
+)
+from jobbench.cli import app
+from tests.unit.cli import run_cli
 
 
 def start(*args: str, cwd: Path) -> tuple[subprocess.Popen[str], str]:
@@ -83,9 +100,11 @@ def test_serve_prints_url_and_worker_env_applies_config_and_stops_on_sigterm(
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--take-latency", "later"], "take_latency"),
+        (["--take-latency", "later"], "--take-latency"),
+        (["--hold", "0"], "--hold"),
         (["--fault", "job-done:teapot:1"], "--fault"),
         (["--rate-limits", "some"], "--rate-limits"),
+        (["--config", "missing.toml"], "--config missing.toml"),
     ],
 )
 def test_serve_rejects_bad_settings_with_exit_2(
@@ -108,3 +127,168 @@ def test_a_non_loopback_bind_is_warned_about_loudly() -> None:
     assert "no --api-key set" in banner
     quiet = ready_banner(RunningServer(None, ServerSettings(), None))  # type: ignore[arg-type]
     assert "WARNING" not in quiet
+
+
+# ---- one option definition for both entry points -------------------------------------------
+
+CONFIG = (
+    '[server]\nport = 9001\nendpoint_id = "bench"\nhold = 30\nseed = 3\n'
+    'latency = {take = "uniform:0.01,0.02"}\nfaults = ["ping:503:1"]\n'
+)
+
+
+def typer_options(monkeypatch: pytest.MonkeyPatch, args: list[str], cwd: Path) -> ServeOptions:
+    """The ServeOptions `jobbench serve ARGS` hands its command (which is not run)."""
+    seen: list[ServeOptions] = []
+
+    def serve_command(options: ServeOptions) -> int:
+        seen.append(options)
+        return 0
+
+    monkeypatch.setattr(jobbench.commands.serve, "serve_command", serve_command)
+    assert run_cli(monkeypatch, "serve", *args, cwd=cwd) == 0
+    assert len(seen) == 1
+    return seen[0]
+
+
+def serve_params() -> dict[str, typer.core.TyperOption]:
+    """`jobbench serve`'s options, by flag, as Typer built them (its click is vendored)."""
+    group = typer.main.get_command(app)
+    assert isinstance(group, typer.core.TyperGroup)
+    params = group.commands["serve"].params
+    assert all(isinstance(param, typer.core.TyperOption) for param in params)
+    return {param.opts[0]: param for param in params if isinstance(param, typer.core.TyperOption)}
+
+
+def test_both_entry_points_parse_the_same_flags_into_the_same_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config = tmp_path / "queue.toml"
+    config.write_text(CONFIG)
+    args = [
+        "--host", "127.0.0.2", "--port", "0", "--endpoint-id", "other",
+        "--take-latency", "normal:0.2,0.01", "--wake-latency", "0.01", "--hold", "3",
+        "--done-latency", "0.002", "--api-key", "k", "--rate-limits", "runpod",
+        "--fault", "run:429:0.1", "--fault", "job-done:drop:0.5", "--seed", "7",
+        "--config", str(config), "--ready-json",
+    ]  # fmt: skip
+    options = parse_options(args)
+    assert typer_options(monkeypatch, args, tmp_path) == options
+    assert options.faults == ("run:429:0.1", "job-done:drop:0.5") and options.ready_json
+    settings = settings_from_options(options)
+    assert settings == ServerSettings(
+        host="127.0.0.2",
+        port=0,
+        endpoint_id="other",
+        latency=settings.latency,
+        api_key="k",
+        rate_limits="runpod",
+        faults=tuple(map(parse_fault, ["ping:503:1", "run:429:0.1", "job-done:drop:0.5"])),
+        seed=7,
+    )
+    assert settings.latency.take == Distribution("normal", 0.2, 0.01)
+    assert (settings.latency.wake.a, settings.latency.hold.a, settings.latency.done.a) == (
+        0.01,
+        3.0,
+        0.002,
+    )
+    # and no flag at all: the same defaults (ready_json off) from either parser
+    assert typer_options(monkeypatch, [], tmp_path) == parse_options([]) == ServeOptions()
+    assert settings_from_options(ServeOptions()) == ServerSettings()
+
+
+def test_a_flag_overrides_its_config_value_and_only_that_one(tmp_path: Path) -> None:
+    config = tmp_path / "queue.toml"
+    config.write_text(CONFIG)
+    from_file = settings_from_mapping(load_settings_file(config), ServerSettings())
+    assert settings_from_options(parse_options(["--config", str(config)])) == from_file
+    assert from_file.port == 9001 and from_file.latency.hold.a == 30.0  # the file was read
+
+    settings = settings_from_options(
+        parse_options(
+            ["--config", str(config), "--hold", "5", "--port", "0", "--fault", "run:429:1"]
+        )
+    )
+    assert settings.latency.hold == Distribution("fixed", 5.0)
+    assert settings.port == 0  # 0 is a flag given, not a flag left out
+    assert settings.latency.take == parse_distribution("uniform:0.01,0.02", "take")  # kept
+    assert (settings.endpoint_id, settings.seed) == ("bench", 3)  # kept
+    assert settings.faults == (parse_fault("ping:503:1"), parse_fault("run:429:1"))  # added
+
+
+@pytest.mark.parametrize(
+    ("options", "needle"),
+    [
+        (ServeOptions(take_latency="later"), "--take-latency: cannot read 'later'"),
+        (ServeOptions(done_latency="uniform:2,1"), "--done-latency"),
+        (ServeOptions(hold="0"), "--hold must be > 0"),
+        (ServeOptions(port=70000), "--port 70000"),
+        (ServeOptions(faults=("ping:503:1", "nope")), "--fault 'nope'"),
+        (ServeOptions(endpoint_id="a/b"), "--endpoint-id 'a/b'"),
+    ],
+)
+def test_a_bad_flag_is_a_settings_error_naming_it(options: ServeOptions, needle: str) -> None:
+    with pytest.raises(SettingsError, match=re.escape(needle)):
+        settings_from_options(options)
+
+
+def test_a_bad_config_value_names_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "queue.toml"
+    config.write_text("port = 70000\n")
+    with pytest.raises(SettingsError, match=re.escape(f"--config {config}: --port 70000")):
+        settings_from_options(ServeOptions(config=config, port=8000))
+
+
+def test_jobbench_serve_exits_2_with_the_settings_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(monkeypatch, "serve", "--rate-limits", "some", cwd=tmp_path) == 2
+    assert capsys.readouterr().err == "error: --rate-limits 'some': use off or runpod\n"
+
+
+def test_both_parsers_have_the_same_flags_with_the_same_help_text() -> None:
+    argparse_help = {
+        action.option_strings[0]: action.help
+        for action in parser()._actions
+        if action.option_strings[0] != "-h"
+    }
+    typer_help = {name: param.help for name, param in serve_params().items()}
+    assert argparse_help == typer_help == SERVE_HELP
+    assert typer_help["--take-latency"] == argparse_help["--take-latency"]
+    # spelled as before: --fault repeatable, --ready-json a flag without --no-ready-json
+    fault, ready = serve_params()["--fault"], serve_params()["--ready-json"]
+    assert fault.multiple and ready.is_flag
+    assert ready.secondary_opts == []
+
+
+def test_the_help_texts_quote_the_real_defaults() -> None:
+    default = ServerSettings()
+    quoted = {
+        "--host": default.host,
+        "--port": default.port,
+        "--endpoint-id": default.endpoint_id,
+        "--take-latency": default.latency.take.describe(),
+        "--wake-latency": default.latency.wake.describe(),
+        "--hold": default.latency.hold.describe(),
+        "--done-latency": default.latency.done.describe(),
+        "--rate-limits": default.rate_limits,
+    }
+    for name, value in quoted.items():
+        assert re.search(rf"default {re.escape(str(value))}\)$", SERVE_HELP[name]), name
+
+
+def test_serve_on_a_port_in_use_says_so_and_exits_2(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "jobbench", "serve", "--port", str(port)],
+            cwd=tmp_path,
+            text=True,
+            capture_output=True,
+            timeout=30,
+        )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"error: cannot listen on 127.0.0.1:{port}: "), result.stderr
+    assert "choose another --port" in result.stderr

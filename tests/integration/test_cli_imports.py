@@ -9,7 +9,7 @@ import sys
 
 def test_the_cli_process_never_imports_locust_or_gevent() -> None:
     code = (
-        "import sys, jobbench.cli, jobbench.commands.locust, jobbench.commands.live, "
+        "import sys, jobbench.cli, jobbench.commands.locust, jobbench.commands.run, "
         "jobbench.commands.workers; print(sorted(m for m in sys.modules "
         "if m.split('.')[0] in ('locust', 'gevent')))"
     )

@@ -1,5 +1,6 @@
-"""`run_live` in process against the in-process fake queue's client API (loopback, no workers):
-what a live run saves when it is stopped or breaks, and the checks of its flags."""
+"""The run loop on the live Target, in process, against the in-process fake queue's client API
+(loopback, no workers): what a live run saves when it is stopped or breaks, and the checks of
+its flags."""
 
 from __future__ import annotations
 
@@ -16,29 +17,30 @@ import pytest
 from fake_queue.server import RunningServer
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import LiveBurst
-from jobbench.commands.live import LiveRunConfig, _add_rep, live_config, run_live, scenario_entry
+from jobbench.commands.run import RunRequest, live_plan
+from jobbench.core.config import RunConfig, Scenario
+from jobbench.core.live_target import LiveEndpoint, LiveSession
+from jobbench.core.loop import add_rep, run_plans
+from jobbench.core.target import Plan
 from jobbench.errors import Interrupted, UsageError
 from jobbench.measure import metrics
-from jobbench.measure.live_metrics import live_rep_metrics
+from jobbench.measure.figures import PhaseSamples
+from jobbench.measure.live_metrics import live_rep_measure
 from jobbench.render.plain_progress import PlainProgress
+from jobbench.results.model import ScenarioResult, to_json
 from tests.unit.test_live_metrics import record
 
 SPAN = {"submission_span_s": {"median": 0.09, "min": 0.09, "max": 0.09}}
 
 
-def config(url: str, out: Path) -> LiveRunConfig:
-    return LiveRunConfig(
-        target=LiveTarget(url),
-        burst=3,
-        job_seconds=0.05,
-        inputs=(),
-        reps=2,
-        label="cut",
-        out=out,
-        submit_rate=None,
-        save_events=False,
-        quiet=True,
-    )
+def plan(url: str, out: Path) -> Plan:
+    scenario = Scenario("live-3j-0.05s", burst=3, job_seconds=0.05)
+    config = RunConfig((scenario,), reps=2, label="cut", out=out, quiet=True, save_events=False)
+    return Plan(config, LiveEndpoint(LiveTarget(url), submit_rate=None))
+
+
+def run_live(plan: Plan, progress: PlainProgress) -> dict[str, Any]:
+    return run_plans([plan], progress)[0]
 
 
 class Unhandled(Exception):
@@ -71,10 +73,10 @@ def test_a_sigterm_between_bursts_saves_a_result_marked_interrupted(
 ) -> None:
     server = start_server()
     with pytest.raises(Interrupted, match="partial results saved"):
-        run_live(config(server.endpoint_url, tmp_path), SigtermOnMessage(quiet=True))
+        run_live(plan(server.endpoint_url, tmp_path), SigtermOnMessage(quiet=True))
     doc = json.loads((tmp_path / "cut.json").read_text())
     assert doc["complete"] is False and doc["interrupted"] is True
-    assert "SIGTERM" in doc["error"] and doc["scenarios"][0]["reps"] == []
+    assert "SIGTERM" in doc["error"] and doc["scenarios"] == []
     assert signal.getsignal(signal.SIGTERM) is guard  # the handler from before is back
 
 
@@ -87,17 +89,15 @@ def test_an_unexpected_error_is_raised_as_is_and_saved_in_the_result(
     monkeypatch.setattr(LiveBurst, "_sample_health", broken)  # a bug, not the endpoint
     server = start_server()
     with pytest.raises(RuntimeError, match="boom"):
-        run_live(config(server.endpoint_url, tmp_path), PlainProgress(quiet=True))
+        run_live(plan(server.endpoint_url, tmp_path), PlainProgress(quiet=True))
     doc = json.loads((tmp_path / "cut.json").read_text())
     assert doc["complete"] is False and doc["interrupted"] is False
     assert doc["error"] == "RuntimeError: boom"
 
 
-def flags(**overrides: Any) -> dict[str, Any]:
-    values = {"endpoint": "http://127.0.0.1:9/v2/x", "api_key": None, "burst": 10, "reps": 1}
-    values |= {"job_seconds": 0.5, "label": "live", "input_json": None, "inputs": None}
-    values |= {"out": "reports", "submit_rate": None, "events": False, "quiet": True}
-    return values | overrides
+def request(**overrides: Any) -> RunRequest:
+    values: dict[str, Any] = {"endpoint": "http://127.0.0.1:9/v2/x", "burst": 10, "reps": 1}
+    return RunRequest(**values | {"label": "live", "events": False, "quiet": True} | overrides)
 
 
 @pytest.mark.parametrize(
@@ -113,26 +113,38 @@ def flags(**overrides: Any) -> dict[str, Any]:
 )
 def test_live_flags_get_the_checks_of_fake_queue_runs(flag: str, value: Any) -> None:
     with pytest.raises(UsageError, match="--" + flag.replace("_", "-")):
-        live_config(flags(**{flag: value}))
+        live_plan(request(**{flag: value}))
+
+
+def entry_of(plan: Plan) -> ScenarioResult:
+    target = plan.target
+    assert isinstance(target, LiveEndpoint)
+    entry = LiveSession(plan.config.scenarios[0], target, PlainProgress(quiet=True)).entry()
+    return ScenarioResult.model_validate(entry)  # as the loop takes it
+
+
+def figures(entry: ScenarioResult) -> list[dict[str, Any]]:
+    return [rep.model_dump(exclude_unset=True) for rep in entry.reps]
 
 
 def test_a_partial_last_rep_stays_out_of_the_summary_when_whole_reps_exist() -> None:
-    entry: dict[str, Any] = scenario_entry(config("http://127.0.0.1:9/v2/x", Path(".")))
-    raw: list[dict[str, Any]] = []
+    entry = entry_of(plan("http://127.0.0.1:9/v2/x", Path(".")))
+    raw: list[PhaseSamples] = []
     cut = record()
     for job in cut.jobs[:9]:  # stopped with one job done: a much later time to first
         job.done_ns = None
     cut.stopped = "interrupted"
     for rec in (record(), cut):
-        _add_rep(entry, live_rep_metrics(rec, keep_samples=True), raw)
-    assert len(entry["reps"]) == 2 and entry["reps"][1]["time_to_first_s"] == pytest.approx(2.9)
-    assert entry["summary"] == {**metrics.summarise_reps(entry["reps"][:1]), **SPAN}
-    assert entry["pooled_phases"] == metrics.pooled_phases(raw[:1])
+        add_rep(entry, live_rep_measure(rec), raw)
+    assert len(entry.reps) == 2 and entry.reps[1].time_to_first_s == pytest.approx(2.9)
+    saved = to_json(entry)
+    assert saved["summary"] == {**metrics.summarise_reps(figures(entry)[:1]), **SPAN}
+    assert saved["pooled_phases"] == metrics.pooled_phases(raw[:1])
 
 
 def test_a_lone_partial_rep_is_summarised_rather_than_nothing() -> None:
-    entry: dict[str, Any] = scenario_entry(config("http://127.0.0.1:9/v2/x", Path(".")))
+    entry = entry_of(plan("http://127.0.0.1:9/v2/x", Path(".")))
     cut = record()
     cut.stopped = "timeout"
-    _add_rep(entry, live_rep_metrics(cut, keep_samples=True), [])
-    assert entry["summary"] == {**metrics.summarise_reps(entry["reps"]), **SPAN}
+    add_rep(entry, live_rep_measure(cut), [])
+    assert to_json(entry)["summary"] == {**metrics.summarise_reps(figures(entry)), **SPAN}

@@ -29,7 +29,9 @@ import pytest
 from fake_queue import virtual_clock
 from fake_queue.server import RunningServer, worker_env
 from jobbench.workers.bench_handler import bench_handler
-from jobbench.workers.model_policies import Drain, Job, Policy, Sdk112
+from jobbench.workers.policy_base import Job, Policy
+from jobbench.workers.policy_drain import Drain
+from jobbench.workers.policy_sdk112 import Sdk112
 
 pytestmark = pytest.mark.e2e
 
@@ -285,6 +287,31 @@ def test_sigterm_finishes_running_and_held_jobs_then_exits_0(
     done = of(log, "done")
     assert len(done) == finished and {e["status"] for e in done} == {"COMPLETED"}
     assert state["counts"]["in_queue"] == 12 - finished and state["counts"]["in_progress"] == 0
+    assert state["conservation"] is None and not of(log, "ignored")
+
+
+@pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
+def test_a_second_stop_signal_while_finishing_does_not_cut_the_finish_short(
+    start_server: Callable[..., RunningServer], tmp_path: Path, second: signal.Signals
+) -> None:
+    server = start_server(take_latency=TAKE, wake_latency=WAKE, hold=10.0)
+    env = {"JOBBENCH_POLICY": "take-ahead", "JOBBENCH_SLOTS": "4", "JOBBENCH_TAKE_AHEAD": "4"}
+    with (
+        httpx.Client(base_url=server.base_url) as http,
+        worker(http, server, tmp_path, **env) as proc,
+    ):
+        http.post("/_bench/burst", json={"count": 12, "input": {"seconds": 0.5}})
+        wait_for("4 running and 4 held", lambda: len(of(events(http), "deliver")) == 8)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.1)  # the first has been handled (no event shows it); the jobs run 0.5 s
+        proc.send_signal(second)  # while it finishes: the held jobs have not even started
+        assert len(of(events(http), "done")) < 8
+        assert proc.wait(5) == 0, log_tail(tmp_path, "w1")
+        log = events(http)
+        state = http.get("/_bench/state").json()
+    done = of(log, "done")
+    assert len(done) == 8 and {e["status"] for e in done} == {"COMPLETED"}
+    assert state["counts"]["in_queue"] == 4 and state["counts"]["in_progress"] == 0
     assert state["conservation"] is None and not of(log, "ignored")
 
 

@@ -14,7 +14,8 @@ from jobbench.clients.endpoint import LiveTarget
 from jobbench.commands.locust import LocustRequest, locust_env
 from jobbench.commands.workers import WorkersRequest, workers_command
 from jobbench.core.config import Scenario
-from jobbench.core.fake_target import ScenarioSession, stop_sessions
+from jobbench.core.fake_target import ScenarioSession
+from jobbench.core.loop import stop_sessions
 from jobbench.errors import EXIT_OK, WorkerError
 from jobbench.procs.embedded_queue import EmbeddedQueue
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
@@ -96,7 +97,7 @@ def test_stop_sessions_stops_every_session_then_raises_a_ctrl_c_that_came_meanwh
             signal.raise_signal(signal.SIGINT)  # Ctrl-C while the first session stops
             stopped.append(self.label)
 
-    sessions: list[ScenarioSession] = [
+    sessions: list[Session] = [
         Session(Scenario("s"), tmp_path, PlainProgress(quiet=True), label=label) for label in "AB"
     ]
     with pytest.raises(KeyboardInterrupt):

@@ -1,7 +1,8 @@
-"""runner.check_conservation, the check after every rep: submitted = completed + failed +
-cancelled + timed out + still queued or running, per the queue's books and per its event log;
-no job lost, none counted twice. `state` and `events` come from a real in-process JobQueue,
-shaped as /_bench/state and /_bench/events?cursor= return them; then broken by hand."""
+"""check_conservation (measure/conservation.py), the check after every rep: submitted =
+completed + failed + cancelled + timed out + still queued or running, per the queue's books and
+per its event log; no job lost, none counted twice. `state` and `events` come from a real
+in-process JobQueue, shaped as /_bench/state and /_bench/events?cursor= return them; then
+broken by hand."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 
 from fake_queue.protocol import COMPLETED
 from fake_queue.queue import JobQueue
-from jobbench.core.fake_target import check_conservation
 from jobbench.errors import RunFailed
+from jobbench.measure.conservation import check_conservation
 from tests.unit.test_queue import FakeClock, in_loop, make_queue
 
 BURST = 8

@@ -16,9 +16,10 @@ import pytest
 from jobbench.commands.report import ReportRequest, report_command
 from jobbench.errors import ResultsError
 from jobbench.measure import metrics, stats
+from jobbench.measure.series import RepSeries, Span, rep_series
 from jobbench.render import svg
 from jobbench.render.charts import Plotted
-from jobbench.render.series import RepSeries, Span, count_over_time, rep_series, slot_rows
+from jobbench.render.lanes import count_over_time, slot_rows
 from jobbench.render.timeline import timeline
 from jobbench.results.store import SCHEMA, EventsWriter, write_json
 from tests.unit.cli import run_cli
@@ -138,7 +139,9 @@ def write_synthetic(folder: Path, jobs: int = 10_000, workers: int = 4, slots: i
     entry["summary"] = metrics.summarise_reps(entry["reps"])
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     doc: dict[str, Any] = {"schema": SCHEMA, "label": "big", "created": created}
-    doc |= {"jobbench": "0.1.0", "environment": {}, "target": {"kind": "fake"}}
+    env = {"python": "3.11.7", "platform": "Linux", "cpus": 4, "runpod": None, "git_sha": None}
+    doc |= {"jobbench": "0.1.0", "environment": env}
+    doc |= {"target": {"kind": "fake", "endpoint": "embedded"}}
     doc |= {"complete": True, "interrupted": False, "error": None, "scenarios": [entry]}
     return write_json(doc, folder / "big.json")
 

@@ -13,7 +13,7 @@ from jobbench.clients.locust_stats import job_stats
 from jobbench.commands.locust import LocustRequest, json_paths, judge, locust_argv
 from jobbench.errors import RunFailed
 from jobbench.measure import metrics
-from jobbench.measure.live_metrics import live_events, live_rep_metrics
+from jobbench.measure.live_metrics import live_events, live_rep_measure, live_rep_metrics
 
 S = 1_000_000_000
 T0 = 50 * S
@@ -45,7 +45,8 @@ def record() -> BurstRecord:
 
 
 def test_live_reps_have_the_keys_of_fake_reps_and_client_side_times() -> None:
-    rep = live_rep_metrics(record(), keep_samples=True)
+    measure = live_rep_measure(record())
+    rep = measure.figures
     fake_keys = {"time_to_first_s", "time_to_p50_s", "time_to_p99_s", "time_to_p100_s"}
     fake_keys |= {"throughput_jps", "jobs", "phases", "takes", "split", "utilisation"}
     fake_keys |= {"ideal_s", "efficiency"}
@@ -66,7 +67,7 @@ def test_live_reps_have_the_keys_of_fake_reps_and_client_side_times() -> None:
     assert rep["ideal_s"] is None and rep["takes"]["count"] is None and "partial" not in rep
     summary = metrics.summarise_reps([rep])
     assert summary["time_to_p99_s"] == {"median": 2.9, "min": 2.9, "max": 2.9}
-    assert metrics.pooled_phases([rep])["service"] is not None
+    assert metrics.pooled_phases([measure.samples])["service"] is not None
 
 
 def test_jobs_jobbench_cancelled_are_counted_but_not_measured() -> None:

@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 
+from jobbench.measure.figures import times_to
 from jobbench.measure.metrics import (
     ideal_time,
     pooled_phases,
+    rep_measure,
     rep_metrics,
     summarise_reps,
-    times_to,
 )
 
 T0 = 5_000_000_000  # burst start (ns); non-zero so a figure using absolute `t` shows up wrong
@@ -181,11 +182,11 @@ def test_requeued_jobs_use_the_last_claim_and_deliver() -> None:
         done("j2", "w2", 1.1),
         done("j1", "w2", 1.3),
     ]
-    m = rep_metrics(events, **PARAMS, keep_samples=True)
-    samples = m["_samples"]
-    assert sorted(samples["queue_wait"]) == pytest.approx([0.1, 0.3])
-    assert sorted(samples["service"]) == pytest.approx([1.0, 1.0])
-    assert sorted(samples["e2e"]) == pytest.approx([1.1, 1.3])
+    measure = rep_measure(events, **PARAMS)
+    m, samples = measure.figures, measure.samples
+    assert sorted(samples.queue_wait) == pytest.approx([0.1, 0.3])
+    assert sorted(samples.service) == pytest.approx([1.0, 1.0])
+    assert sorted(samples.e2e) == pytest.approx([1.1, 1.3])
     assert m["split"]["jobs_per_worker"] == {"w2": 2}
     assert m["utilisation"] == pytest.approx(1.0 / (4 * 1.3), abs=1e-6)  # 0.5 + 0.5 busy
     assert m["takes"]["count"] == 1
@@ -205,14 +206,15 @@ def test_retried_job_counts_once_by_its_final_outcome() -> None:
         done("j2", "w1", 1.5, status="FAILED"),
         ev("retry", 1.6, job="j2"),  # retried, never taken again: unfinished
     ]
-    m = rep_metrics(events, **PARAMS, keep_samples=True)
+    measure = rep_measure(events, **PARAMS)
+    m = measure.figures
     assert m["jobs"] == {"submitted": 2, "completed": 1, "failed": 0, "cancelled": 0,
                          "timed_out": 0, "unfinished": 1}  # fmt: skip
     assert m["time_to_first_s"] == pytest.approx(2.2)
     assert m["time_to_p50_s"] == pytest.approx(2.2)
     assert m["time_to_p100_s"] is None
-    assert m["_samples"]["queue_wait"] == pytest.approx([1.2])  # last claim - submit
-    assert m["_samples"]["service"] == pytest.approx([1.0])
+    assert measure.samples.queue_wait == pytest.approx([1.2])  # last claim - submit
+    assert measure.samples.service == pytest.approx([1.0])
     assert m["split"]["jobs_per_worker"] == {"w2": 1}
     # every run held a slot: 0.5 (j1 failed) + 0.5 (j1 retried) + 1.0 (j2 failed)
     assert m["utilisation"] == pytest.approx(2.0 / (4 * 2.2), abs=1e-6)
@@ -258,9 +260,9 @@ def test_burst_start_is_the_earliest_submit() -> None:
     events = [ev("submit", 0.0, job="j1"), ev("submit", 0.3, job="j2")]
     events += [*run("j1", 1, "w1", 0.0, 0.5), done("j1", "w1", 1.0)]
     events += [*run("j2", 2, "w1", 0.3, 0.8), done("j2", "w1", 1.2)]
-    m = rep_metrics(events, **PARAMS, keep_samples=True)
-    assert m["time_to_p100_s"] == pytest.approx(1.2)
-    assert sorted(m["_samples"]["e2e"]) == pytest.approx([0.9, 1.0])  # per-job submit
+    measure = rep_measure(events, **PARAMS)
+    assert measure.figures["time_to_p100_s"] == pytest.approx(1.2)
+    assert sorted(measure.samples.e2e) == pytest.approx([0.9, 1.0])  # per-job submit
 
 
 @pytest.mark.parametrize("events", [[], [done("j1", "w1", 1.0)]])
@@ -334,16 +336,16 @@ def test_pooled_phases_pool_jobs_rather_than_average_percentiles() -> None:
             events += [*run(f"j{i}", i, "w1", 0.0, 0.0), done(f"j{i}", "w1", t)]
         return events
 
-    a = rep_metrics(rep([1.0, 2.0, 3.0]), **PARAMS, keep_samples=True)
-    b = rep_metrics(rep([10.0]), **PARAMS, keep_samples=True)
+    a = rep_measure(rep([1.0, 2.0, 3.0]), **PARAMS).samples
+    b = rep_measure(rep([10.0]), **PARAMS).samples
     pooled = pooled_phases([a, b])
     assert pooled["e2e"] is not None
     assert pooled["e2e"]["p50"] == pytest.approx(2.5)  # median of 1, 2, 3, 10 (not (2 + 10) / 2)
     assert pooled["e2e"]["max"] == pytest.approx(10.0)
     assert pooled["queue_wait"] == {"p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0, "mean": 0.0}
     assert pooled["e2e"]["mean"] == pytest.approx(4.0)  # (1 + 2 + 3 + 10) / 4, every job once
-    with pytest.raises(ValueError, match="keep_samples"):
-        pooled_phases([a, rep_metrics(rep([1.0]), **PARAMS)])
+    with pytest.raises(ValueError, match="no reps"):
+        pooled_phases([])
 
 
 def test_busy_slot_time_never_counts_held_jobs_beyond_the_slots() -> None:

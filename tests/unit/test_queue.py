@@ -9,8 +9,11 @@ on a virtual-time loop (fake_queue.virtual_clock), whose clock jumps to the next
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import functools
+import inspect
+import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -1115,3 +1118,23 @@ def test_seeded_random_sequence_without_ttl_conserves_every_job(seed: int) -> No
             ops.append((choice, rng.randint(0, 99)))
     clock = FakeClock()
     asyncio.run(apply_ops(ops, clock))
+
+
+# ---- the queue's layers --------------------------------------------------------------------
+
+QUEUE_LAYERS = ("fake_queue.queue", "fake_queue.takes", "fake_queue.running", "fake_queue.ledger")
+
+
+def test_one_queue_object_in_layers_none_of_which_reads_a_wall_clock_or_speaks_http() -> None:
+    """JobQueue is built from layer classes, one module each; in none of them may time come
+    from anywhere but the injected clock (else virtual time breaks), nor HTTP leak in."""
+    layers = [cls for cls in JobQueue.__mro__ if cls is not object]
+    assert tuple(cls.__module__ for cls in layers) == QUEUE_LAYERS
+    for cls in layers:
+        tree = ast.parse(inspect.getsource(sys.modules[cls.__module__]))
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        roots = {name.split(".")[0] for name in imported}
+        assert not roots & {"time", "datetime", "aiohttp"}, (cls.__module__, roots)
+        attributes = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        assert "time" not in attributes, cls.__module__  # nor loop.time(): the clock is injected

@@ -9,19 +9,19 @@ from __future__ import annotations
 import io
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from jobbench.render import renderer
 from jobbench.results.compare import compare_docs
 from jobbench.results.gate import GateConfig, judge
+from jobbench.results.model import Comparison
 from tests.unit.test_compare_gate import steady, suite_doc
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
-def comparison() -> dict[str, Any]:
+def comparison() -> Comparison:
     """Three rows that cover the verdicts: a stalled baseline rep, a noisy shallow row gated on
     the pooled mean, and a steady pass."""
     base = suite_doc(
@@ -45,8 +45,8 @@ def comparison() -> dict[str, Any]:
         cand,
         metric_for=lambda n: "e2e_mean_s" if "shallow" in n else "time_to_p99_s",
     )
-    for row in doc["rows"]:
-        row["stopped"] = "a side is a saved result: no reps were added"
+    for row in doc.rows:
+        row.stopped = "a side is a saved result: no reps were added"
     judge(doc, GateConfig())
     return doc
 

@@ -1,7 +1,7 @@
 """The terminal tables of `jobbench run` at a fixed width, against golden files.
 
 The result documents are built the way a run builds them: hand-made event logs measured by
-metrics.rep_metrics and added rep by rep with benchmark.scenario_entry / add_rep, so every
+metrics.rep_metrics and added rep by rep with fake_target.scenario_entry / loop.add_rep, so every
 figure in the tables is a real computation. Regenerate after an intended change:
     JOBBENCH_UPDATE_GOLDEN=1 pytest tests/unit/test_render_run.py
 """
@@ -17,10 +17,13 @@ from rich.console import Console
 
 from fake_queue.latency import Distribution, LatencyModel
 from jobbench.core.config import Scenario
-from jobbench.core.loop import add_rep, mark_failed, scenario_entry
+from jobbench.core.fake_target import scenario_entry
+from jobbench.core.loop import add_rep, mark_failed
 from jobbench.measure import metrics
+from jobbench.measure.figures import PhaseSamples
 from jobbench.render.cells import fmt
 from jobbench.render.terminal import render_result, scenario_footer, scenario_table
+from jobbench.results.model import Environment, Result, ScenarioResult, Target
 from jobbench.results.store import new_document
 from jobbench.workers.spec import WorkerSpec
 from tests.unit.test_render_compare import check_golden
@@ -79,12 +82,12 @@ def drain_rep(
     return sorted(events, key=lambda e: int(e["t"]))
 
 
-def measured(s: Scenario, logs: list[list[dict[str, Any]]]) -> dict[str, Any]:
+def measured(s: Scenario, logs: list[list[dict[str, Any]]]) -> ScenarioResult:
     """A scenario entry with one rep per event log, as a run adds them."""
     entry = scenario_entry(s, None)
-    raw: list[dict[str, Any]] = []
+    samples: list[PhaseSamples] = []
     for log in logs:
-        figures = metrics.rep_metrics(
+        measure = metrics.rep_measure(
             log,
             workers=s.workers,
             slots=s.slots,
@@ -92,29 +95,33 @@ def measured(s: Scenario, logs: list[list[dict[str, Any]]]) -> dict[str, Any]:
             job_seconds=s.job_seconds,
             wake_latency_s=s.latency.wake.mean,
             worker_ids=[f"w{w}" for w in range(s.workers)],
-            keep_samples=True,
         )
-        add_rep(entry, figures, raw)
+        add_rep(entry, measure, samples)
     return entry
 
 
-def complete_run() -> dict[str, Any]:
+# results.store.environment() asks git for the sha: a process, which unit tests never start
+ENV = Environment(python="3.11.7", platform="Linux", cpus=2, runpod=None, git_sha=None)
+EMBEDDED = Target(kind="fake", endpoint="embedded")
+
+
+def complete_run() -> Result:
     """Two scenarios: five drain reps of which the fifth stalled 1 s, and three reps of a
     one-worker row with a failed job in each."""
-    doc = new_document("main", {"kind": "fake", "endpoint": "embedded"}, {})
+    doc = new_document("main", EMBEDDED, ENV)
     stalled = [drain_rep(DRAIN, r, stall_s=1.0 if r == 5 else 0.0) for r in range(1, 6)]
-    doc["scenarios"].append(measured(DRAIN, stalled))
-    doc["scenarios"].append(
+    doc.scenarios.append(measured(DRAIN, stalled))
+    doc.scenarios.append(
         measured(WIDE, [drain_rep(WIDE, r, failed=frozenset({r})) for r in range(1, 4)])
     )
-    doc["complete"] = True
+    doc.complete = True
     return doc
 
 
-def interrupted_run() -> dict[str, Any]:
+def interrupted_run() -> Result:
     """Two reps of the first scenario ran, then Ctrl-C: marked as run_plans marks it."""
-    doc = new_document("main", {"kind": "fake", "endpoint": "embedded"}, {})
-    doc["scenarios"].append(measured(DRAIN, [drain_rep(DRAIN, r) for r in (1, 2)]))
+    doc = new_document("main", EMBEDDED, ENV)
+    doc.scenarios.append(measured(DRAIN, [drain_rep(DRAIN, r) for r in (1, 2)]))
     mark_failed([doc], "interrupted (Ctrl-C) before every rep ran", interrupted=True)
     return doc
 
@@ -128,7 +135,7 @@ def printed(*renderables: Any) -> str:
     return out.getvalue()
 
 
-def rendered(doc: dict[str, Any], saved_to: str | None = "reports/main.json") -> str:
+def rendered(doc: Result, saved_to: str | None = "reports/main.json") -> str:
     console = Console(file=io.StringIO(), width=100)
     render_result(doc, console, saved_to=saved_to)
     out = console.file
@@ -155,15 +162,15 @@ def test_the_run_tables_fit_100_columns() -> None:
 
 
 def test_each_row_is_the_median_min_and_max_of_the_reps() -> None:
-    entry = complete_run()["scenarios"][0]
+    entry = complete_run().scenarios[0]
     text = printed(scenario_table(entry))
     lines = text.splitlines()
-    assert lines[0].strip() == entry["name"]  # the title
+    assert lines[0].strip() == entry.name  # the title
     assert cells(lines[1]) == ["metric", "median", "min", "max"]
-    p99s = sorted(rep["time_to_p99_s"] for rep in entry["reps"])
+    p99s = sorted(rep.time_to_p99_s or 0 for rep in entry.reps)
     row = next(cells(line) for line in lines if line.startswith("time to 99 %"))
     assert row == ["time to 99 %", *(fmt(v, "s") for v in (p99s[2], p99s[0], p99s[-1]))]
-    counts = sorted(rep["takes"]["count"] for rep in entry["reps"])
+    counts = sorted(rep.takes.count or 0 for rep in entry.reps)
     row = next(cells(line) for line in lines if line.startswith("takes"))
     assert row == ["takes", *(str(n) for n in (counts[2], counts[0], counts[-1]))]
     # rows in the documented order, one per figure the summary has
@@ -173,21 +180,22 @@ def test_each_row_is_the_median_min_and_max_of_the_reps() -> None:
 
 
 def test_a_figure_no_rep_has_is_left_out_of_the_table() -> None:
-    entry = complete_run()["scenarios"][0]
-    entry["summary"]["service_p99_s"] = None
+    entry = complete_run().scenarios[0]
+    entry.summary["service_p99_s"] = None
     text = printed(scenario_table(entry))
     assert "service p50" in text and "service p99" not in text
 
 
 def test_the_footer_names_the_ideal_the_outlier_reps_and_the_split() -> None:
-    stalled, steady = complete_run()["scenarios"]
+    stalled, steady = complete_run().scenarios
     footer = printed(scenario_footer(stalled)).splitlines()
-    eff = stalled["summary"]["efficiency"]["median"]
-    assert footer[0] == f"ideal {stalled['ideal_s']:.3f} s, efficiency {eff:.1%}"
+    efficiency = stalled.summary["efficiency"]
+    assert efficiency is not None and stalled.ideal_s is not None
+    assert footer[0] == f"ideal {stalled.ideal_s:.3f} s, efficiency {efficiency.median:.1%}"
     # the stalled fifth rep is an outlier of time to 99 % (marked by metrics.outlier_reps)
-    assert stalled["outliers"]["time_to_p99_s"] == [5]
+    assert stalled.outliers is not None and stalled.outliers["time_to_p99_s"] == [5]
     assert "outlier reps in time_to_p99_s: 5 (a gate sets them aside)" in footer
-    split = stalled["reps"][-1]["split"]["jobs_per_worker"]
+    split = stalled.reps[-1].split.jobs_per_worker
     assert footer[-1] == "split (last rep): " + ", ".join(f"{w} {n}" for w, n in split.items())
     # three steady reps: no outlier line; a failed job counts for the worker that ran it
     text = printed(scenario_footer(steady))

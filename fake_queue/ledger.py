@@ -1,0 +1,92 @@
+"""The queue's records: its jobs, the FIFO of unclaimed ones, what it knows of each worker, the
+status tally and the event log; and the one way a job ends (`_finish`). Pure asyncio.
+
+The bottom layer of JobQueue (fake_queue.queue): the stop and stream signals
+(fake_queue.running), a take's life (fake_queue.takes) and the job operations (fake_queue.queue)
+are layers on top of it, each using only those below, so they share one object and one state.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter, deque
+
+from fake_queue.clock import MONOTONIC, Clock
+from fake_queue.jobs import Event, Job, Take, WorkerSeen
+from fake_queue.latency import LatencySampler
+from fake_queue.protocol import TIMED_OUT
+
+
+class QueueLedger:
+    def __init__(self, sampler: LatencySampler, clock: Clock = MONOTONIC) -> None:
+        self.sampler = sampler
+        self.clock = clock
+        self.jobs: dict[str, Job] = {}
+        self.queued: deque[Job] = deque()
+        self.waiting: deque[Take] = deque()
+        self.workers: dict[str, WorkerSeen] = {}
+        self.events: list[Event] = []
+        self.events_base = 0
+        self.retried = 0
+        # jobs per status, kept as they move: /_bench/counts must not walk 100k jobs per poll
+        self.tally: Counter[str] = Counter()
+        self._job_ids = itertools.count(1)
+        self._take_ids = itertools.count(1)
+
+    def _log(self, event: Event) -> None:
+        self.events.append(event)
+
+    def events_since(self, cursor: int, limit: int = 50_000) -> tuple[list[Event], int]:
+        """Events from absolute index `cursor`; returns them and the next cursor."""
+        start = max(cursor - self.events_base, 0)
+        chunk = self.events[start : start + limit]
+        return chunk, self.events_base + start + len(chunk)
+
+    def seen(self, worker: str) -> WorkerSeen:
+        at = self.clock.now_ns()
+        record = self.workers.get(worker)
+        if record is None:
+            record = self.workers[worker] = WorkerSeen(at)
+        record.last_seen_ns = at
+        return record
+
+    def _move(self, job: Job, status: str) -> None:
+        self.tally[job.status] -= 1
+        self.tally[status] += 1
+        job.status = status
+
+    def _unclaim(self, job: Job) -> bool:
+        """Take a claimed job off its take, whose answer is not out yet (False: not claimed)."""
+        if job.take is None:
+            return False
+        job.take.jobs.remove(job)
+        job.take = None
+        return True
+
+    def _finish(self, job: Job, status: str, at: int, reason: str | None = None) -> None:
+        if job.timeout_handle is not None:
+            job.timeout_handle.cancel()
+            job.timeout_handle = None
+        if job.worker is not None and job.worker in self.workers:
+            self.workers[job.worker].held.discard(job.id)
+        self._move(job, status)
+        job.done_ns = at
+        event: Event = {
+            "t": at,
+            "ev": "done",
+            "job": job.id,
+            "status": status,
+            "worker": job.worker,
+        }
+        if reason:
+            event["reason"] = reason
+        self._log(event)
+        for waiter in job.watchers:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _expire(self, job: Job) -> None:
+        """The job's ttl ran out before its answer went out: wherever it waits, it ends."""
+        if not self._unclaim(job) and job in self.queued:
+            self.queued.remove(job)
+        self._finish(job, TIMED_OUT, self.clock.now_ns(), reason="ttl")

@@ -1,0 +1,164 @@
+"""`jobbench compare` and `jobbench gate`: flags -> CompareRequest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+from jobbench.cli.app import (
+    Baseline,
+    Budget,
+    Candidate,
+    Format,
+    MaxRegression,
+    MaxReps,
+    Metric,
+    Opt,
+    Out,
+    PinQueue,
+    Quiet,
+    Repo,
+    RepsAuto,
+    Wide,
+    app,
+    exit_with,
+)
+from jobbench.core.settle import DEFAULT_MAX_REPS
+
+
+@app.command()
+def compare(
+    baseline: Baseline,
+    candidate: Candidate,
+    suite: Annotated[str | None, Opt(help="suite of scenarios (default seed)")] = None,
+    reps: RepsAuto = None,
+    max_reps: MaxReps = DEFAULT_MAX_REPS,
+    budget: Budget = "45m",
+    fmt: Format = "table",
+    wide: Wide = False,
+    out: Out = Path("reports"),
+    repo: Repo = None,
+    rerun: Annotated[bool, Opt(help="run variants even if a saved label exists")] = False,
+    metric: Metric = None,
+    max_regression: MaxRegression = "5%",
+    fail_on_regression: Annotated[bool, Opt(help="exit 1 / 3 like jobbench gate")] = False,
+    markdown: Annotated[Path | None, Opt(help="also write a PR-comment body here")] = None,
+    quiet: Quiet = False,
+    html: Annotated[Path | None, Opt(help="also write the HTML report (A and B plots)")] = None,
+    pin_queue: PinQueue = True,
+) -> None:
+    """Compare a candidate against a baseline, side by side, with a verdict.
+
+    --reps defaults to the suite's, or to auto with --fail-on-regression."""
+    _compare(
+        baseline=baseline,
+        candidate=candidate,
+        suite=suite,
+        reps=reps,
+        max_reps=max_reps,
+        budget=budget,
+        fmt=fmt,
+        wide=wide,
+        out=out,
+        repo=repo,
+        rerun=rerun,
+        metric=metric,
+        max_regression=max_regression,
+        fail_on_regression=fail_on_regression,
+        markdown=markdown,
+        quiet=quiet,
+        html=html,
+        pin_queue=pin_queue,
+    )
+
+
+@app.command()
+def gate(
+    baseline: Baseline,
+    candidate: Candidate,
+    metric: Metric = None,
+    max_regression: MaxRegression = "5%",
+    suite: Annotated[str | None, Opt(help="suite, when a side runs now")] = None,
+    reps: Annotated[str, Opt(help="reps a side: auto (settle unsettled rows) or N")] = "auto",
+    max_reps: MaxReps = DEFAULT_MAX_REPS,
+    budget: Budget = "45m",
+    wide: Wide = False,
+    out: Out = Path("reports"),
+    repo: Repo = None,
+    markdown: Annotated[Path | None, Opt(help="write a PR-comment body here")] = None,
+    fmt: Format = "table",
+    quiet: Quiet = False,
+) -> None:
+    """CI perf gate: exit 0 pass, 1 regression, 3 inconclusive."""
+    _compare(
+        baseline=baseline,
+        candidate=candidate,
+        suite=suite,
+        reps=reps,
+        max_reps=max_reps,
+        budget=budget,
+        fmt=fmt,
+        wide=wide,
+        out=out,
+        repo=repo,
+        rerun=False,
+        metric=metric,
+        max_regression=max_regression,
+        fail_on_regression=True,
+        markdown=markdown,
+        quiet=quiet,
+        html=None,
+        pin_queue=True,
+    )
+
+
+def _compare(
+    *,
+    baseline: str,
+    candidate: str,
+    suite: str | None,
+    reps: str | None,
+    max_reps: int,
+    budget: str,
+    fmt: str,
+    wide: bool,
+    out: Path,
+    repo: Path | None,
+    rerun: bool,
+    metric: str | None,
+    max_regression: str,
+    fail_on_regression: bool,
+    markdown: Path | None,
+    quiet: bool,
+    html: Path | None,
+    pin_queue: bool,
+) -> NoReturn:
+    """compare and gate: the same request, the gate always failing on a regression."""
+    from jobbench.commands.compare import CompareRequest, compare_command
+    from jobbench.core.settle import AUTO, parse_duration, parse_reps
+    from jobbench.render.progress import make_progress
+    from jobbench.results.gate import GateConfig, parse_percent
+
+    def command() -> int:
+        chosen = reps or (AUTO if fail_on_regression else None)
+        request = CompareRequest(
+            baseline=baseline,
+            candidate=candidate,
+            suite=suite,
+            reps=None if chosen is None else parse_reps(chosen),
+            max_reps=max_reps,
+            budget_s=parse_duration(budget),
+            fmt=fmt,
+            wide=wide,
+            out=out,
+            repo=repo,
+            rerun=rerun,
+            fail_on_regression=fail_on_regression,
+            gate=GateConfig(metric, parse_percent(max_regression)),
+            markdown_file=markdown,
+            html=html,
+            pin_queue=pin_queue,
+        )
+        return compare_command(request, make_progress(quiet)[1])
+
+    exit_with(command)

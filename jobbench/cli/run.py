@@ -1,0 +1,101 @@
+"""`jobbench run`: flags -> RunRequest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from jobbench.cli.app import (
+    Hold,
+    InputJson,
+    Inputs,
+    JobSeconds,
+    Latency,
+    Opt,
+    Out,
+    PinQueue,
+    Policy,
+    Python,
+    Quiet,
+    Sdk,
+    Seed,
+    Slots,
+    TakeAhead,
+    Worker,
+    Workers,
+    app,
+    exit_with,
+)
+
+
+@app.command()
+def run(
+    workers: Workers = 4,
+    slots: Slots = 32,
+    burst: Annotated[int, Opt(help="jobs per burst")] = 1024,
+    job_seconds: JobSeconds = 0.5,
+    take_ahead: TakeAhead = 0,
+    worker: Worker = "runpod",
+    policy: Policy = None,
+    sdk: Sdk = None,
+    python: Python = None,
+    input_json: InputJson = None,
+    inputs: Inputs = None,
+    reps: Annotated[int, Opt(help="bursts to run; figures are medians over reps")] = 5,
+    label: Annotated[str, Opt(help="name of the saved result")] = "run",
+    out: Out = Path("reports"),
+    server: Annotated[str | None, Opt(help="an already running fake queue URL")] = None,
+    api_key: Annotated[
+        str | None, Opt(help="key of the --server queue, or of --endpoint (else RUNPOD_API_KEY)")
+    ] = None,
+    take_latency: Latency = "0.5",
+    wake_latency: Latency = "0.05",
+    hold: Hold = "20",
+    done_latency: Latency = "0",
+    seed: Seed = None,
+    pin_queue: PinQueue = True,
+    events: Annotated[bool, Opt(help="save raw events to LABEL.events.jsonl")] = True,
+    json_out: Annotated[bool, Opt("--json", help="print only the result JSON")] = False,
+    quiet: Quiet = False,
+    html: Annotated[Path | None, Opt(help="also write the HTML report (plots) here")] = None,
+    endpoint: Annotated[
+        str | None, Opt(help="live endpoint: a .../v2/ID URL or an endpoint id (no workers)")
+    ] = None,
+    submit_rate: Annotated[
+        str | None, Opt(help="live: /run pace, N/s or off (default: RunPod's 1000 per 10 s)")
+    ] = None,
+    yes: Annotated[bool, Opt(help="live: skip the confirmation of bursts over 100 jobs")] = False,
+) -> None:
+    """Run bursts through worker processes (or at a live --endpoint); median / min / max."""
+    from jobbench.commands.run import RunRequest, run_command
+    from jobbench.core.config import LatencyFlags
+
+    request = RunRequest(
+        workers=workers,
+        slots=slots,
+        burst=burst,
+        job_seconds=job_seconds,
+        take_ahead=take_ahead,
+        worker=worker,
+        policy=policy,
+        sdk=sdk,
+        python=python,
+        input_json=input_json,
+        inputs=inputs,
+        reps=reps,
+        label=label,
+        out=out,
+        server=server,
+        api_key=api_key,
+        latency=LatencyFlags(take_latency, wake_latency, hold, done_latency),
+        seed=seed,
+        pin_queue=pin_queue,
+        events=events,
+        json_out=json_out,
+        quiet=quiet,
+        html=html,
+        endpoint=endpoint,
+        submit_rate=submit_rate,
+        yes=yes,
+    )
+    exit_with(lambda: run_command(request))

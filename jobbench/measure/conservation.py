@@ -1,0 +1,28 @@
+"""After every rep: no job lost or counted twice, by the queue's own books and by its event log.
+A run that fails this is not measured (RunFailed names what does not add up)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from jobbench.errors import RunFailed
+
+
+def check_conservation(state: dict[str, Any], events: list[dict[str, Any]], burst: int) -> None:
+    """No job lost or counted twice: the server's books and the event log must both agree."""
+    counts = state["counts"]
+    if state.get("conservation"):
+        raise RunFailed(f"the queue's books do not balance: {state['conservation']}")
+    terminal = sum(counts[k] for k in ("completed", "failed", "cancelled", "timed_out"))
+    if (
+        counts["submitted"] != burst
+        or terminal + counts["in_queue"] + counts["in_progress"] != (counts["submitted"])
+    ):
+        raise RunFailed(f"jobs lost: submitted {counts['submitted']} of {burst}, counts {counts}")
+    done = Counter(e["job"] for e in events if e["ev"] == "done")
+    doubled = [job for job, n in done.items() if n > 1]
+    if doubled:
+        raise RunFailed(f"jobs counted twice: {doubled[:5]} ({len(doubled)} in all)")
+    if len(done) != terminal:
+        raise RunFailed(f"event log has {len(done)} finished jobs, the queue counts {terminal}")

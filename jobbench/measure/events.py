@@ -1,0 +1,147 @@
+"""One pass over a rep's event log (docs/events.md) into one EventScan: the record that both the
+rep figures (metrics.py) and the plot series (series.py) are computed from, so a plot can never
+disagree with the figure printed beside it.
+
+Times are unit-agnostic: kept as the integers they came in, and only ordered and subtracted,
+never compared with a constant. metrics.py scans the server's log (ns of `time.monotonic_ns()`),
+series.py the rows saved in LABEL.events.jsonl (us from burst start: results/store.EventsWriter
+floors (t - first submit) // 1000, which keeps their order, so both scans decide alike). Each
+consumer converts to seconds once, with its own NS_PER_S or US_PER_S.
+
+Rules: log order is causal per job, even where `t` (of takes) is not. A COMPLETED/FAILED `done`
+always follows a fresh claim and deliver (requeue and retry put the job back in the queue), so
+the last claim and deliver seen are those of the run that ended. A `done` of a job with no
+`submit` in the log is a straggler from an earlier burst: not this rep's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fake_queue.protocol import COMPLETED, FAILED, TERMINAL
+
+# Jobs a worker actually ran to an answer: the ones with a meaningful claim -> done service time.
+SERVED = frozenset({COMPLETED, FAILED})
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    """A job's last terminal transition (a `retry` after it removes it again)."""
+
+    t: int
+    status: str
+    worker: str | None
+    claim: int | None  # when the run that ended was claimed; None: never claimed (cancelled)
+
+    @property
+    def served(self) -> bool:
+        return self.status in SERVED
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A job in a worker's hands from `deliver` to its COMPLETED/FAILED `done` (end None: still
+    held when the log ends). Every run held a slot, a failed one that was retried included."""
+
+    worker: str
+    start: int
+    end: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TakeEvent:
+    t: int  # answered
+    worker: str
+    asked: int
+    got: int
+    arrived: int
+    kind: str
+
+
+@dataclass(slots=True)
+class EventScan:
+    """Everything measured about one rep, times in the log's own unit."""
+
+    submitted: dict[str, int] = field(default_factory=dict)  # job: submit t
+    final: dict[str, Final] = field(default_factory=dict)  # terminal jobs, in order of `done`
+    runs: list[Run] = field(default_factory=list)  # closed ones in order of `done`, then open
+    takes: list[TakeEvent] = field(default_factory=list)
+    queue: list[tuple[int, int]] = field(default_factory=list)  # (t, +1 or -1), log order
+    last: int = 0  # the latest `t`
+
+    def terminal_times(self) -> list[int]:
+        return sorted(f.t for f in self.final.values())
+
+    def served(self) -> Iterator[tuple[int, int, int]]:
+        """(submit, claim, done) of each job whose final run was served."""
+        for job, f in self.final.items():
+            if f.served and f.claim is not None:
+                yield self.submitted[job], f.claim, f.t
+
+    def busy_spans(self) -> dict[str, list[tuple[int, int]]]:
+        """Per worker, the (deliver, done) of its finished runs."""
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for run in self.runs:
+            if run.end is not None:
+                spans.setdefault(run.worker, []).append((run.start, run.end))
+        return spans
+
+
+def scan_events(events: Iterable[Mapping[str, Any]]) -> EventScan:
+    """The one pass, in log order; keys missing from a saved row count as absent."""
+    s = EventScan()
+    claims: dict[str, int] = {}
+    held: dict[str, tuple[int, str]] = {}  # delivered, not yet done or requeued: (t, worker)
+    for e in events:
+        ev, job, t = e.get("ev"), str(e.get("job", "")), int(e.get("t", 0))
+        s.last = max(s.last, t)
+        if ev == "submit":
+            s.submitted[job] = t
+            s.queue.append((t, 1))
+        elif ev == "claim":
+            claims[job] = t
+            s.queue.append((t, -1))
+        elif ev == "deliver":
+            held[job] = (t, str(e.get("worker")))
+        elif ev == "requeue":  # the take's client left: that delivery never reached the worker
+            held.pop(job, None)
+            s.queue.append((t, 1))
+        elif ev == "retry":  # back in the queue: no longer terminal
+            s.final.pop(job, None)
+            s.queue.append((t, 1))
+        elif ev == "done":
+            _done(s, e, job, t, claims.get(job), held.pop(job, None))
+        elif ev == "take":
+            s.takes.append(_take(e, t))
+    s.runs.extend(Run(w, t, None) for job, (t, w) in held.items() if job in s.submitted)
+    return s
+
+
+def _done(
+    s: EventScan,
+    e: Mapping[str, Any],
+    job: str,
+    t: int,
+    claim: int | None,
+    held: tuple[int, str] | None,
+) -> None:
+    status = e.get("status")
+    if job not in s.submitted or status not in TERMINAL:
+        return
+    worker = e.get("worker")
+    s.final[job] = Final(t, str(status), None if worker is None else str(worker), claim)
+    if status in SERVED and held is not None:
+        s.runs.append(Run(str(worker), held[0], t))
+
+
+def _take(e: Mapping[str, Any], t: int) -> TakeEvent:
+    return TakeEvent(
+        t=t,
+        worker=str(e.get("worker")),
+        asked=int(e.get("asked", 0)),
+        got=int(e.get("got", 0)),
+        arrived=int(e.get("arrived", t)),
+        kind=str(e.get("kind", "")),
+    )

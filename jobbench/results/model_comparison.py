@@ -1,0 +1,118 @@
+"""The comparison document, schema `jobbench.comparison/2` (reports/README.md), and the
+`jobbench.comparison/1` files written before the gate's decision rule, which `jobbench report`
+still reads: one model for both, the fields only one of them has being those with a default
+(model_base.py), so a /1 file reads and writes back as the /1 file it was.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from pydantic import Field
+
+from jobbench.results.model_base import Doc, Number, PerSide
+from jobbench.results.model_result import LatencyValue
+
+COMPARISON_SCHEMA: Final = "jobbench.comparison/2"
+READABLE_COMPARISON_SCHEMAS = ("jobbench.comparison/1", COMPARISON_SCHEMA)
+DEFAULT_METRIC = "time_to_p99_s"  # the gated metric, and the only one /1 gated on
+
+
+class Side(Doc):
+    """One side's result, as the comparison saw it."""
+
+    label: str
+    path: str | None = None  # the result file, relative to the comparison's folder
+    created: str | None
+    complete: bool
+    error: str | None = None  # absent in /1
+    workers: list[str]
+
+
+class SideFigure(Doc):
+    """A side's figure over the reps that count (/1: over every rep)."""
+
+    median: Number
+    min: Number
+    max: Number
+    n: int
+    pooled: Number | None = None  # a pooled metric: over every job of those reps
+
+
+class ExcludedRep(Doc):
+    side: str  # "A" or "B"
+    rep: int  # from 1
+    value: Number
+    reason: str
+
+
+class MetricComparison(Doc):
+    baseline: SideFigure | None
+    candidate: SideFigure | None
+    change: Number | None  # /2: Hodges-Lehmann B/A - 1; /1: ratio of medians - 1
+    p_value: Number | None = None  # /1 only: two-sided Mann-Whitney
+    ci: list[Number] | None  # [low, high], 95 %
+    p_slower: Number | None = None  # /2 from here on
+    p_faster: Number | None = None
+    spread: PerSide[Number | None] | None = None
+    excluded: list[ExcludedRep] = Field(default_factory=list)
+    clean: PerSide[list[Number]] | None = None
+    unsteady: str | None = None
+    values: PerSide[list[Number | None]]
+
+
+class RowParams(Doc):
+    """The scenario's params both sides share: without the variants' own."""
+
+    workers: int | None
+    slots: int | None
+    burst: int
+    job_seconds: Number
+    latency: dict[str, LatencyValue] | None  # without the latency fields a variant sets
+    submit_rate: str | None = None  # live only
+    inputs: int | None = None  # live only
+
+
+class Row(Doc):
+    scenario: str
+    params: RowParams
+    ideal_s: Number | None
+    efficiency: PerSide[Number | None]
+    split: PerSide[list[int]]  # jobs per worker in the last rep, most first
+    reps: PerSide[int] | None = None  # absent in /1
+    metric: str | None = None  # the one the verdict rests on; absent in /1 (see `gated`)
+    metrics: dict[str, MetricComparison]
+    verdict: str | None  # None until gate.judge; better | pass | regression | inconclusive
+    # set by the compare command, then by gate.judge:
+    stopped: str | None = None
+    looks: int = 1
+    reason: str = ""
+    alpha: Number | None = None
+    p_within: Number | None = None
+    mdc: Number | None = None
+
+    @property
+    def gated(self) -> str:
+        """The metric the verdict rests on (a /1 row: time to 99 %, what /1 gated on)."""
+        return self.metric or DEFAULT_METRIC
+
+
+class Gate(Doc):
+    """The rule a comparison was judged by."""
+
+    metric: str | None = None  # /1
+    metrics: list[str] | None = None  # /2
+    max_regression: Number
+    false_alarm: Number | None = None  # /2
+    miss: Number | None = None  # /2
+    significance: Number | None = None  # /1
+
+
+class Comparison(Doc):
+    schema_: Literal["jobbench.comparison/1", "jobbench.comparison/2"] = Field(alias="schema")
+    baseline: Side
+    candidate: Side
+    rows: list[Row]
+    verdict: str | None  # None until gate.judge
+    reason: str = ""  # absent until judged, and in /1
+    gate: Gate | None = None  # absent until judged

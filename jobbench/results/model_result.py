@@ -1,0 +1,244 @@
+"""The result document, schema `jobbench.result/1` (reports/README.md): these models are its code.
+
+Field order is the order the writer saves keys in. A field with a default may be absent from a
+file (model_base.py): written before it existed (phase means, outliers, the gated metric, the
+CPU plan), only in live results (submission, follow, health, partial, the extra job counts), or
+only once a rep ran (pooled phases, outliers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import Discriminator, Field, Tag
+
+from jobbench.results.model_base import Doc, Number
+
+RESULT_SCHEMA: Final = "jobbench.result/1"
+
+
+class PhaseStats(Doc):
+    """Seconds of one job phase over a rep's served jobs (or of a take, or a poll gap)."""
+
+    p50: Number
+    p90: Number
+    p99: Number
+    max: Number
+    mean: Number | None = None  # absent before the pooled mean (bee567f)
+
+
+class Phases(Doc):
+    """Queue wait (claim - submit), service (done - claim), end-to-end (done - submit); None
+    where no job was served."""
+
+    queue_wait: PhaseStats | None
+    service: PhaseStats | None
+    e2e: PhaseStats | None
+
+
+class Jobs(Doc):
+    submitted: int
+    completed: int
+    failed: int
+    cancelled: int
+    timed_out: int
+    unfinished: int
+    # live only: outcomes a client sees besides the statuses
+    unknown: int | None = None
+    rejected: int | None = None
+    unsent: int | None = None
+    lost: int | None = None
+    cancelled_by_jobbench: int | None = None
+
+
+class Takes(Doc):
+    """The workers' takes in the rep; every figure None in live mode (not visible to a client)."""
+
+    count: int | None
+    empty: int | None
+    asked_mean: Number | None
+    got_mean: Number | None
+    full_fraction: Number | None
+    latency: PhaseStats | None
+
+
+class Split(Doc):
+    jobs_per_worker: dict[str, int]
+    max_min_ratio: Number | None
+    jain: Number | None
+
+
+class Anomaly(Doc):
+    """What disturbed a rep (`{"kind": "stall", ...}`): a gate sets the rep aside."""
+
+    kind: str
+
+
+class Submission(Doc):
+    """Live: how the burst's /run requests went."""
+
+    span_s: Number | None
+    rate_jps: Number | None
+    requests: int
+    throttled: int
+    server_errors: int
+    not_sent: int
+
+
+class Follow(Doc):
+    """Live: the /status polling, and how late a client-observed terminal time can be."""
+
+    status_requests: int
+    status_errors: int
+    terminal_uncertainty: PhaseStats | None
+    cancel_requests: int
+
+
+class Health(Doc):
+    """Live: /health about once a second, `samples` rows of `columns`."""
+
+    columns: list[str]
+    samples: list[list[Number | None]]
+    max_in_queue: int | None
+    max_workers_running: int | None
+
+
+class Rep(Doc):
+    """One rep's figures (docs/metrics.md), as measure/ computes them."""
+
+    time_to_first_s: Number | None
+    time_to_p50_s: Number | None
+    time_to_p99_s: Number | None
+    time_to_p100_s: Number | None
+    throughput_jps: Number | None
+    jobs: Jobs
+    phases: Phases
+    takes: Takes
+    split: Split
+    utilisation: Number | None
+    ideal_s: Number | None
+    efficiency: Number | None
+    submission: Submission | None = None  # live only
+    follow: Follow | None = None  # live only
+    health: Health | None = None  # live only
+    partial: str | None = None  # live: "interrupted", "timeout" or "error" when cut short
+    anomalies: list[Anomaly] | None = None  # what the runner flagged; such reps never count
+
+
+class Spread(Doc):
+    """A figure across reps."""
+
+    median: Number
+    min: Number
+    max: Number
+
+    @classmethod
+    def of(cls, figure: Mapping[str, Any] | None) -> Spread | None:
+        return None if figure is None else cls.model_validate(dict(figure))
+
+
+def spreads(summary: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Spread | None]:
+    """A `summary` block from measure/'s plain dicts."""
+    return {key: Spread.of(figure) for key, figure in summary.items()}
+
+
+class LatencyDistribution(Doc):
+    """A latency that is not fixed: {kind, a, b} or {kind: samples, samples} (fake_queue's
+    Distribution.to_json); a fixed one is written as its seconds."""
+
+    kind: str
+    a: Number | None = None
+    b: Number | None = None
+    samples: list[Number] | None = None
+
+    def as_written(self) -> dict[str, Any]:
+        return self.model_dump(exclude_unset=True)
+
+
+def _latency_kind(value: Any) -> str:
+    return "distribution" if isinstance(value, (dict, LatencyDistribution)) else "seconds"
+
+
+# Errors name the reading tried: `latency.take.seconds: ...` or `latency.take.distribution.kind`.
+LatencyValue = Annotated[
+    Annotated[Number, Tag("seconds")] | Annotated[LatencyDistribution, Tag("distribution")],
+    Discriminator(_latency_kind),
+]
+
+
+class Params(Doc):
+    """What a scenario ran with; comparisons match on these but for the variants' own."""
+
+    workers: int | None  # None: a live endpoint (no workers of ours)
+    slots: int | None
+    burst: int
+    job_seconds: Number
+    take_ahead: int | None
+    worker: str | None
+    policy: str | None
+    latency: dict[str, LatencyValue] | None  # take / wake / hold / done; None: live
+    submit_rate: str | None = None  # live only
+    inputs: int | None = None  # live only
+
+
+class Sdk(Doc):
+    """The runpod SDK the workers imported (workers/kinds.py's probe)."""
+
+    version: str | None
+    path: str | None
+    take_ahead: bool
+
+
+class ScenarioResult(Doc):
+    name: str
+    params: Params
+    ideal_s: Number | None  # None: a live endpoint
+    worker: str
+    sdk: Sdk | None
+    gate_metric: str | None = None  # absent before bee567f, and in live results
+    reps: list[Rep]
+    summary: dict[str, Spread | None]
+    pooled_phases: Phases | None = None  # once a rep ran
+    outliers: dict[str, list[int]] | None = None  # reps (from 1); once a rep ran, bee567f on
+
+
+class CpuPlan(Doc):
+    queue: list[int]
+    workers: list[int]
+
+
+class Environment(Doc):
+    python: str
+    platform: str
+    cpus: int | None
+    runpod: str | None
+    git_sha: str | None
+    cpu_plan: CpuPlan | None = None  # absent before 7770cb4
+
+    def learn(self, found: Mapping[str, Any]) -> None:
+        """Fill in what a session found out (`runpod`, `cpu_plan`) where nothing is known yet."""
+        for key, value in found.items():
+            if not getattr(self, key, None):
+                setattr(self, key, value)
+
+
+class Target(Doc):
+    kind: str  # "fake" or "live"
+    endpoint: str  # "embedded" or a URL, never a key
+
+
+class Result(Doc):
+    schema_: Literal["jobbench.result/1"] = Field(alias="schema")
+    label: str
+    created: str  # ISO 8601, seconds
+    jobbench: str
+    environment: Environment
+    target: Target
+    complete: bool
+    interrupted: bool
+    error: str | None
+    scenarios: list[ScenarioResult]
+
+    def scenario(self, name: str) -> ScenarioResult | None:
+        return next((entry for entry in self.scenarios if entry.name == name), None)

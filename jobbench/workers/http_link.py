@@ -1,0 +1,159 @@
+"""The model worker's link to the queue over HTTP: `HttpLink` (model_policies.Link) makes
+runpod 1.12.0's worker calls (same URLs, parameters and bodies; docs/protocol.md 1.2-1.3) with
+aiohttp, or with the lean client (raw_http) for takes and results; and `heartbeat`, the SDK's
+ping."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+
+from fake_queue import protocol
+from jobbench.workers.model_worker_config import Config
+from jobbench.workers.policy_base import Job, RateLimited, log
+from jobbench.workers.raw_http import RawClient, RawHttpError
+from jobbench.workers.run_job import RUNPOD_VERSION, run_handler
+
+DONE_RETRY_PAUSES_S = (2.0, 3.0)  # aiohttp_retry FibonacciRetry(attempts=3): on status >= 500
+FORM_HEADERS = {"charset": "utf-8", "Content-Type": "application/x-www-form-urlencoded"}
+
+
+class TakeFailed(Exception):
+    """job-take answered an error status."""
+
+
+def jobs_from_answer(status: int, content_type: str, body: bytes) -> list[Job]:
+    """A job-take answer, judged as 1.12.0's get_job judges it."""
+    if status in (204, 400):  # no jobs (400: FlashBoot, per the SDK)
+        return []
+    if status == 429:
+        raise RateLimited()
+    if status >= 400:
+        raise TakeFailed(f"job-take answered {status}")
+    if content_type != "application/json" or not body:
+        return []
+    try:
+        payload = json.loads(body)
+    except ValueError:  # includes UnicodeDecodeError
+        return []
+    if isinstance(payload, dict):
+        if "id" not in payload or "input" not in payload:
+            raise ValueError("Job has missing field(s): id or input.")
+        return [payload]
+    if not isinstance(payload, list):
+        return []
+    jobs = [job for job in payload if isinstance(job, dict) and "id" in job]
+    if len(jobs) != len(payload):
+        log(f"job-take-batch: dropped {len(payload) - len(jobs)} entries without an id")
+    return jobs
+
+
+class HttpLink:
+    """The worker-facing calls, with 1.12.0's URLs: model_policies.Link over aiohttp, or over
+    the lean client (raw_http) for takes and results when given one."""
+
+    def __init__(
+        self,
+        config: Config,
+        session: aiohttp.ClientSession,
+        lean: tuple[RawClient, RawClient] | None = None,
+    ) -> None:
+        self.config = config
+        self.session = session
+        self.lean = lean  # (takes, results)
+        self.stop_enabled = protocol.TAKE_SEGMENT in config.take_url
+        self.stop_url = config.take_url.replace(protocol.TAKE_SEGMENT, protocol.STOP_SEGMENT)
+
+    async def take(
+        self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
+    ) -> list[Job]:
+        url = self.config.take_url
+        if count > 1:
+            url = (
+                url.replace(protocol.TAKE_SEGMENT, protocol.TAKE_BATCH_SEGMENT)
+                + f"&batch_size={count}"
+            )
+        url += f"&job_in_progress={int(in_progress)}"
+        if self.lean is not None:
+            answer = await self.lean[0].request("GET", url, on_sent=on_sent)
+            return jobs_from_answer(answer.status, answer.content_type, answer.body)
+        if on_sent is not None:
+            on_sent()  # aiohttp does not say when the request is out; close enough
+        async with self.session.get(url) as response:
+            body = await response.read()
+            return jobs_from_answer(response.status, response.content_type, body)
+
+    async def stops(self) -> list[str]:
+        async with self.session.get(self.stop_url) as response:
+            if response.status == 204:
+                return []
+            if response.status == 429:
+                raise RateLimited()
+            response.raise_for_status()
+            if response.content_type != "application/json":
+                return []
+            try:
+                payload = await response.json()
+            except ValueError:
+                return []
+        ids = payload.get("jobsToStop", []) if isinstance(payload, dict) else []
+        if not isinstance(ids, list):
+            return []
+        return [job_id for job_id in ids if isinstance(job_id, str)]
+
+    async def process(self, job: Job) -> None:
+        await self.post_done(str(job["id"]), await self.handle(job))
+
+    async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
+        return await run_handler(job, self.config.worker_id, started)
+
+    async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
+        """JSON text sent as a form, like the SDK; retried on >= 500 only; failures are logged."""
+        url = self.config.done_url.replace("$ID", job_id) + "&isStream=false"
+        body = json.dumps(result, ensure_ascii=False).encode()
+        for pause in (*DONE_RETRY_PAUSES_S, None):
+            try:
+                status = await self._post(url, body)
+            except (aiohttp.ClientError, RawHttpError) as exc:
+                log(f"job-done for {job_id} failed: {type(exc).__name__}: {exc}")
+                return
+            if status < 500:
+                if status >= 400:
+                    log(f"job-done for {job_id} answered {status}; result lost")
+                return
+            if pause is None:
+                log(f"job-done for {job_id} answered {status} 3 times; result lost")
+                return
+            await asyncio.sleep(pause)
+
+    async def _post(self, url: str, body: bytes) -> int:
+        if self.lean is not None:
+            return (await self.lean[1].request("POST", url, body)).status
+        async with self.session.post(url, data=body, headers=FORM_HEADERS) as response:
+            await response.read()
+            return response.status
+
+
+async def heartbeat(
+    session: aiohttp.ClientSession, url: str, interval_s: float, job_ids: Callable[[], list[str]]
+) -> None:
+    """GET the ping URL now and every interval, with the SDK's query parameters."""
+    timeout = aiohttp.ClientTimeout(total=2 * interval_s)
+    while True:
+        params: dict[str, str] = {}
+        ids = job_ids()
+        if ids:
+            params["job_id"] = ",".join(ids)
+        params["runpod_version"] = RUNPOD_VERSION
+        full = url + ("&" if "?" in url else "?") + urlencode(params)
+        try:
+            async with session.get(full, timeout=timeout) as response:
+                await response.read()
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            log(f"ping failed: {type(exc).__name__}: {exc}")
+        await asyncio.sleep(interval_s)

@@ -1,0 +1,189 @@
+"""`Drain`: the drain policy and, with `take_ahead > 0`, take-ahead (docs/latency-model.md,
+"Policies the model worker reproduces"). Stdlib only, no clock but the running loop's."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from jobbench.workers.policy_base import Job, Link, Policy, log
+
+# Real-time tuning (the defaults): results post once no job has returned for this long...
+POST_QUIET_S = 0.0002
+POST_HOLD_MAX_S = 0.001  # ...or once the oldest has waited this long
+
+
+class Drain(Policy):
+    """drain (take_ahead == 0) and take-ahead (take_ahead == K > 0), event-driven.
+
+    One take at a time. Free slots (at start, or after a short take): ask for exactly those, at
+    once. All slots busy: drain waits until every slot is free, then asks for a full batch;
+    take-ahead, after a take that came back full, asks for K more and holds them, one buffer at
+    a time. A job holds its slot until its handler returns; its job-done POST then goes out in
+    the background, so result round trips through the queue never delay the next batch (the
+    cycle is take + job, docs/latency-model.md). Held jobs move into slots the instant one frees,
+    and a take that became due goes out before the results that made it due: on the wire and at
+    the queue, the take is on the critical path and the results are not.
+
+    Results post once no job has returned for `post_quiet_s`, or once the oldest has waited
+    `post_hold_max_s` (real-time tuning: a batch's returns spread over a few hundred
+    microseconds; 0 and 0 post each at once, as in virtual time where nothing spreads).
+    """
+
+    def __init__(
+        self,
+        link: Link,
+        slots: int,
+        take_ahead: int = 0,
+        *,
+        post_quiet_s: float = POST_QUIET_S,
+        post_hold_max_s: float = POST_HOLD_MAX_S,
+    ) -> None:
+        super().__init__(link, slots)
+        self.take_ahead = take_ahead
+        self.post_quiet_s = post_quiet_s
+        self.post_hold_max_s = post_hold_max_s
+        # Keyed by task, not job id: slot accounting must survive a job id seen twice.
+        self.running: dict[asyncio.Task[None], str] = {}
+        self.held: deque[Job] = deque()
+        self.unposted: deque[tuple[str, dict[str, Any]]] = deque()
+        self.posting: set[asyncio.Task[None]] = set()
+        self._changed = asyncio.Event()
+        self._posts_may_go = asyncio.Event()  # cleared while a due take is not yet sent
+        self._posts_may_go.set()
+        self._taker_waits_for: Callable[[], bool] | None = None
+        self._poster: asyncio.Task[None] | None = None
+        self._last_return = 0.0
+
+    def job_ids(self) -> list[str]:
+        return sorted([*self.running.values(), *(str(job["id"]) for job in self.held)])
+
+    def free(self) -> int:
+        return self.slots - len(self.running) - len(self.held)
+
+    async def take_loop(self) -> None:
+        last_full = False
+        while not self.stopping.is_set():
+            count = await self._next_count(last_full)
+            if count <= 0:
+                continue
+            try:
+                in_progress = bool(self.running or self.held)
+                jobs = await self.fetch(count, in_progress, self._posts_may_go.set)
+            finally:
+                self._posts_may_go.set()  # also when the take failed before it was sent
+            last_full = len(jobs) >= count
+
+    async def _next_count(self, last_full: bool) -> int:
+        """How many jobs to ask for next; 0 when it waited for a change: decide again."""
+        if self.free() > 0:
+            return self.free()  # drained, or the last take came back short: free slots only
+        if self.take_ahead and last_full:
+            if not self.held:
+                return self.take_ahead  # slots busy, buffer empty: take ahead
+            await self._park_until(lambda: not self.held)  # one buffer at a time
+            return 0
+        await self._park_until(lambda: not self.running and not self.held)  # drain
+        return 0
+
+    async def _park_until(self, ready: Callable[[], bool]) -> None:
+        """The taker waits for `ready`; results post meanwhile, until `ready` comes true."""
+        self._taker_waits_for = ready
+        self._posts_may_go.set()
+        try:
+            await self._wait_until(ready)
+        finally:
+            self._taker_waits_for = None
+
+    async def run_jobs(self) -> None:
+        await self._wait_until(self.taker_done, stop=False)
+        await self._wait_until(lambda: not self.running and not self.held, stop=False)
+        while pending := [t for t in (self._poster, *self.posting) if t and not t.done()]:
+            # shutdown: every finished job's result still goes out
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def accept(self, jobs: list[Job]) -> None:
+        self.held.extend(jobs)
+        self._fill()
+
+    def _fill(self) -> None:
+        # A job's time runs from here, when it got its slot, not from when its task first runs:
+        # starting a batch's tasks one by one would otherwise stretch the batch by ~10 us a job.
+        started = asyncio.get_running_loop().time()
+        while self.held and len(self.running) < self.slots:
+            job = self.held.popleft()
+            self.running[asyncio.create_task(self._run(job, started))] = str(job["id"])
+        self._notify()
+
+    async def _run(self, job: Job, started: float) -> None:
+        task = asyncio.current_task()
+        try:
+            result = await self.link.handle(job, started)
+        finally:
+            # The slot frees as the handler returns (or fails, or is stopped), not in a done
+            # callback a loop turn later: a take this makes due must go before this result.
+            if task is not None:
+                self._finished(task)
+        self.unposted.append((str(job["id"]), result))
+        self._last_return = asyncio.get_running_loop().time()
+        if self._poster is None or self._poster.done():
+            self._poster = asyncio.create_task(self._post_unposted())
+
+    async def _post_unposted(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.unposted:
+            # A batch's jobs return over a few hundred microseconds: post once they have (and
+            # the take they make due is out), not in between, where each POST would delay the
+            # returns still to come. At most post_hold_max_s for the returns, then only for a
+            # due take to be written (the take loop opens the gate in any case, even on error).
+            deadline = loop.time() + self.post_hold_max_s
+            quiet = self.post_quiet_s
+            while (wait := min(self._last_return + quiet, deadline) - loop.time()) > 0:
+                await asyncio.sleep(wait)
+            await self._posts_may_go.wait()
+            while self.unposted:
+                post = asyncio.create_task(self._post(*self.unposted.popleft()))
+                self.posting.add(post)
+                post.add_done_callback(self.posting.discard)
+
+    async def _post(self, job_id: str, result: dict[str, Any]) -> None:
+        try:
+            await self.link.post_done(job_id, result)
+        except Exception as exc:
+            log(f"job-done for {job_id!r} failed: {type(exc).__name__}: {exc}")
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        if self.running.pop(task, None) is not None:
+            self._fill()  # held jobs start the instant a slot frees
+
+    def _notify(self) -> None:
+        """Something changed: wake waiters; results hold back if the taker is now due."""
+        if self._taker_waits_for is not None and self._taker_waits_for():
+            self._posts_may_go.clear()
+        self._changed.set()
+
+    async def _wait_until(self, ready: Callable[[], bool], stop: bool = True) -> None:
+        while not ready() and not (stop and self.stopping.is_set()):
+            self._changed.clear()
+            await self._changed.wait()
+
+    def _wake(self) -> None:
+        if self.stopping.is_set():
+            self._posts_may_go.set()  # no take follows: nothing holds results back
+        self._changed.set()
+
+    def stop_job(self, job_id: str) -> None:
+        task = next((t for t, running_id in self.running.items() if running_id == job_id), None)
+        if task is not None:
+            # No job-done. Free the slot now: a task cancelled before its first step never
+            # reaches the `finally` in _run.
+            task.cancel()
+            self._finished(task)
+            return
+        for job in self.held:
+            if job["id"] == job_id:
+                self.held.remove(job)  # dropped before it ran: no job-done either
+                self._notify()
+                return
