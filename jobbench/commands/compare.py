@@ -20,9 +20,10 @@ from jobbench.core.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settl
 from jobbench.core.target import Plan, Progress
 from jobbench.errors import EXIT_OK, UsageError
 from jobbench.render import FORMATS, renderer
-from jobbench.results.compare import Named, compare_docs, match_scenarios
+from jobbench.results.compare import compare_docs
 from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import Comparison, Params, Result, Row
+from jobbench.results.pairing import Named, match_scenarios
 from jobbench.results.store import result_path, safe_label, write_comparison
 
 
@@ -202,7 +203,7 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
     _save(comparison, docs, request)
     renderer(request.fmt)(comparison, sys.stdout, _width(), request.wide)
     if request.html is not None:
-        from jobbench.commands.report import write_report
+        from jobbench.render.report_page import write_report
 
         written = write_report(docs, paths, request.html, None, comparison)
         progress.message(f"html report: {written}")

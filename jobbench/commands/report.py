@@ -7,28 +7,14 @@ NAME is a saved label (reports/NAME.json), a result file, or a comparison file
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 import webbrowser
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from jobbench.errors import EXIT_OK, ResultsError, UsageError
-from jobbench.measure.series import RepSeries, rep_series
-from jobbench.render.html import SideReport, render_page
-from jobbench.results.model import READABLE_COMPARISON_SCHEMAS, Comparison, Result
-from jobbench.results.store import (
-    find_result,
-    load_json,
-    parse_comparison,
-    parse_result,
-    read_result,
-    safe_label,
-)
+from jobbench.errors import EXIT_OK
+from jobbench.render.report_page import comparison_sides, write_report
+from jobbench.results.model import READABLE_COMPARISON_SCHEMAS
+from jobbench.results.store import find_result, load_json, parse_comparison, parse_result
 
 
 @dataclass(frozen=True)
@@ -45,7 +31,7 @@ def report_command(request: ReportRequest) -> int:
     data = load_json(path)  # read once: a result, or a comparison of two
     if data.get("schema") in READABLE_COMPARISON_SCHEMAS:
         comparison = parse_comparison(data, path)
-        docs, paths = _comparison_sides(comparison, path)
+        docs, paths = comparison_sides(comparison, path)
         written = write_report(docs, paths, request.html, request.rep, comparison)
     else:
         written = write_report([parse_result(data, path)], [path], request.html, request.rep)
@@ -53,105 +39,6 @@ def report_command(request: ReportRequest) -> int:
     if request.open_browser:
         webbrowser.open(written.resolve().as_uri())
     return EXIT_OK
-
-
-def write_report(
-    docs: Sequence[Result],
-    paths: Sequence[Path],
-    html: Path,
-    rep: int | None = None,
-    comparison: Comparison | None = None,
-) -> Path:
-    """One page for one result, or for both sides of a comparison (A and B on shared axes)."""
-    keys = ["A", "B"] if len(docs) == 2 else [""]
-    sides = [_side(key, doc, path, rep) for key, doc, path in zip(keys, docs, paths)]
-    html.parent.mkdir(parents=True, exist_ok=True)
-    html.write_text(render_page(sides, comparison), encoding="utf-8")
-    return html
-
-
-def report_after_run(doc: Result, path: Path, html: Path | None, quiet: bool) -> None:
-    """`--html FILE` on `run`: the page for the result just saved at `path`."""
-    if html is None:
-        return
-    written = write_report([doc], [path], html)
-    if not quiet:
-        print(f"html report: {written}", file=sys.stderr)
-
-
-def _comparison_sides(comparison: Comparison, path: Path) -> tuple[list[Result], list[Path]]:
-    """The two results: where the comparison recorded them (relative to its own folder), else,
-    for a comparison without paths, the saved labels beside it."""
-    paths = []
-    for name, side in (("baseline", comparison.baseline), ("candidate", comparison.candidate)):
-        if side.path is not None:
-            paths.append(Path(os.path.normpath(path.parent / side.path)))
-        elif side.label:
-            paths.append(path.parent / f"{safe_label(side.label)}.json")
-        else:
-            raise ResultsError(f"{path}: comparison without a {name} label; re-run the compare")
-    return [read_result(p) for p in paths], paths
-
-
-def _side(key: str, doc: Result, path: Path, rep: int | None) -> SideReport:
-    events = path.with_suffix(".events.jsonl")
-    wanted = _wanted_reps(doc, rep, path)
-    note = _events_problem(doc, events)
-    if note is not None:
-        return SideReport(key, doc, path, note=note)
-    series, skipped = _read_events(events, wanted)
-    if skipped:
-        note = f"{skipped} unreadable line(s) of {events} skipped"
-    missing = [f"{name} rep {r}" for name, r in wanted.items() if name not in series]
-    if missing:
-        note = f"{events} has no events for {', '.join(missing)}"
-    return SideReport(key, doc, path, series, wanted, note)
-
-
-def _wanted_reps(doc: Result, rep: int | None, path: Path) -> dict[str, int]:
-    """Scenario name -> the rep to plot: `--rep N`, else the last one that finished."""
-    wanted = {}
-    for entry in doc.scenarios:
-        count = len(entry.reps)
-        if rep is not None and not 1 <= rep <= count:
-            raise UsageError(f"--rep {rep}: scenario {entry.name} of {path} has reps 1..{count}")
-        if count:
-            wanted[entry.name] = rep or count
-    return wanted
-
-
-def _events_problem(doc: Result, events: Path) -> str | None:
-    if not events.is_file():
-        return (
-            f"plots need the events file {events}; run with events on (the default, "
-            "not --no-events) to get it"
-        )
-    try:
-        started = datetime.fromisoformat(doc.created).timestamp()
-    except ValueError:
-        return None
-    if events.stat().st_mtime < started - 2:
-        return (
-            f"{events} is older than the result (from an earlier run); re-run with events "
-            "on to plot"
-        )
-    return None
-
-
-def _read_events(events: Path, wanted: dict[str, int]) -> tuple[dict[str, RepSeries], int]:
-    """Keep only the plotted rep of each scenario; a torn last line (Ctrl-C) is skipped."""
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in wanted}
-    skipped = 0
-    with events.open() as handle:
-        for line in handle:
-            try:
-                row = json.loads(line)
-            except ValueError:
-                skipped += line.strip() != ""
-                continue
-            if isinstance(row, dict) and wanted.get(row.get("scenario", "")) == row.get("rep"):
-                rows[row["scenario"]].append(row)
-    return {name: rep_series(r) for name, r in rows.items() if r}, skipped
 
 
 def _size(path: Path) -> str:

@@ -70,7 +70,7 @@ def run_command(req: RunRequest) -> int:
         from jobbench.render.terminal import render_result  # rich, only for the table
 
         render_result(docs[0], console or stdout_console(), saved_to=str(plan.path))
-    from jobbench.commands.report import report_after_run
+    from jobbench.render.report_page import report_after_run
 
     report_after_run(docs[0], plan.path, req.html, req.quiet)
     return EXIT_OK

@@ -13,8 +13,9 @@ from jobbench.errors import Interrupted, JobbenchError
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
+from jobbench.results.events_file import EventsWriter
 from jobbench.results.model import Phases, Rep, Result, ScenarioResult, spreads
-from jobbench.results.store import EventsWriter, environment, new_document, write_result
+from jobbench.results.store import environment, new_document, write_result
 
 
 def add_rep(entry: ScenarioResult, measure: RepMeasure, every_samples: list[PhaseSamples]) -> None:
@@ -149,7 +150,7 @@ def stop_sessions(sessions: list[Session], keep_logs: bool = False) -> None:
     """Stop every session, even if one fails; a Ctrl-C meanwhile waits until the last is done.
     On failure the logs stay for the error message to point at."""
     with interrupts_deferred(), contextlib.ExitStack() as later:
-        for session in reversed(sessions):  # callbacks run last in, first out
+        for session in reversed(sessions):  # callbacks run last in, first out: A, then B
             if keep_logs:
                 session.keep_logs()
             later.callback(session.stop)

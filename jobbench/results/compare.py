@@ -6,31 +6,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
 
-from jobbench.errors import ResultsError, UsageError
+from jobbench.errors import ResultsError
 from jobbench.measure import stats
 from jobbench.results.decision import Evidence, Rule, weigh
 from jobbench.results.model import (
     COMPARISON_SCHEMA,
     DEFAULT_METRIC,
-    READABLE_COMPARISON_SCHEMAS,
     Comparison,
     ExcludedRep,
     MetricComparison,
-    Params,
     PerSide,
     Rep,
     Result,
     Row,
-    RowParams,
     ScenarioResult,
     Side,
     SideFigure,
 )
-
-SCHEMA = COMPARISON_SCHEMA
-READABLE_SCHEMAS = READABLE_COMPARISON_SCHEMAS  # /1: before the gate's decision rule
+from jobbench.results.pairing import match_scenarios, shared_params
 
 
 def _e2e_p50(rep: Rep) -> float | None:
@@ -59,9 +53,6 @@ METRICS: dict[str, Metric] = {
     "e2e_p99_s": Metric(_e2e_p99, "job end-to-end p99"),
     "e2e_mean_s": Metric(_e2e_mean, "mean job end-to-end, pooled", pooled=True),
 }
-# What differs between the two sides on purpose; everything else in params must match, but for
-# the latency fields a variant of the comparison sets (`free_latency` below).
-VARIANT_PARAMS = {"worker", "policy", "take_ahead"}
 
 
 def gated_metric(chosen: str | None, entry: ScenarioResult) -> str:
@@ -99,89 +90,6 @@ def rep_flags(entry: ScenarioResult) -> list[str | None]:
         kinds = [anomaly.kind for anomaly in rep.anomalies or []]
         flags.append(f"flagged: {', '.join(kinds)}" if kinds else None)
     return flags
-
-
-def shared_params(params: Params, free_latency: Collection[str] = ()) -> RowParams:
-    """The params both sides must agree on: without the variants' own settings."""
-    return RowParams.model_validate(_shared(params, free_latency))
-
-
-def _shared(params: Params, free_latency: Collection[str]) -> dict[str, Any]:
-    shared = {
-        k: v for k, v in params.model_dump(exclude_unset=True).items() if k not in VARIANT_PARAMS
-    }
-    latency = shared.get("latency")
-    if free_latency and isinstance(latency, dict):
-        shared["latency"] = {k: v for k, v in latency.items() if k not in free_latency}
-    return shared
-
-
-def first_param_difference(a: Params, b: Params, free_latency: Collection[str] = ()) -> str | None:
-    flat_a, flat_b = _flat(_shared(a, free_latency)), _flat(_shared(b, free_latency))
-    for key in sorted(set(flat_a) | set(flat_b)):
-        if flat_a.get(key) != flat_b.get(key):
-            return f"{key}: {flat_a.get(key)!r} vs {flat_b.get(key)!r}"
-    return None
-
-
-def _flat(params: dict[str, Any]) -> dict[str, Any]:
-    """`latency.take` and so on: a difference names the one field that differs."""
-    flat = {}
-    for key, value in params.items():
-        if isinstance(value, dict):
-            flat.update({f"{key}.{sub}": v for sub, v in value.items()})
-        else:
-            flat[key] = value
-    return flat
-
-
-class Named(Protocol):
-    """A scenario as far as pairing goes: a result's, or one a variant is about to run."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def params(self) -> Params: ...
-
-
-S = TypeVar("S", bound=Named)
-S_co = TypeVar("S_co", bound=Named, covariant=True)
-
-
-class Lineup(Protocol[S_co]):
-    """A side's scenarios: a Result, or what a variant will run (commands/compare.planned)."""
-
-    @property
-    def label(self) -> str: ...
-
-    @property
-    def scenarios(self) -> Sequence[S_co]: ...
-
-
-def match_scenarios(
-    base: Lineup[S], cand: Lineup[S], free_latency: Collection[str] = ()
-) -> list[tuple[S, S]]:
-    """Pair scenarios by name; parameters must agree except the variants' own."""
-    by_name = {entry.name: entry for entry in cand.scenarios}
-    pairs = []
-    for entry in base.scenarios:
-        other = by_name.get(entry.name)
-        if other is None:
-            raise UsageError(
-                f"scenario {entry.name!r} is in {base.label} but not in "
-                f"{cand.label}; compare results of the same suite"
-            )
-        diff = first_param_difference(entry.params, other.params, free_latency)
-        if diff:
-            raise UsageError(
-                f"scenario {entry.name!r} differs between {base.label} and "
-                f"{cand.label} in {diff}; re-run both with the same settings"
-            )
-        pairs.append((entry, other))
-    if not pairs:
-        raise UsageError(f"{base.label} has no scenarios to compare")
-    return pairs
 
 
 def compare_metric(

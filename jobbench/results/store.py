@@ -172,29 +172,5 @@ def _validated(model: type[M], data: dict[str, Any], path: Path | str) -> M:
         raise ResultsError(f"{path}: {field_error(exc)}") from None
 
 
-class EventsWriter:
-    """Appends raw events (times in microseconds from the rep's burst start) to a JSONL file."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._handle = path.open("w")
-
-    def write_rep(self, scenario: str, rep: int, events: list[dict[str, Any]]) -> None:
-        starts = [e["t"] for e in events if e["ev"] == "submit"]
-        zero = min(starts) if starts else (events[0]["t"] if events else 0)
-        for event in events:
-            row = dict(event)
-            for key in ("t", "arrived", "due"):
-                if key in row:
-                    row[key] = (row[key] - zero) // 1000
-            row["scenario"], row["rep"] = scenario, rep
-            self._handle.write(json.dumps(row, separators=(",", ":")) + "\n")
-        self._handle.flush()
-
-    def close(self) -> None:
-        self._handle.close()
-
-
 def print_json(doc: Result | Comparison) -> None:
     sys.stdout.write(json.dumps(to_json(doc), indent=1) + "\n")

@@ -14,7 +14,7 @@ from jobbench.measure.events import scan_events
 from jobbench.measure.figures import TIME_TO
 from jobbench.measure.metrics import rep_measure
 from jobbench.measure.series import Span, rep_series
-from jobbench.results.store import EventsWriter
+from jobbench.results.events_file import EventsWriter
 
 T0 = 7_000_000_123  # burst start (ns), not a whole us: the saved file floors to us
 PARAMS: dict[str, Any] = {"workers": 2, "slots": 2, "burst": 6, "job_seconds": 0.5,

@@ -21,7 +21,8 @@ from jobbench.render import svg
 from jobbench.render.charts import Plotted
 from jobbench.render.lanes import count_over_time, slot_rows
 from jobbench.render.timeline import timeline
-from jobbench.results.store import SCHEMA, EventsWriter, write_json
+from jobbench.results.events_file import EventsWriter
+from jobbench.results.store import SCHEMA, write_json
 from tests.unit.cli import run_cli
 
 PLOTS = ("slot timeline", "completion", "queue depth", "take sizes", "take latencies", "CDF")

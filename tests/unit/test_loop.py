@@ -1,0 +1,206 @@
+"""The one run loop (core/loop.py) through its Target seam, on a scripted Target in this process:
+the order reps run in, the result saved after every rep, and what a failure, Ctrl-C, SIGTERM or
+a rep cut short leave in the saved result. The real Targets run in tests/integration and e2e."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jobbench.core.config import RunConfig, Scenario
+from jobbench.core.fake_target import scenario_entry
+from jobbench.core.loop import run_plans
+from jobbench.core.target import Plan, Progress, RepOutcome
+from jobbench.errors import Interrupted, JobbenchError, RunFailed
+from jobbench.measure import metrics
+from jobbench.render.plain_progress import PlainProgress
+from jobbench.results.model import ScenarioResult, Target
+from tests.unit.test_render_run import DRAIN, ENV, drain_rep
+
+Step = Callable[[str, int], JobbenchError | None]  # (side, rep) -> raise, or a stop, or None
+
+
+def measured(rep: int) -> RepOutcome:
+    events = drain_rep(DRAIN, rep)
+    measure = metrics.rep_measure(
+        events,
+        workers=DRAIN.workers,
+        slots=DRAIN.slots,
+        burst=DRAIN.burst,
+        job_seconds=DRAIN.job_seconds,
+        wake_latency_s=DRAIN.latency.wake.mean,
+        worker_ids=["w0", "w1"],
+    )
+    return RepOutcome(measure, events)
+
+
+@dataclass
+class Script:
+    """What happened, in order, across every session of every plan."""
+
+    log: list[str] = field(default_factory=list)
+    saved_before: dict[str, list[int]] = field(default_factory=dict)  # reps on disk at each rep
+
+
+@dataclass
+class ScriptedSession:
+    scenario: Scenario
+    side: str
+    path: Path
+    script: Script
+    step: Step
+
+    @property
+    def title(self) -> str:
+        return f"{self.side} {self.scenario.name}"
+
+    def start(self) -> None:
+        self.script.log.append(f"start {self.side}")
+
+    def entry(self) -> ScenarioResult:
+        return scenario_entry(self.scenario, None)
+
+    def environment(self) -> dict[str, Any]:
+        return {"runpod": f"sdk of {self.side}"}
+
+    def run_rep(self, rep: int, reps: int) -> RepOutcome:
+        on_disk = json.loads(self.path.read_text())["scenarios"] if self.path.exists() else []
+        self.script.saved_before.setdefault(self.side, []).append(
+            len(on_disk[-1]["reps"]) if on_disk else 0
+        )
+        self.script.log.append(f"{self.side}{rep}")
+        stopped = self.step(self.side, rep)
+        outcome = measured(rep)
+        return RepOutcome(outcome.measure, outcome.events, stopped)
+
+    def stop(self) -> None:
+        self.script.log.append(f"stop {self.side}")
+
+    def keep_logs(self) -> None:
+        self.script.log.append(f"keep logs {self.side}")
+
+
+@dataclass
+class ScriptedTarget:
+    side: str
+    path: Path
+    script: Script
+    step: Step
+
+    def describe(self) -> Target:
+        return Target(kind="fake", endpoint=f"scripted {self.side}")
+
+    def preflight(self, scenarios: Sequence[Scenario]) -> None:
+        self.script.log.append(f"preflight {self.side}")
+
+    def header(self, scenarios: Sequence[Scenario], reps: int) -> str:
+        return f"{len(scenarios)} scenarios x {reps} reps"
+
+    def session(
+        self, scenario: Scenario, index: int, label: str, progress: Progress
+    ) -> ScriptedSession:
+        return ScriptedSession(scenario, self.side, self.path, self.script, self.step)
+
+
+def plans(
+    tmp_path: Path, step: Step, sides: str = "AB", reps: int = 3
+) -> tuple[list[Plan], Script]:
+    script = Script()
+    made = []
+    for side in sides:
+        config = RunConfig((DRAIN,), reps=reps, label=side, out=tmp_path, save_events=False)
+        path = tmp_path / f"{side}.json"
+        made.append(Plan(config, ScriptedTarget(side, path, script, step)))
+    return made, script
+
+
+@pytest.fixture(autouse=True)
+def no_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The result's environment asks git for the commit: a process, which unit tests start none
+    of; the run's own environment block is not what these tests are about."""
+    monkeypatch.setattr("jobbench.core.loop.environment", lambda runpod: ENV.model_copy())
+
+
+def fine(side: str, rep: int) -> None:
+    return None
+
+
+def saved(tmp_path: Path, side: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((tmp_path / f"{side}.json").read_text())
+    return doc
+
+
+def test_two_plans_alternate_rep_by_rep_and_every_rep_is_saved_before_the_next(
+    tmp_path: Path,
+) -> None:
+    two, script = plans(tmp_path, fine)
+    docs = run_plans(two, PlainProgress(quiet=True))
+    assert script.log == [
+        "preflight A", "preflight B", "start A", "start B",
+        "A1", "B1", "A2", "B2", "A3", "B3", "stop A", "stop B",
+    ]  # fmt: skip
+    assert script.saved_before == {"A": [0, 1, 2], "B": [0, 1, 2]}
+    for side, doc in zip("AB", docs):
+        on_disk = saved(tmp_path, side)
+        assert on_disk["complete"] is True and on_disk["error"] is None
+        assert on_disk["target"] == {"kind": "fake", "endpoint": f"scripted {side}"}
+        assert on_disk["environment"]["runpod"] == f"sdk of {side}"
+        assert len(on_disk["scenarios"][0]["reps"]) == 3 == len(doc.scenarios[0].reps)
+
+
+def test_a_failing_rep_keeps_what_ran_stops_every_session_and_keeps_their_logs(
+    tmp_path: Path,
+) -> None:
+    def breaks(side: str, rep: int) -> None:
+        if (side, rep) == ("B", 2):
+            raise RunFailed("rep 2 of B did not finish")
+
+    two, script = plans(tmp_path, breaks)
+    with pytest.raises(RunFailed, match="rep 2 of B"):
+        run_plans(two, PlainProgress(quiet=True))
+    assert set(script.log[-4:-2]) == {"keep logs A", "keep logs B"}
+    assert script.log[-2:] == ["stop A", "stop B"]
+    a, b = saved(tmp_path, "A"), saved(tmp_path, "B")
+    assert [len(a["scenarios"][0]["reps"]), len(b["scenarios"][0]["reps"])] == [2, 1]
+    for doc in (a, b):
+        assert doc["complete"] is False and doc["interrupted"] is False
+        assert doc["error"] == "rep 2 of B did not finish"
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_in_a_rep_saves_the_result_marked_interrupted(
+    tmp_path: Path, how: str
+) -> None:
+    def interrupted(side: str, rep: int) -> None:
+        if rep == 2:
+            if how == "sigterm":  # a CI job's timeout: handled exactly like Ctrl-C
+                signal.raise_signal(signal.SIGTERM)
+            raise KeyboardInterrupt
+
+    before = signal.getsignal(signal.SIGTERM)
+    one, script = plans(tmp_path, interrupted, sides="A")
+    with pytest.raises(Interrupted, match=r"partial results saved in .*A\.json"):
+        run_plans(one, PlainProgress(quiet=True))
+    doc = saved(tmp_path, "A")
+    assert doc["complete"] is False and doc["interrupted"] is True
+    assert "Ctrl-C or SIGTERM" in doc["error"] and len(doc["scenarios"][0]["reps"]) == 1
+    assert script.log[-1] == "stop A"
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler from before is back
+
+
+def test_a_rep_cut_short_is_saved_first_then_ends_the_run(tmp_path: Path) -> None:
+    def cut(side: str, rep: int) -> JobbenchError | None:
+        return Interrupted("interrupted in rep 2: cancelled 3 of 5") if rep == 2 else None
+
+    one, _ = plans(tmp_path, cut, sides="A")
+    with pytest.raises(Interrupted, match="rep 2: cancelled 3 of 5; partial results saved"):
+        run_plans(one, PlainProgress(quiet=True))
+    doc = saved(tmp_path, "A")
+    assert len(doc["scenarios"][0]["reps"]) == 2  # the cut rep is in the result
+    assert doc["interrupted"] is True and doc["error"].startswith("interrupted in rep 2")
