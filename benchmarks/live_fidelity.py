@@ -28,7 +28,7 @@ from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 from jobbench.measure import metrics
-from jobbench.measure.live_metrics import live_rep_metrics
+from jobbench.measure.live_metrics import live_rep_measure
 from jobbench.procs.spawn import WorkerProcess, stop_all
 from jobbench.workers.kinds import worker_process_spec
 from jobbench.workers.spec import WorkerSpec
@@ -50,11 +50,11 @@ async def drive(endpoint: str, n: int, seconds: float) -> Any:
 
 def one(url: str, endpoint: str, n: int, seconds: float) -> list[Any]:
     cursor = http_json("POST", url + "/_bench/reset")["cursor"]
-    live = live_rep_metrics(asyncio.run(drive(endpoint, n, seconds)))
+    live = live_rep_measure(asyncio.run(drive(endpoint, n, seconds))).figures
     events = all_events(url, cursor)
-    truth = metrics.rep_metrics(
+    truth = metrics.rep_measure(
         events, workers=1, slots=1, burst=n, job_seconds=seconds, wake_latency_s=0.05
-    )
+    ).figures
     row: list[Any] = [f"{n} x {seconds:g} s"]
     for key in FIGURES:
         row.append(f"{live[key]:.3f} / {truth[key]:.3f} ({live[key] - truth[key]:+.3f})")

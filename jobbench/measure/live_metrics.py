@@ -147,11 +147,6 @@ def live_rep_measure(record: BurstRecord) -> RepMeasure:
     return RepMeasure(figures, samples)
 
 
-def live_rep_metrics(record: BurstRecord) -> dict[str, Any]:
-    """live_rep_measure's figures alone, for callers that pool nothing."""
-    return live_rep_measure(record).figures
-
-
 def live_events(record: BurstRecord) -> list[dict[str, Any]]:
     """Client-side records in the event-log shape (submit, done; plus health) for plots."""
     events: list[dict[str, Any]] = []

@@ -136,28 +136,6 @@ def rep_measure(
     return RepMeasure(figures, samples)
 
 
-def rep_metrics(
-    events: Iterable[dict[str, Any]],
-    *,
-    workers: int,
-    slots: int,
-    burst: int,
-    job_seconds: float,
-    wake_latency_s: float,
-    worker_ids: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    """rep_measure's figures alone, for callers that pool nothing."""
-    return rep_measure(
-        events,
-        workers=workers,
-        slots=slots,
-        burst=burst,
-        job_seconds=job_seconds,
-        wake_latency_s=wake_latency_s,
-        worker_ids=worker_ids,
-    ).figures
-
-
 def across(values: Iterable[float | None]) -> dict[str, float] | None:
     nums = [v for v in values if v is not None]
     if not nums:

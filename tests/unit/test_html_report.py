@@ -131,9 +131,9 @@ def write_synthetic(folder: Path, jobs: int = 10_000, workers: int = 4, slots: i
     writer = EventsWriter(folder / "big.events.jsonl")
     for rep in (1, 2):
         events = synthetic_rep(jobs, workers, slots, 0.5, 0.5)
-        figures = metrics.rep_metrics(
+        figures = metrics.rep_measure(
             events, workers=workers, slots=slots, burst=jobs, job_seconds=0.5, wake_latency_s=0.05
-        )
+        ).figures
         entry["reps"].append(figures)
         writer.write_rep(name, rep, events)
     writer.close()

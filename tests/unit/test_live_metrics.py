@@ -13,7 +13,7 @@ from jobbench.clients.locust_stats import job_stats
 from jobbench.commands.locust import LocustRequest, json_paths, judge, locust_argv
 from jobbench.errors import RunFailed
 from jobbench.measure import metrics
-from jobbench.measure.live_metrics import live_events, live_rep_measure, live_rep_metrics
+from jobbench.measure.live_metrics import live_events, live_rep_measure
 
 S = 1_000_000_000
 T0 = 50 * S
@@ -75,7 +75,7 @@ def test_jobs_jobbench_cancelled_are_counted_but_not_measured() -> None:
     for j in rec.jobs[5:10]:
         j.status, j.done_ns, j.cancelled_by_us = "CANCELLED", None, True
     rec.stopped = "interrupted"
-    rep = live_rep_metrics(rec)
+    rep = live_rep_measure(rec).figures
     assert rep["jobs"]["cancelled"] == 5 and rep["jobs"]["cancelled_by_jobbench"] == 5
     assert rep["time_to_p50_s"] == pytest.approx(2.4) and rep["time_to_p100_s"] is None
     assert rep["partial"] == "interrupted"
@@ -83,7 +83,7 @@ def test_jobs_jobbench_cancelled_are_counted_but_not_measured() -> None:
 
 def test_a_burst_with_no_job_accepted_has_no_times_and_no_throughput() -> None:
     rec = BurstRecord([JobRecord(0, {}, outcome="unknown"), JobRecord(1, {}, outcome="rejected")])
-    rep = live_rep_metrics(rec)
+    rep = live_rep_measure(rec).figures
     times = ("time_to_first_s", "time_to_p50_s", "time_to_p99_s", "time_to_p100_s")
     assert [rep[key] for key in times] == [None] * 4 and rep["throughput_jps"] is None
     assert rep["jobs"]["submitted"] == 0 and rep["submission"]["span_s"] is None

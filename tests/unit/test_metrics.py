@@ -1,4 +1,4 @@
-"""rep_metrics over hand-built event logs whose figures can be worked out on paper."""
+"""rep_measure over hand-built event logs whose figures can be worked out on paper."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from jobbench.measure.metrics import (
     ideal_time,
     pooled_phases,
     rep_measure,
-    rep_metrics,
     summarise_reps,
 )
 
@@ -68,7 +67,7 @@ def four_jobs_two_workers() -> list[Event]:
 
 
 def test_four_jobs_two_workers_by_hand() -> None:
-    m = rep_metrics(four_jobs_two_workers(), **PARAMS)
+    m = rep_measure(four_jobs_two_workers(), **PARAMS).figures
     assert m["time_to_first_s"] == pytest.approx(0.55)
     assert m["time_to_p50_s"] == pytest.approx(0.65)  # ceil(0.5 * 4) = 2nd job, not the 3rd
     assert m["time_to_p99_s"] == pytest.approx(1.51)  # ceil(0.99 * 4) = 4th job
@@ -102,7 +101,7 @@ def test_four_jobs_two_workers_by_hand() -> None:
 
 
 def test_worker_ids_include_idle_workers() -> None:
-    m = rep_metrics(four_jobs_two_workers(), **PARAMS, worker_ids=["w1", "w2", "w3"])
+    m = rep_measure(four_jobs_two_workers(), **PARAMS, worker_ids=["w1", "w2", "w3"]).figures
     split = m["split"]
     assert split["jobs_per_worker"] == {"w1": 2, "w2": 2, "w3": 0}
     assert split["max_min_ratio"] is None  # one worker got nothing: no finite ratio
@@ -129,14 +128,14 @@ def timed_burst(n: int) -> list[Event]:
 def test_time_to_fraction_uses_ceil_of_q_times_n(
     n: int, first: float, p50: float, p99: float, p100: float
 ) -> None:
-    m = rep_metrics(timed_burst(n), **PARAMS)
+    m = rep_measure(timed_burst(n), **PARAMS).figures
     got = [m["time_to_first_s"], m["time_to_p50_s"], m["time_to_p99_s"], m["time_to_p100_s"]]
     assert got == pytest.approx([first, p50, p99, p100])
 
 
 def test_incomplete_rep() -> None:
     events = four_jobs_two_workers()[:-1]  # j4 never finishes
-    m = rep_metrics(events, **PARAMS)
+    m = rep_measure(events, **PARAMS).figures
     assert m["time_to_p50_s"] == pytest.approx(0.65)
     assert m["time_to_p99_s"] is None
     assert m["time_to_p100_s"] is None
@@ -150,7 +149,7 @@ def test_incomplete_rep() -> None:
 
 def test_nothing_finished() -> None:
     events = [ev("submit", 0.0, job="j1"), *run("j1", 1, "w1", 0.0, 0.5)]
-    m = rep_metrics(events, **PARAMS)
+    m = rep_measure(events, **PARAMS).figures
     assert m["time_to_first_s"] is None
     assert m["throughput_jps"] is None
     assert m["utilisation"] is None
@@ -231,7 +230,7 @@ def test_cancelled_and_timed_out_are_terminal_but_not_served() -> None:
         ev("done", 2.5, job="j3", status="TIMED_OUT", worker="w1", reason="executionTimeout"),
         ev("ignored", 2.6, job="j3", worker="w1", status="TIMED_OUT"),
     ]
-    m = rep_metrics(events, **PARAMS)
+    m = rep_measure(events, **PARAMS).figures
     assert m["jobs"] == {"submitted": 3, "completed": 1, "failed": 0, "cancelled": 1,
                          "timed_out": 1, "unfinished": 0}  # fmt: skip
     assert m["time_to_p50_s"] == pytest.approx(1.5)  # ceil(1.5) = 2 terminal jobs, any status
@@ -250,7 +249,7 @@ def test_stragglers_from_an_earlier_burst_are_ignored() -> None:
         *run("j1", 1, "w1", 0.0, 0.5),
         done("j1", "w1", 1.0),
     ]
-    m = rep_metrics(events, **PARAMS)
+    m = rep_measure(events, **PARAMS).figures
     assert m["time_to_first_s"] == pytest.approx(1.0)
     assert m["jobs"]["completed"] == 1
     assert m["split"]["jobs_per_worker"] == {"w1": 1}
@@ -268,7 +267,7 @@ def test_burst_start_is_the_earliest_submit() -> None:
 @pytest.mark.parametrize("events", [[], [done("j1", "w1", 1.0)]])
 def test_no_submit_is_an_error(events: list[Event]) -> None:
     with pytest.raises(ValueError, match="submit"):
-        rep_metrics(events, **PARAMS)
+        rep_measure(events, **PARAMS)
 
 
 @pytest.mark.parametrize(
@@ -323,7 +322,7 @@ def test_summarise_reps_median_min_max_skipping_none() -> None:
 
 
 def test_summarise_real_reps() -> None:
-    rep = rep_metrics(four_jobs_two_workers(), **PARAMS)
+    rep = rep_measure(four_jobs_two_workers(), **PARAMS).figures
     s = summarise_reps([rep, rep])
     assert s["time_to_p99_s"] == {"median": 1.51, "min": 1.51, "max": 1.51}
     assert s["service_p50_s"] == {"median": 0.825, "min": 0.825, "max": 0.825}

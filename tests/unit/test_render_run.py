@@ -1,7 +1,7 @@
 """The terminal tables of `jobbench run` at a fixed width, against golden files.
 
 The result documents are built the way a run builds them: hand-made event logs measured by
-metrics.rep_metrics and added rep by rep with fake_target.scenario_entry / loop.add_rep, so every
+metrics.rep_measure and added rep by rep with fake_target.scenario_entry / loop.add_rep, so every
 figure in the tables is a real computation. Regenerate after an intended change:
     JOBBENCH_UPDATE_GOLDEN=1 pytest tests/unit/test_render_run.py
 """

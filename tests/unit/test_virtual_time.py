@@ -21,7 +21,7 @@ from fake_queue.latency import Distribution, LatencyModel, LatencySampler
 from fake_queue.protocol import COMPLETED
 from fake_queue.queue import JobQueue
 from fake_queue.virtual_clock import VirtualTimeDeadlock, VirtualTimeLoop
-from jobbench.measure.metrics import rep_metrics
+from jobbench.measure.metrics import rep_measure
 from jobbench.workers.model_policies import make_policy
 from jobbench.workers.queue_link import QueueLink
 
@@ -97,7 +97,7 @@ async def run_burst(policy: str, workers: int, burst: int, job_s: float) -> dict
         worker.shutdown()
     await asyncio.gather(*running)
     assert queue.conservation_error() is None
-    return rep_metrics(
+    return rep_measure(
         queue.events,
         workers=workers,
         slots=SLOTS,
@@ -105,7 +105,7 @@ async def run_burst(policy: str, workers: int, burst: int, job_s: float) -> dict
         job_seconds=job_s,
         wake_latency_s=0.05,
         worker_ids=[f"w{i}" for i in range(workers)],
-    )
+    ).figures
 
 
 @pytest.mark.parametrize(
