@@ -1,10 +1,15 @@
-"""Client of the fake queue's bench-control routes (/_bench/...)."""
+"""Client of the fake queue's bench-control routes (/_bench/...): JSON over one kept-alive
+connection, with the standard library's http.client. Not httpx: every `jobbench` process talks
+to the queue, and httpx's import (~150 ms of a CLI start, measured on this 2-core box) is the
+largest part of it; these few sequential JSON calls need nothing http.client lacks."""
 
 from __future__ import annotations
 
+import http.client
+import json
+import select
 from typing import Any
-
-import httpx
+from urllib.parse import urlencode, urlsplit
 
 from jobbench.errors import RunFailed, UsageError
 
@@ -22,34 +27,55 @@ def split_server(server: str) -> tuple[str, str]:
 
 class BenchClient:
     def __init__(self, base_url: str, api_key: str | None = None, timeout_s: float = 30.0) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout_s)
+        parts = urlsplit(self.base_url)
+        self._prefix = parts.path.rstrip("/") + "/_bench"
+        kind = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        self._conn = kind(parts.netloc, timeout=timeout_s)
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     def close(self) -> None:
-        self._http.close()
+        self._conn.close()
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+    def _call(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
+        url = self._prefix + path + (f"?{urlencode(params)}" if params else "")
+        headers = dict(self._headers)
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
         try:
-            response = self._http.request(method, "/_bench" + path, **kwargs)
-        except httpx.HTTPError as exc:
+            self._drop_if_closed()
+            self._conn.request(method, url, body=data, headers=headers)
+            response = self._conn.getresponse()
+            status, text = response.status, response.read().decode(errors="replace")
+        except (OSError, http.client.HTTPException) as exc:
+            self._conn.close()
             raise RunFailed(
                 f"fake queue at {self.base_url} is unreachable ({exc}); check --server "
                 "and that the queue runs there"
             ) from None
-        if response.status_code == 401:
+        if status == 401:
             raise RunFailed(
                 f"fake queue at {self.base_url} refused the API key (401); pass "
                 "the key it was started with as --api-key"
             )
-        if response.status_code >= 400:
-            raise RunFailed(
-                f"fake queue answered {response.status_code} to {path}: {response.text[:200]}"
-            )
-        return response.json()
+        if status >= 400:
+            raise RunFailed(f"fake queue answered {status} to {path}: {text[:200]}")
+        return json.loads(text)
+
+    def _drop_if_closed(self) -> None:
+        """A kept-alive connection the server closed while idle reads as ready (EOF): close it
+        before sending, so the request goes on a fresh one instead of failing. Nothing was sent
+        on it, so no request (a burst) can be sent twice."""
+        sock = self._conn.sock
+        if sock is not None and select.select([sock], [], [], 0)[0]:
+            self._conn.close()
 
     def set_latency(self, model: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("PUT", "/latency", json=model)
+        result: dict[str, Any] = self._call("PUT", "/latency", model)
         return result
 
     def reset(self) -> int:
@@ -61,7 +87,7 @@ class BenchClient:
             if len(inputs) == 1
             else {"count": count, "inputs": inputs}
         )
-        result: dict[str, Any] = self._call("POST", "/burst", json=body)
+        result: dict[str, Any] = self._call("POST", "/burst", body)
         return result
 
     def state(self) -> dict[str, Any]:
@@ -81,7 +107,7 @@ class BenchClient:
         """Every event from `cursor` on, paged."""
         events: list[dict[str, Any]] = []
         while True:
-            page = self._call("GET", "/events", params={"cursor": cursor, "limit": EVENT_PAGE})
+            page = self._call("GET", "/events", cursor=cursor, limit=EVENT_PAGE)
             events.extend(page["events"])
             cursor = int(page["next"])
             if len(page["events"]) < EVENT_PAGE:

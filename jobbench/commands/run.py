@@ -19,7 +19,6 @@ from jobbench.core.config import (
     validate_run,
 )
 from jobbench.core.fake_target import FakeQueue
-from jobbench.core.live_target import LiveEndpoint, live_scenario_name
 from jobbench.core.loop import run_plans
 from jobbench.core.target import Plan, Target
 from jobbench.errors import EXIT_OK, UsageError
@@ -99,6 +98,8 @@ def fake_plan(req: RunRequest) -> Plan:
 def live_plan(req: RunRequest) -> Plan:
     """No queue and no workers: bursts at the endpoint; a big one at a real endpoint is asked
     about first, since it costs money."""
+    from jobbench.core.live_target import LiveEndpoint, live_scenario_name  # aiohttp: live only
+
     if req.server:
         raise UsageError("--server and --endpoint: give one (a fake queue URL or a live endpoint)")
     assert req.endpoint is not None

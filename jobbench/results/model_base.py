@@ -30,6 +30,9 @@ class Doc(BaseModel):
     - `validate_assignment=True`: what the code sets is checked like what a file holds.
     - `ser_json_inf_nan="constants"`: a NaN read from a file is written back as NaN, as json
       writes it, not as null (the reader of the figure says the file is corrupt).
+    - `defer_build=True`: a model's validator is built when first used, not at import, so a
+      command pays only for the documents it touches (`jobbench run` never builds the
+      comparison's).
     """
 
     model_config = ConfigDict(
@@ -37,6 +40,7 @@ class Doc(BaseModel):
         strict=True,
         validate_assignment=True,
         ser_json_inf_nan="constants",
+        defer_build=True,
     )
 
 
