@@ -10,7 +10,8 @@ from typing import Annotated, NoReturn
 import typer
 
 from fake_queue.options import LATENCY_HELP
-from jobbench.errors import JobbenchError
+from jobbench.errors import Interrupted, JobbenchError
+from jobbench.procs.signals import sigterm_as_interrupt
 
 app = typer.Typer(
     add_completion=False,
@@ -63,9 +64,15 @@ def fail(exc: JobbenchError) -> NoReturn:
 
 
 def exit_with(command: Callable[[], int]) -> NoReturn:
-    """Run a command; its code is the exit code, a JobbenchError a one-line error."""
+    """Run a command; its code is the exit code, a JobbenchError a one-line error. SIGTERM (a CI
+    timeout, a cancelled job) is a Ctrl-C for the whole command, and either exits 130 wherever
+    it lands: a command that owns processes or a result has already stopped and saved them."""
     try:
-        code = command()
+        with sigterm_as_interrupt():
+            code = command()
     except JobbenchError as exc:
         fail(exc)
+    except KeyboardInterrupt:
+        typer.echo("error: interrupted (Ctrl-C or SIGTERM)", err=True)
+        raise typer.Exit(Interrupted.exit_code) from None
     raise typer.Exit(code)

@@ -101,7 +101,11 @@ def test_worker_dying_mid_run_exits_4_keeps_partial_result_and_leaves_no_process
     _assert_all_gone(descendants)
 
 
-def test_ctrl_c_stops_promptly_saves_partial_result_marked_interrupted(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_promptly_saves_partial_result_marked_interrupted(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """SIGTERM is what CI's timeout and a cancelled job send: the same as Ctrl-C."""
     proc = start_jobbench(
         "run",
         "--workers",
@@ -123,11 +127,12 @@ def test_ctrl_c_stops_promptly_saves_partial_result_marked_interrupted(tmp_path:
             break
     descendants = psutil.Process(proc.pid).children(recursive=True)
     assert len(descendants) >= 3  # queue + 2 workers (+ SDK heartbeat children)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     proc.wait(timeout=30)
     assert proc.returncode == 130
     doc = json.loads((tmp_path / "reports" / "run.json").read_text())
     assert doc["complete"] is False and doc["interrupted"] is True
+    assert "Ctrl-C or SIGTERM" in doc["error"]
     assert len(doc["scenarios"][0]["reps"]) < 3  # stopped mid-run, not after the last rep
     _assert_all_gone(descendants)
 
