@@ -281,9 +281,7 @@ class FakeQueue:
             f"{s.job_seconds:g} s jobs; {reps} reps{more}"
         )
 
-    def session(
-        self, scenario: Scenario, index: int, label: str, progress: Progress
-    ) -> ScenarioSession:
+    def session(self, scenario: Scenario, label: str, progress: Progress) -> ScenarioSession:
         return ScenarioSession(
             scenario,
             make_workdir(),

@@ -38,7 +38,10 @@ class LiveEndpoint:
         for scenario in scenarios:
             waves = scenario.load.waves()
             if len(waves) != 1 or waves[0].at_s != 0:  # live pacing is /run's, not a profile's
-                raise UsageError(f"--endpoint: a live target runs bursts, not a {waves!r}")
+                raise UsageError(
+                    f"--endpoint: a live target submits one burst a rep; {scenario.name}'s "
+                    f"load ({scenario.load.describe()}) has {len(waves)} waves"
+                )
         asyncio.run(_preflight(self.endpoint))
 
     def header(self, scenarios: Sequence[Scenario], reps: int) -> str:
@@ -48,9 +51,7 @@ class LiveEndpoint:
             f"/run paced {describe_rate(self.submit_rate)}"
         )
 
-    def session(
-        self, scenario: Scenario, index: int, label: str, progress: Progress
-    ) -> LiveSession:
+    def session(self, scenario: Scenario, label: str, progress: Progress) -> LiveSession:
         return LiveSession(scenario, self, progress)
 
 

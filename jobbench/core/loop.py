@@ -103,7 +103,7 @@ def _run_scenario(
     try:
         for plan in plans:
             label = plan.config.label if len(plans) > 1 else ""
-            session = plan.target.session(plan.config.scenarios[index], index, label, progress)
+            session = plan.target.session(plan.config.scenarios[index], label, progress)
             sessions.append(session)  # before start: a failed start is stopped too
             session.start()
         entries = []

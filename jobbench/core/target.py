@@ -74,9 +74,7 @@ class Target(Protocol):
         """One line shown once the preflight passed: what runs where."""
         ...
 
-    def session(
-        self, scenario: Scenario, index: int, label: str, progress: Progress
-    ) -> Session: ...
+    def session(self, scenario: Scenario, label: str, progress: Progress) -> Session: ...
 
 
 @dataclass(frozen=True)

@@ -102,9 +102,7 @@ class ScriptedTarget:
     def header(self, scenarios: Sequence[Scenario], reps: int) -> str:
         return f"{len(scenarios)} scenarios x {reps} reps"
 
-    def session(
-        self, scenario: Scenario, index: int, label: str, progress: Progress
-    ) -> ScriptedSession:
+    def session(self, scenario: Scenario, label: str, progress: Progress) -> ScriptedSession:
         return ScriptedSession(scenario, self.side, self.path, self.script, self.step)
 
 
