@@ -18,26 +18,16 @@ from jobbench.core.fake_target import scenario_entry
 from jobbench.core.loop import run_plans
 from jobbench.core.target import Plan, Progress, RepOutcome
 from jobbench.errors import Interrupted, JobbenchError, RunFailed
-from jobbench.measure import metrics
 from jobbench.render.plain_progress import PlainProgress
 from jobbench.results.model import ScenarioResult, Target
-from tests.unit.test_render_run import DRAIN, ENV, drain_rep
+from tests.unit.test_render_run import DRAIN, ENV, drain_rep, rep_of
 
 Step = Callable[[str, int], JobbenchError | None]  # (side, rep) -> raise, or a stop, or None
 
 
 def measured(rep: int) -> RepOutcome:
     events = drain_rep(DRAIN, rep)
-    measure = metrics.rep_measure(
-        events,
-        workers=DRAIN.workers,
-        slots=DRAIN.slots,
-        burst=DRAIN.burst,
-        job_seconds=DRAIN.job_seconds,
-        wake_latency_s=DRAIN.latency.wake.mean,
-        worker_ids=["w0", "w1"],
-    )
-    return RepOutcome(measure, events)
+    return RepOutcome(rep_of(DRAIN, events), events)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from jobbench.core.config import Scenario
 from jobbench.core.fake_target import scenario_entry
 from jobbench.core.loop import add_rep, mark_failed
 from jobbench.measure import metrics
-from jobbench.measure.figures import PhaseSamples
+from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.render.cells import fmt
 from jobbench.render.terminal import render_result, scenario_footer, scenario_table
 from jobbench.results.model import Environment, Result, ScenarioResult, Target
@@ -82,21 +82,25 @@ def drain_rep(
     return sorted(events, key=lambda e: int(e["t"]))
 
 
+def rep_of(s: Scenario, log: list[dict[str, Any]]) -> RepMeasure:
+    """One event log measured as a run measures it, workers named w0, w1..."""
+    return metrics.rep_measure(
+        log,
+        workers=s.workers,
+        slots=s.slots,
+        burst=s.burst,
+        job_seconds=s.job_seconds,
+        wake_latency_s=s.latency.wake.mean,
+        worker_ids=[f"w{w}" for w in range(s.workers)],
+    )
+
+
 def measured(s: Scenario, logs: list[list[dict[str, Any]]]) -> ScenarioResult:
     """A scenario entry with one rep per event log, as a run adds them."""
     entry = scenario_entry(s, None)
     samples: list[PhaseSamples] = []
     for log in logs:
-        measure = metrics.rep_measure(
-            log,
-            workers=s.workers,
-            slots=s.slots,
-            burst=s.burst,
-            job_seconds=s.job_seconds,
-            wake_latency_s=s.latency.wake.mean,
-            worker_ids=[f"w{w}" for w in range(s.workers)],
-        )
-        add_rep(entry, measure, samples)
+        add_rep(entry, rep_of(s, log), samples)
     return entry
 
 
