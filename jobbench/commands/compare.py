@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobbench.core.checks import check_positive_int
+from jobbench.core.checks import check_positive_int, check_writable_file, check_writable_folder
 from jobbench.core.config import RunConfig
 from jobbench.core.fake_target import FakeQueue
 from jobbench.core.loop import run_plans
@@ -178,6 +178,10 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
         progress.message(f"{key} = {side.name}: {side.origin}")
     free = free_latency(sides, project)
     match_scenarios(planned(sides[0], suite), planned(sides[1], suite), free)  # before any run
+    for flag, path in (("--html", request.html), ("--markdown", request.markdown_file)):
+        if path is not None:
+            check_writable_file(path, flag)
+    check_writable_folder(request.out, "--out")
     metric_for = metric_chooser(request, suite)
     rule = request.gate.rule()
     settle = None

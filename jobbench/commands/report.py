@@ -11,6 +11,7 @@ import webbrowser
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobbench.core.checks import check_writable_file
 from jobbench.errors import EXIT_OK
 from jobbench.render.report_page import comparison_sides, write_report
 from jobbench.results.model import READABLE_COMPARISON_SCHEMAS
@@ -27,6 +28,7 @@ class ReportRequest:
 
 
 def report_command(request: ReportRequest) -> int:
+    check_writable_file(request.html, "--html")
     path = find_result(request.name, request.out)
     data = load_json(path)  # read once: a result, or a comparison of two
     if data.get("schema") in READABLE_COMPARISON_SCHEMAS:

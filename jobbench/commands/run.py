@@ -9,7 +9,13 @@ from pathlib import Path
 
 from jobbench.clients.bench_client import split_server
 from jobbench.clients.endpoint import confirm_burst, live_target, parse_submit_rate
-from jobbench.core.checks import check_job_seconds, check_label, check_positive_int
+from jobbench.core.checks import (
+    check_job_seconds,
+    check_label,
+    check_positive_int,
+    check_writable_file,
+    check_writable_folder,
+)
 from jobbench.core.config import (
     LatencyFlags,
     RunConfig,
@@ -61,6 +67,9 @@ class RunRequest:
 
 def run_command(req: RunRequest) -> int:
     plan = live_plan(req) if req.endpoint else fake_plan(req)
+    if req.html is not None:
+        check_writable_file(req.html, "--html")
+    check_writable_folder(req.out, "--out")
     console, progress = make_progress(req.quiet)
     docs = run_plans([plan], progress)
     if req.json_out:

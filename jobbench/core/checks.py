@@ -4,6 +4,8 @@ naming the flag (or field) and the fix. Standard library only: the CLI imports i
 from __future__ import annotations
 
 import math
+import tempfile
+from pathlib import Path
 
 from jobbench.errors import UsageError
 
@@ -25,3 +27,26 @@ def check_label(label: str) -> None:
 def check_job_seconds(value: float) -> None:
     if not math.isfinite(value) or value < 0:
         raise UsageError(f"--job-seconds {value}: use a number of seconds >= 0")
+
+
+def check_writable_folder(folder: Path, flag: str) -> None:
+    """Before anything runs: a result that could not be saved fails now, as a usage error,
+    not as a traceback after the run (made if missing, as the run would make it)."""
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{flag} {folder}: not a folder; give a folder for the results")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"{flag} {folder}: cannot write there ({exc.strerror or exc}); choose a folder "
+            "you can write to"
+        ) from None
+
+
+def check_writable_file(path: Path, flag: str) -> None:
+    """`--html FILE` and the like: its folder must take a file, and it must not be a folder."""
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: is a folder; give a file name, e.g. report.html")
+    check_writable_folder(path.parent, flag)
