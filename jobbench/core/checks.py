@@ -3,6 +3,7 @@ naming the flag (or field) and the fix. Standard library only: the CLI imports i
 
 from __future__ import annotations
 
+import contextlib
 import math
 import tempfile
 from pathlib import Path
@@ -31,9 +32,10 @@ def check_job_seconds(value: float) -> None:
 
 def check_writable_folder(folder: Path, flag: str) -> None:
     """Before anything runs: a result that could not be saved fails now, as a usage error,
-    not as a traceback after the run (made if missing, as the run would make it)."""
+    not as a traceback after the run. Leaves nothing behind: folders it made to try are removed."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{flag} {folder}: not a folder; give a folder for the results")
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
@@ -43,6 +45,10 @@ def check_writable_folder(folder: Path, flag: str) -> None:
             f"{flag} {folder}: cannot write there ({exc.strerror or exc}); choose a folder "
             "you can write to"
         ) from None
+    finally:
+        for made in missing:  # deepest first; the run makes them again when it saves
+            with contextlib.suppress(OSError):
+                made.rmdir()
 
 
 def check_writable_file(path: Path, flag: str) -> None:
