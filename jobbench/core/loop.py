@@ -15,7 +15,7 @@ from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.results.events_file import EventsWriter
 from jobbench.results.model import Phases, Rep, Result, ScenarioResult, spreads
-from jobbench.results.store import environment, new_document, write_result
+from jobbench.results.store import environment, new_document, write_document
 
 
 def add_rep(entry: ScenarioResult, measure: RepMeasure, every_samples: list[PhaseSamples]) -> None:
@@ -69,7 +69,7 @@ def run_plans(plans: list[Plan], progress: Progress, settle: Settler | None = No
     finally:
         with interrupts_deferred():  # a second signal must not cut the last save short
             for plan, doc, writer in zip(plans, docs, writers):
-                write_result(doc, plan.path)
+                write_document(doc, plan.path)
                 if writer is not None:
                     writer.close()
     return docs
@@ -138,7 +138,7 @@ def _run_reps(
             writer = writers[p]
             if writer is not None:
                 writer.write_rep(session.scenario.name, rep, outcome.events)
-            write_result(docs[p], plan.path)
+            write_document(docs[p], plan.path)
             if outcome.stopped is not None:
                 raise outcome.stopped
         pair_s = time.monotonic() - began

@@ -92,17 +92,14 @@ def find_result(name: str, out: Path) -> Path:
     return result_path(out, safe_label(name))
 
 
-def write_result(doc: Result, path: Path) -> Path:
-    return write_json(to_json(doc), path)
-
-
-def write_comparison(doc: Comparison, path: Path) -> Path:
+def write_document(doc: Result | Comparison, path: Path) -> Path:
+    """The one writer of result and comparison files: the model's JSON, written atomically."""
     return write_json(to_json(doc), path)
 
 
 def write_json(data: dict[str, Any], path: Path) -> Path:
     """Write atomically: a reader never sees half a file, a crash leaves the previous one.
-    The one writer under write_result and write_comparison."""
+    The one writer under write_document and write_document."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -30,8 +30,7 @@ from jobbench.results.store import (
     read_comparison,
     read_result,
     safe_label,
-    write_comparison,
-    write_result,
+    write_document,
 )
 from tests.unit.test_render_run import DRAIN
 
@@ -65,7 +64,7 @@ COMPARISONS = ["old-a-vs-old-b.json", "golden-comparison.json", "comparison1-old
 def test_a_result_reads_and_writes_back_byte_for_byte(name: str, tmp_path: Path) -> None:
     doc = read_result(DATA / name)
     assert isinstance(doc, Result)
-    written = write_result(doc, tmp_path / name)
+    written = write_document(doc, tmp_path / name)
     assert written.read_text() == (DATA / name).read_text()  # keys, order, ints and floats
     assert json.loads(written.read_text()) == json.loads((DATA / name).read_text())
     assert read_result(written) == doc
@@ -75,7 +74,7 @@ def test_a_result_reads_and_writes_back_byte_for_byte(name: str, tmp_path: Path)
 def test_a_comparison_reads_and_writes_back_byte_for_byte(name: str, tmp_path: Path) -> None:
     doc = read_comparison(DATA / name)
     assert isinstance(doc, Comparison)
-    written = write_comparison(doc, tmp_path / name)
+    written = write_document(doc, tmp_path / name)
     assert written.read_text() == (DATA / name).read_text()
     assert json.loads(written.read_text()) == json.loads((DATA / name).read_text())
     assert read_comparison(written) == doc
@@ -192,7 +191,7 @@ def test_unknown_keys_are_kept_not_dropped(tmp_path: Path) -> None:
     data["scenarios"][0]["reps"][0]["load1"] = 0.42
     path = tmp_path / "x.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
-    written = write_result(read_result(path), tmp_path / "y.json")
+    written = write_document(read_result(path), tmp_path / "y.json")
     assert written.read_text() == path.read_text()
 
 
