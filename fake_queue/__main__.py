@@ -16,6 +16,9 @@ from fake_queue.options import SERVE_HELP, ServeOptions
 _PARSE: dict[str, dict[str, Any]] = {
     "--port": {"type": int},
     "--seed": {"type": int},
+    "--header-timeout": {"type": float},
+    "--idle-timeout": {"type": float},
+    "--max-connections": {"type": int},
     "--config": {"type": Path},
     "--fault": {"action": "append", "default": [], "dest": "faults", "metavar": "FAULT"},
     "--ready-json": {"action": "store_true"},

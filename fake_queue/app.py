@@ -10,7 +10,14 @@ from typing import Any
 from aiohttp import web
 
 from fake_queue.client_routes import add_client_routes
-from fake_queue.faults import ROUTES, RUNPOD_RATE_LIMITS, FaultInjector, RateLimiter
+from fake_queue.faults import (
+    ROUTES,
+    RUNPOD_RATE_LIMITS,
+    FaultInjector,
+    FaultSpecError,
+    RateLimiter,
+    parse_fault,
+)
 from fake_queue.http_util import (
     DELAYED_ARRIVAL,
     QUEUE_KEY,
@@ -23,11 +30,13 @@ from fake_queue.http_util import (
 from fake_queue.latency import LatencyModel, LatencySampler, LatencySpecError
 from fake_queue.queue import JobError, JobQueue
 from fake_queue.settings import BENCH_PREFIX, ServerSettings
+from fake_queue.watch import worker_view
 from fake_queue.worker_routes import add_worker_routes
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 MAX_BODY_BYTES = 32 * 1024 * 1024
 MAX_BURST = 1_000_000
+FAULTS_KEY: web.AppKey[FaultInjector] = web.AppKey("faults", FaultInjector)
 
 
 def _route_name(request: web.Request) -> str:
@@ -59,23 +68,29 @@ def auth_middleware(api_key: str) -> Any:
     return require_key
 
 
-def fault_middleware(injector: FaultInjector) -> Any:
-    @web.middleware
-    async def inject(request: web.Request, handler: Handler) -> web.StreamResponse:
-        rule = injector.pick(_route_name(request))
-        if rule is None:
-            return await handler(request)
-        if rule.kind == "status":
-            return error(rule.status, f"injected fault {rule.describe()}")
-        if rule.kind == "drop":
-            if request.transport is not None:
-                request.transport.close()
-            raise asyncio.CancelledError()
-        await asyncio.sleep(rule.delay_s)
-        request[DELAYED_ARRIVAL] = request.app[QUEUE_KEY].clock.now_ns()
+@web.middleware
+async def inject_faults(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The rules in force (PUT /_bench/faults changes them between scenarios), each injected
+    fault noted in the event log with the worker and job it hit."""
+    injector = request.app[FAULTS_KEY]
+    if not injector.rules:
         return await handler(request)
-
-    return inject
+    route = _route_name(request)
+    rule = injector.pick(route)
+    if rule is None:
+        return await handler(request)
+    queue = request.app[QUEUE_KEY]
+    info = request.match_info
+    queue.note_fault(route, rule.effect, info.get("worker"), info.get("job_id"))
+    if rule.kind == "status":
+        return error(rule.status, f"injected fault {rule.describe()}")
+    if rule.kind == "drop":
+        if request.transport is not None:
+            request.transport.close()
+        raise asyncio.CancelledError()
+    await asyncio.sleep(rule.delay_s)
+    request[DELAYED_ARRIVAL] = queue.clock.now_ns()
+    return await handler(request)
 
 
 def rate_limit_middleware(limiter: RateLimiter) -> Any:
@@ -83,6 +98,8 @@ def rate_limit_middleware(limiter: RateLimiter) -> Any:
     async def limit(request: web.Request, handler: Handler) -> web.StreamResponse:
         route = _route_name(request)
         if not limiter.admit(route):
+            info = request.match_info
+            request.app[QUEUE_KEY].note_fault(route, "rate-limit", None, info.get("job_id"))
             return error(429, f"rate limit of /{route} exceeded (RunPod's documented limits)")
         try:
             return await handler(request)
@@ -143,18 +160,14 @@ async def bench_counts(request: web.Request) -> web.Response:
 
 
 async def bench_workers(request: web.Request) -> web.Response:
-    queue = request.app[QUEUE_KEY]
-    at = queue.clock.now_ns()
-    return web.json_response(
-        {
-            worker: {
-                "polling": r.waiting_takes,
-                "held": len(r.held),
-                "last_seen_s": round((at - r.last_seen_ns) / 1e9, 3),
-            }
-            for worker, r in queue.workers.items()
-        }
-    )
+    """The watchdog's view (fake_queue.watch); `overdue_s`: held longer than this is overdue."""
+    text = request.query.get("overdue_s")
+    try:
+        overdue_s = None if text is None else float(text)
+    except ValueError:
+        raise BadRequest(400, f"overdue_s={text!r} is not a number of seconds") from None
+    ids = request.query.get("ids") == "1"
+    return web.json_response(worker_view(request.app[QUEUE_KEY], overdue_s, ids))
 
 
 async def bench_latency(request: web.Request) -> web.Response:
@@ -169,6 +182,21 @@ async def bench_latency(request: web.Request) -> web.Response:
             raise BadRequest(400, str(exc)) from None
         queue.sampler = LatencySampler(model, queue.sampler.seed)
     return web.json_response(queue.sampler.model.to_json())
+
+
+async def bench_faults(request: web.Request) -> web.Response:
+    """GET: the fault rules in force; PUT {"faults": ["job-done:drop:0.05", ...]}: replace them."""
+    if request.method in ("PUT", "POST"):
+        body = await json_body(request)
+        rules = body.get("faults") if isinstance(body, dict) else None
+        if not isinstance(rules, list):
+            raise BadRequest(400, 'faults body must be {"faults": ["ROUTE:KIND:RATE", ...]}')
+        try:
+            parsed = tuple(parse_fault(str(rule)) for rule in rules)
+        except FaultSpecError as exc:
+            raise BadRequest(400, str(exc)) from None
+        request.app[FAULTS_KEY].set_rules(parsed)
+    return web.json_response({"faults": [r.describe() for r in request.app[FAULTS_KEY].rules]})
 
 
 async def unknown_endpoint(request: web.Request) -> web.Response:
@@ -193,10 +221,10 @@ def build_app(settings: ServerSettings) -> web.Application:
     if settings.rate_limits == "runpod":
         limiter = RateLimiter(RUNPOD_RATE_LIMITS, queue.clock)
         middlewares.append(rate_limit_middleware(limiter))
-    if settings.faults:
-        middlewares.append(fault_middleware(FaultInjector(settings.faults, settings.seed)))
+    middlewares.append(inject_faults)
     app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY_BYTES)
     app[SETTINGS_KEY] = settings
+    app[FAULTS_KEY] = FaultInjector(settings.faults, settings.seed)
     app[QUEUE_KEY] = queue
     prefix = f"/v2/{settings.endpoint_id}"
     add_worker_routes(app, prefix)
@@ -208,5 +236,6 @@ def build_app(settings: ServerSettings) -> web.Application:
     app.router.add_get(BENCH_PREFIX + "/counts", bench_counts)
     app.router.add_get(BENCH_PREFIX + "/workers", bench_workers)
     app.router.add_route("*", BENCH_PREFIX + "/latency", bench_latency)
+    app.router.add_route("*", BENCH_PREFIX + "/faults", bench_faults)
     app.router.add_route("*", "/v2/{endpoint}/{tail:.*}", unknown_endpoint)
     return app

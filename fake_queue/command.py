@@ -6,12 +6,13 @@ command behind `python -m fake_queue` and `jobbench serve`. It prints the ready 
 from __future__ import annotations
 
 import json
+import socket
 import sys
 
 from fake_queue.options import ServeOptions
 from fake_queue.protocol import worker_env
-from fake_queue.server import RunningServer, serve_forever
-from fake_queue.settings import SettingsError, settings_from_options
+from fake_queue.server import RunningServer, fit_open_file_limit, serve_forever
+from fake_queue.settings import ServerSettings, SettingsError, settings_from_options
 
 EXIT_USAGE = 2  # jobbench.errors.EXIT_USAGE: bad settings, or a port it cannot listen on
 
@@ -23,6 +24,7 @@ def serve(options: ServeOptions) -> int:
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    settings = _fit_open_files(settings)
 
     def on_ready(server: RunningServer) -> None:
         if options.ready_json:
@@ -33,6 +35,13 @@ def serve(options: ServeOptions) -> int:
 
     try:
         serve_forever(settings, on_ready)
+    except socket.gaierror as exc:  # before OSError, which it is: the host, not the port
+        print(
+            f"error: --host {settings.host}: cannot resolve it ({exc.strerror}); give an "
+            "address like 127.0.0.1, or 0.0.0.0 for every interface",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     except OSError as exc:
         print(
             f"error: cannot listen on {settings.host}:{settings.port}: {exc.strerror}; "
@@ -43,12 +52,27 @@ def serve(options: ServeOptions) -> int:
     return 0
 
 
+def _fit_open_files(settings: ServerSettings) -> ServerSettings:
+    fitted = fit_open_file_limit(settings)
+    if fitted.max_connections < settings.max_connections:
+        print(
+            f"warning: --max-connections {settings.max_connections} lowered to "
+            f"{fitted.max_connections}, as many as the open-file limit (ulimit -n) allows",
+            file=sys.stderr,
+        )
+    return fitted
+
+
 def ready_banner(server: RunningServer) -> str:
-    """Where the queue listens, its latency model, and the env a worker needs to poll it."""
+    """Where the queue listens, its latency model, the faults it injects, how it sheds abuse,
+    and the env a worker needs to poll it."""
     settings = server.settings
     lines = [
         f"fake_queue listening on {server.base_url} (endpoint {server.endpoint_url})",
         f"latency: {settings.latency.describe()}",
+        f"faults: {', '.join(rule.describe() for rule in settings.faults) or 'none'}",
+        f"connections: up to {settings.max_connections} open, headers within "
+        f"{settings.header_timeout:g} s, closed after {settings.idle_timeout:g} s idle",
         "worker env (set RUNPOD_POD_ID per worker):",
     ]
     env = worker_env(server.endpoint_url)

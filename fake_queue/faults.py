@@ -40,9 +40,15 @@ class FaultRule:
     status: int = 0
     delay_s: float = 0.0
 
+    @property
+    def effect(self) -> str:
+        """What it does, as written: `500`, `drop` or `delay=0.2`."""
+        return {"status": str(self.status), "drop": "drop", "delay": f"delay={self.delay_s:g}"}[
+            self.kind
+        ]
+
     def describe(self) -> str:
-        what = {"status": str(self.status), "drop": "drop", "delay": f"delay={self.delay_s:g}"}
-        return f"{self.route}:{what[self.kind]}:{self.rate:g}"
+        return f"{self.route}:{self.effect}:{self.rate:g}"
 
 
 def parse_fault(text: str) -> FaultRule:
@@ -86,8 +92,13 @@ class FaultInjector:
     """Decides, per request, which fault (if any) applies. Seeded, so runs repeat."""
 
     def __init__(self, rules: tuple[FaultRule, ...], seed: int | None) -> None:
+        self.seed = seed
+        self.set_rules(rules)
+
+    def set_rules(self, rules: tuple[FaultRule, ...]) -> None:
+        """New rules, drawn from a fresh seeded generator: a scenario's faults repeat."""
         self.rules = rules
-        self._rng = random.Random(seed)
+        self._rng = random.Random(self.seed)
 
     def pick(self, route: str) -> FaultRule | None:
         for rule in self.rules:

@@ -1,11 +1,14 @@
-"""Small HTTP helpers shared by the route modules: JSON errors and body parsing."""
+"""Small HTTP helpers shared by the route modules and the server: JSON errors and body
+parsing."""
 
 from __future__ import annotations
 
 import json
+from http import HTTPStatus
 from typing import Any
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
 
 from fake_queue.queue import JobQueue
 from fake_queue.settings import ServerSettings
@@ -18,6 +21,22 @@ def error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message, "status": status}, status=status)
 
 
+def raw_error(status: int, message: str) -> bytes:
+    """error()'s answer as bytes, for a connection with no whole request to answer."""
+    body = json.dumps({"error": message, "status": status}).encode()
+    head = (
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+        "Content-Type: application/json; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """aiohttp's parser errors span lines (the bad bytes, a caret under them): make one."""
+    return " ".join(text.split())[:limit]
+
+
 class BadRequest(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -28,7 +47,10 @@ class BadRequest(Exception):
 async def json_body(request: web.Request, limit_bytes: int | None = None) -> Any:
     """Parse the body as JSON whatever the Content-Type says (the SDK posts JSON as form)."""
     _check_size(request.content_length or 0, limit_bytes)  # declared: refuse before reading
-    raw = await request.read()
+    try:
+        raw = await request.read()
+    except RequestPayloadError as exc:  # a body that breaks its framing (bad chunks, cut short)
+        raise BadRequest(400, f"body could not be read: {one_line(str(exc))}") from None
     _check_size(len(raw), limit_bytes)  # a chunked body declares nothing
     if not raw:
         raise BadRequest(400, "empty body; send a JSON object")

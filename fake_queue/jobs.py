@@ -34,6 +34,7 @@ class Job:
     execution_timeout_s: float | None = None
     ttl_s: float = DEFAULT_TTL_S
     retries: int = 0
+    missed_pings: int = 0  # heartbeats since delivery that did not list it (fake_queue.watch)
     timeout_handle: asyncio.TimerHandle | None = None
     watchers: list[asyncio.Future[None]] = field(default_factory=list)
 
@@ -62,8 +63,10 @@ class Take:
 
 @dataclass(slots=True)
 class WorkerSeen:
-    last_seen_ns: int
+    last_seen_ns: int  # any request, a heartbeat or a stop poll included
+    last_work_ns: int = 0  # a take arrived or was answered, a job-done or stream arrived
     waiting_takes: int = 0
+    reports_jobs: bool = False  # its heartbeats have listed job ids (the SDK's do)
     held: set[str] = field(default_factory=set)
     stops: list[str] = field(default_factory=list)
     stop_waiter: asyncio.Future[None] | None = None

@@ -12,7 +12,13 @@ KINDS = ("fixed", "uniform", "normal", "lognormal", "samples")
 
 
 class LatencySpecError(ValueError):
-    """A latency value that cannot be parsed; the message names the fix."""
+    """A latency value that cannot be parsed or makes no sense: `name` is the setting as the
+    caller spelled it, `problem` what is wrong and the fix."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__(f"{name}: {problem}")
+        self.name = name
+        self.problem = problem
 
 
 @dataclass(frozen=True)
@@ -75,29 +81,40 @@ def parse_distribution(value: Any, name: str) -> Distribution:
     """Parse `0.5`, `"uniform:0.4,0.6"`, `"normal:0.5,0.02"`, `"lognormal:-0.7,0.1"`,
     `"samples:FILE"` or the JSON/TOML table form `{kind=..., a=..., b=...}`."""
     if isinstance(value, bool):
-        raise LatencySpecError(f"{name}: expected seconds or 'kind:a,b', got {value!r}")
+        raise LatencySpecError(name, f"expected seconds or 'kind:a,b', got {value!r}")
     if isinstance(value, (int, float)):
         return _checked(Distribution("fixed", float(value)), name)
     if isinstance(value, dict):
-        return _from_table(value, name)
+        return _checked(_from_table(value, name), name)
     text = str(value).strip()
     kind, sep, rest = text.partition(":")
     if not sep:
-        try:
-            return _checked(Distribution("fixed", float(text)), name)
-        except ValueError:
-            raise LatencySpecError(
-                f"{name}: cannot read {text!r}; give seconds (0.5) or kind:a,b "
-                f"with kind one of {', '.join(KINDS)}"
-            ) from None
+        return _checked(Distribution("fixed", _seconds(text, name)), name)
     if kind == "samples":
         return _checked(_samples_from_file(rest, name), name)
+    if kind not in KINDS or kind == "fixed":
+        raise LatencySpecError(name, f"unknown distribution {kind!r} in {text!r}; {_FORMS}")
+    return _checked(Distribution(kind, *_two_numbers(kind, rest, name)), name)
+
+
+_FORMS = "give seconds (0.5), uniform:LOW,HIGH, normal:MEAN,SD, lognormal:MU,SIGMA or samples:FILE"
+
+
+def _seconds(text: str, name: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise LatencySpecError(name, f"cannot read {text!r}; {_FORMS}") from None
+
+
+def _two_numbers(kind: str, rest: str, name: str) -> tuple[float, float]:
+    """Only the parse: what is wrong with numbers that parse is `_checked`'s to say."""
     try:
         a_text, b_text = rest.split(",")
-        return _checked(Distribution(kind, float(a_text), float(b_text)), name)
+        return float(a_text), float(b_text)
     except ValueError:
         raise LatencySpecError(
-            f"{name}: cannot read {text!r}; write {kind}:A,B (two numbers)"
+            name, f"cannot read {kind}:{rest}; write {kind}:A,B (two numbers)"
         ) from None
 
 
@@ -106,49 +123,77 @@ def _from_table(value: dict[str, Any], name: str) -> Distribution:
     try:
         if kind == "samples":
             if "file" in value:
-                return _checked(_samples_from_file(str(value["file"]), name), name)
-            samples = tuple(float(v) for v in value["samples"])
-            return _checked(Distribution("samples", samples=samples), name)
-        return _checked(
-            Distribution(kind, float(value.get("a", 0.0)), float(value.get("b", 0.0))), name
-        )
+                return _samples_from_file(str(value["file"]), name)
+            return Distribution("samples", samples=tuple(float(v) for v in value["samples"]))
+        return Distribution(kind, float(value.get("a", 0.0)), float(value.get("b", 0.0)))
     except (KeyError, TypeError, ValueError):
         raise LatencySpecError(
-            f'{name}: a table needs kind and numbers: {{kind = "uniform", a = 0.4, b = 0.6}} '
-            'or {kind = "samples", samples = [0.5, 0.6]}'
+            name,
+            'a table needs kind and numbers: {kind = "uniform", a = 0.4, b = 0.6} '
+            'or {kind = "samples", samples = [0.5, 0.6]}',
         ) from None
 
 
 def _samples_from_file(path: str, name: str) -> Distribution:
     try:
         numbers = [float(tok) for tok in Path(path).read_text().split() if tok.strip()]
-    except (OSError, ValueError) as exc:
-        raise LatencySpecError(f"{name}: cannot read samples from {path!r}: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise LatencySpecError(name, f"cannot read samples from {path!r} ({reason})") from None
+    except ValueError as exc:
+        raise LatencySpecError(
+            name, f"samples file {path!r}: {exc}; write seconds separated by spaces or lines"
+        ) from None
     return Distribution("samples", samples=tuple(numbers))
 
 
-MAX_LATENCY_S = 7 * 24 * 3600.0  # RunPod's longest policy limit; anything above is a typo
+# The bounds on latency values (docs/reliability.md, "Bounds on input"): a delay of more than an
+# hour is a typo in a benchmark (and the runner's rep timeout grows with it); every draw is also
+# clipped to it. jobbench/core/checks.py holds the other bounds; this one is the queue's too.
+MAX_LATENCY_S = 3600.0
+HOLD_ZERO = "must be > 0 seconds: an empty take waits this long (RunPod holds about 20 s)"
 
 
 def _checked(dist: Distribution, name: str) -> Distribution:
-    if dist.kind not in KINDS:
-        raise LatencySpecError(f"{name}: unknown distribution {dist.kind!r}; use one of {KINDS}")
-    if dist.kind == "fixed" and (dist.a < 0 or not math.isfinite(dist.a)):
-        raise LatencySpecError(f"{name}: must be a finite number of seconds >= 0, got {dist.a}")
-    if dist.kind == "uniform" and not 0 <= dist.a <= dist.b:
-        raise LatencySpecError(f"{name}: uniform:LOW,HIGH needs 0 <= LOW <= HIGH")
-    if dist.kind in ("normal", "lognormal") and dist.b < 0:
-        raise LatencySpecError(f"{name}: the spread of {dist.kind} must be >= 0")
-    if dist.kind == "samples" and (not dist.samples or min(dist.samples) < 0):
-        raise LatencySpecError(f"{name}: samples must be a non-empty list of seconds >= 0")
-    numbers = (dist.a, dist.b, *dist.samples)
-    if (
-        not all(math.isfinite(x) for x in numbers)
-        or dist.mean > MAX_LATENCY_S
-        or (dist.kind != "lognormal" and max(numbers) > MAX_LATENCY_S)
-    ):
-        raise LatencySpecError(f"{name}: numbers must be finite and at most {MAX_LATENCY_S:g} s")
+    """Say what is wrong with a distribution that parsed, and how to write it instead."""
+    problem = _problem(dist)
+    if problem:
+        raise LatencySpecError(name, problem)
     return dist
+
+
+def _problem(dist: Distribution) -> str | None:
+    spec = dist.describe() if dist.kind != "samples" else "samples"
+    if dist.kind not in KINDS:
+        return f"unknown distribution {dist.kind!r}; use one of {', '.join(KINDS)}"
+    if not all(math.isfinite(x) for x in (dist.a, dist.b, *dist.samples)):
+        return f"{spec} is not finite; give numbers of seconds (no inf or nan)"
+    if dist.kind == "fixed" and dist.a < 0:
+        return f"{dist.a:g} is negative; give a number of seconds >= 0"
+    if dist.kind == "uniform" and dist.a < 0:
+        return f"{spec} has LOW < 0; give seconds >= 0"
+    if dist.kind == "uniform" and dist.a > dist.b:
+        return f"{spec} has LOW > HIGH; write uniform:{dist.b:g},{dist.a:g}"
+    if dist.kind == "normal" and dist.a < 0:
+        return f"{spec} has a MEAN < 0 (draws are clipped at 0); give a MEAN >= 0"
+    if dist.kind in ("normal", "lognormal") and dist.b < 0:
+        what = "SD" if dist.kind == "normal" else "SIGMA"
+        return f"{spec} has a {what} < 0; write {dist.kind}:{dist.a:g},{-dist.b:g}"
+    if dist.kind == "samples" and (not dist.samples or min(dist.samples) < 0):
+        return "samples must be a non-empty list of seconds >= 0"
+    return _too_long(dist, spec)
+
+
+def _too_long(dist: Distribution, spec: str) -> str | None:
+    limit = f"at most {MAX_LATENCY_S:g} s (an hour)"
+    if dist.kind == "lognormal" and dist.mean > MAX_LATENCY_S:
+        return (
+            f"{spec} has a mean of {dist.mean:.3g} s; keep it {limit}: MU and SIGMA are "
+            "those of the log of the seconds (lognormal:-0.7,0.1 is about 0.5 s)"
+        )
+    if dist.kind != "lognormal" and max(dist.a, dist.b, *dist.samples) > MAX_LATENCY_S:
+        return f"{spec} is over an hour; give delays {limit}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -171,9 +216,11 @@ class LatencyModel:
             short = key.removesuffix("_latency")
             if short not in cls.FIELDS:
                 raise LatencySpecError(
-                    f"latency: unknown key {key!r}; use take, wake, hold or done"
+                    "latency", f"unknown key {key!r}; use take, wake, hold or done"
                 )
-            changes[short] = parse_distribution(raw, f"{short}_latency")
+            changes[short] = parse_distribution(raw, key)
+            if short == "hold" and changes[short].mean <= 0:
+                raise LatencySpecError(key, HOLD_ZERO)
         return replace(model, **changes)
 
     def to_json(self) -> dict[str, Any]:

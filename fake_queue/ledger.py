@@ -16,6 +16,9 @@ from fake_queue.jobs import Event, Job, Take, WorkerSeen
 from fake_queue.latency import LatencySampler
 from fake_queue.protocol import TIMED_OUT
 
+# A job delivered this shortly before a heartbeat may not be in it yet (the answer in flight).
+PING_SLACK_NS = 1_000_000_000
+
 
 class QueueLedger:
     def __init__(self, sampler: LatencySampler, clock: Clock = MONOTONIC) -> None:
@@ -49,6 +52,37 @@ class QueueLedger:
             record = self.workers[worker] = WorkerSeen(at)
         record.last_seen_ns = at
         return record
+
+    def worked(self, worker: str, at: int | None = None) -> WorkerSeen:
+        """`seen`, for a request that is the worker's work (a take, a job-done, a stream): what
+        the runner's watchdog watches. A heartbeat is not work: the SDK's runs in a process of
+        its own and keeps pinging while the handler is stuck."""
+        record = self.seen(worker)
+        record.last_work_ns = max(record.last_work_ns, record.last_seen_ns if at is None else at)
+        return record
+
+    def heartbeat(self, worker: str, job_ids: set[str]) -> None:
+        """A ping listing the jobs the worker has in progress: a job it holds that is missing
+        from it (delivered at least PING_SLACK_NS before) misses a ping. Only for workers whose
+        pings list jobs at all: a ping without ids from one that never lists any says nothing."""
+        record = self.seen(worker)
+        record.reports_jobs = record.reports_jobs or bool(job_ids)
+        if not record.reports_jobs:
+            return
+        horizon = record.last_seen_ns - PING_SLACK_NS
+        for job_id in record.held:
+            job = self.jobs[job_id]
+            if job.delivered_ns is not None and job.delivered_ns <= horizon:
+                job.missed_pings = 0 if job_id in job_ids else job.missed_pings + 1
+
+    def note_fault(self, route: str, kind: str, worker: str | None, job: str | None) -> None:
+        """An injected fault is an event like any other: a faulted run must not look clean."""
+        event: Event = {"t": self.clock.now_ns(), "ev": "fault", "route": route, "kind": kind}
+        if worker is not None:
+            event["worker"] = worker
+        if job is not None:
+            event["job"] = job
+        self._log(event)
 
     def _move(self, job: Job, status: str) -> None:
         self.tally[job.status] -= 1

@@ -25,6 +25,9 @@ SERVE_HELP: dict[str, str] = {
     "--rate-limits": "off | runpod (RunPod's documented limits; default off)",
     "--fault": "ROUTE:KIND:RATE, repeatable (e.g. job-done:500:0.1)",
     "--seed": "seed for sampled latencies and faults",
+    "--header-timeout": "seconds a request's headers may take to arrive (default 10)",
+    "--idle-timeout": "seconds an idle keep-alive connection stays open (default 60)",
+    "--max-connections": "open connections served; more are answered 503 (default 16384)",
     "--config": "TOML file with these settings; the flags given override its values",
     "--ready-json": "print one JSON line {url, endpoint_url} when ready (for jobbench run)",
 }
@@ -45,6 +48,9 @@ class ServeOptions:
     rate_limits: str | None = None
     faults: tuple[str, ...] = ()  # --fault, in the order given
     seed: int | None = None
+    header_timeout: float | None = None
+    idle_timeout: float | None = None
+    max_connections: int | None = None
     config: Path | None = None
     ready_json: bool = False
 

@@ -156,7 +156,7 @@ class JobQueue(TakeLife):
         """A job-done POST (arrived at `arrived_ns`, default now). Returns what it was: done,
         progress or ignored (404 raises)."""
         at = self.clock.now_ns() if arrived_ns is None else arrived_ns
-        self.seen(worker)
+        self.worked(worker, at)
         job = self.jobs.get(job_id)
         if job is None or worker not in job.handed_to:
             raise JobError(404, f"job {job_id!r} was never handed to worker {worker!r}")

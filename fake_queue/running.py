@@ -21,6 +21,7 @@ class RunningJobs(QueueLedger):
         return outcome
 
     def add_stream(self, worker: str, job_id: str, chunk: Any) -> str:
+        self.worked(worker)
         job = self.jobs.get(job_id)
         if job is None or worker not in job.handed_to:
             raise JobError(404, f"job {job_id!r} was never handed to worker {worker!r}")

@@ -21,6 +21,12 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 BENCH_PREFIX = "/_bench"
 MAX_BATCH_SIZE = 10_000
 
+# Settings taken as given, from a flag or the TOML key of the same name; the numbers among them
+# are checked to be numbers (TOML could hand over any type).
+_WHOLE_NUMBERS = ("port", "seed", "max_connections")
+_SECONDS = ("header_timeout", "idle_timeout")
+_PLAIN_FIELDS = ("host", "endpoint_id", "api_key", "rate_limits", *_WHOLE_NUMBERS, *_SECONDS)
+
 
 class SettingsError(ValueError):
     """Bad server settings; the message names the flag or key and the fix."""
@@ -36,6 +42,12 @@ class ServerSettings:
     rate_limits: str = "off"  # off | runpod
     faults: tuple[FaultRule, ...] = ()
     seed: int | None = None
+    # Shedding abuse (docs/latency-model.md, "Abuse and timeouts"). Neither timeout can cut a
+    # long-poll: the header timeout runs only until a request's headers are in, the idle one
+    # only between requests. 60 s idle outlasts aiohttp clients' own 15 s keep-alive.
+    header_timeout: float = 10.0  # seconds from connecting, or a request's first byte
+    idle_timeout: float = 60.0  # seconds between requests on a kept-alive connection
+    max_connections: int = 16_384  # ~9 kB each; an SDK worker may hold 2 + one per slot
 
     @property
     def is_loopback(self) -> bool:
@@ -52,6 +64,11 @@ class ServerSettings:
             )
         if self.latency.hold.mean <= 0:
             raise SettingsError("--hold must be > 0 seconds (an empty take waits this long)")
+        for name in _SECONDS:
+            if not getattr(self, name) > 0:
+                raise SettingsError(f"{flag(name)} {getattr(self, name)}: use seconds > 0")
+        if self.max_connections < 1:
+            raise SettingsError(f"--max-connections {self.max_connections}: use 1 or more")
         return self
 
 
@@ -69,6 +86,9 @@ _KEYS = {
     "wake_latency",
     "hold",
     "done_latency",
+    "header_timeout",
+    "idle_timeout",
+    "max_connections",
 }
 
 
@@ -80,6 +100,7 @@ def settings_from_mapping(
     unknown = set(values) - _KEYS
     if unknown:
         raise SettingsError(f"config: unknown key(s) {sorted(unknown)}; known: {sorted(_KEYS)}")
+    _check_numbers(values)
     latency_values: dict[str, Any] = dict(values.get("latency", {}))
     for key in ("take_latency", "wake_latency", "hold", "done_latency"):
         if key in values:
@@ -92,10 +113,20 @@ def settings_from_mapping(
     changes: dict[str, Any] = {"latency": latency}
     if faults:
         changes["faults"] = settings.faults + faults
-    for key in ("host", "port", "endpoint_id", "api_key", "rate_limits", "seed"):
+    for key in _PLAIN_FIELDS:
         if key in values and values[key] is not None:
             changes[key] = values[key]
     return replace(settings, **changes).validate()
+
+
+def _check_numbers(values: dict[str, Any]) -> None:
+    """TOML may give any type where a number belongs: name the key, not a TypeError."""
+    for key in (*_WHOLE_NUMBERS, *_SECONDS):
+        value = values.get(key)
+        kinds = (int, float) if key in _SECONDS else (int,)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+            kind = "seconds" if key in _SECONDS else "a whole number"
+            raise SettingsError(f"{key} = {value!r}: use {kind}")
 
 
 def load_settings_file(path: Path) -> dict[str, Any]:
@@ -150,7 +181,7 @@ def _apply_flags(options: ServeOptions, base: ServerSettings) -> ServerSettings:
         "latency": replace(base.latency, **latency),
         "faults": base.faults + faults,
     }
-    for field_name in ("host", "port", "endpoint_id", "api_key", "rate_limits", "seed"):
+    for field_name in _PLAIN_FIELDS:
         value = getattr(options, field_name)
         if value is not None:
             changes[field_name] = value

@@ -34,7 +34,7 @@ class TakeLife(RunningJobs):
             arrived_ns=at,
             claimed=asyncio.get_running_loop().create_future(),
         )
-        self.seen(worker).waiting_takes += 1
+        self.worked(worker, at).waiting_takes += 1
         if self._claim(take, at):
             take.kind = "queued"
             take.answer_at_ns = at + int(self.sampler.take() * 1e9)
@@ -173,6 +173,7 @@ class TakeLife(RunningJobs):
         record = self.workers.get(take.worker)
         if record is not None:
             record.waiting_takes -= 1
+            record.last_work_ns = self.clock.now_ns()  # answered: the worker has work to do
         # t: when the answer went out; due: when the latency model meant it to (timer fidelity).
         self._log(
             {

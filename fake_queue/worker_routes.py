@@ -109,7 +109,10 @@ async def job_stop(request: web.Request) -> web.Response:
 
 
 async def ping(request: web.Request) -> web.Response:
-    request.app[QUEUE_KEY].seen(request.match_info["worker"])
+    """The heartbeat; `job_id` lists the jobs in progress, comma-joined (omitted when none)."""
+    listed = request.query.get("job_id", "")
+    ids = {job_id for job_id in listed.split(",") if job_id}
+    request.app[QUEUE_KEY].heartbeat(request.match_info["worker"], ids)
     return web.json_response({"ok": True})
 
 

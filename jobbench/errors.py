@@ -47,3 +47,12 @@ class Interrupted(RunFailed):
     """Ctrl-C: partial results were saved and marked incomplete."""
 
     exit_code = 130
+
+
+def name_kept_logs(exc: JobbenchError, folders: list[str]) -> None:
+    """A failure keeps its logs: its message says where, once (a message may name them already).
+    The error keeps its class and exit code."""
+    message = str(exc)
+    missing = [folder for folder in folders if folder not in message]
+    if missing and exc.args:
+        exc.args = (f"{message}; logs kept in {', '.join(missing)}", *exc.args[1:])

@@ -11,7 +11,7 @@ import typer
 
 from fake_queue.options import LATENCY_HELP
 from jobbench.errors import Interrupted, JobbenchError
-from jobbench.procs.signals import sigterm_as_interrupt
+from jobbench.procs.signals import interrupts_then_exit
 
 app = typer.Typer(
     add_completion=False,
@@ -66,9 +66,10 @@ def fail(exc: JobbenchError) -> NoReturn:
 def exit_with(command: Callable[[], int]) -> NoReturn:
     """Run a command; its code is the exit code, a JobbenchError a one-line error. SIGTERM (a CI
     timeout, a cancelled job) is a Ctrl-C for the whole command, and either exits 130 wherever
-    it lands: a command that owns processes or a result has already stopped and saved them."""
+    it lands: a command that owns processes or a result has already stopped and saved them.
+    One that comes once the command is over is ignored: the process is only exiting."""
     try:
-        with sigterm_as_interrupt():
+        with interrupts_then_exit():
             code = command()
     except JobbenchError as exc:
         fail(exc)

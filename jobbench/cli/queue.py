@@ -34,6 +34,9 @@ def serve(
     rate_limits: Annotated[str | None, Opt(help=SERVE_HELP["--rate-limits"])] = None,
     fault: Annotated[list[str] | None, Opt(help=SERVE_HELP["--fault"])] = None,
     seed: Annotated[int | None, Opt(help=SERVE_HELP["--seed"])] = None,
+    header_timeout: Annotated[float | None, Opt(help=SERVE_HELP["--header-timeout"])] = None,
+    idle_timeout: Annotated[float | None, Opt(help=SERVE_HELP["--idle-timeout"])] = None,
+    max_connections: Annotated[int | None, Opt(help=SERVE_HELP["--max-connections"])] = None,
     config: Annotated[Path | None, Opt(help=SERVE_HELP["--config"])] = None,
     ready_json: Annotated[bool, Opt("--ready-json", help=SERVE_HELP["--ready-json"])] = False,
 ) -> None:
@@ -54,6 +57,9 @@ def serve(
         rate_limits=rate_limits,
         faults=tuple(fault or ()),
         seed=seed,
+        header_timeout=header_timeout,
+        idle_timeout=idle_timeout,
+        max_connections=max_connections,
         config=config,
         ready_json=ready_json,
     )

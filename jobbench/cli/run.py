@@ -65,6 +65,21 @@ def run(
         str | None, Opt(help="live: /run pace, N/s or off (default: RunPod's 1000 per 10 s)")
     ] = None,
     yes: Annotated[bool, Opt(help="live: skip the confirmation of bursts over 100 jobs")] = False,
+    fault: Annotated[
+        list[str] | None,
+        Opt(
+            metavar="ROUTE:KIND:RATE",
+            help="queue fault, repeatable: job-done:500:0.1, job-done:drop:0.05, run:429:0.1",
+        ),
+    ] = None,
+    worker_fault: Annotated[
+        list[str] | None,
+        Opt(metavar="kill:AT[:wN]|pause:AT:FOR[:wN]", help="worker fault each rep, repeatable"),
+    ] = None,
+    stall_after: Annotated[
+        float | None,
+        Opt(help="watchdog: seconds without work that make a stall (default: from the jobs)"),
+    ] = None,
 ) -> None:
     """Run bursts through worker processes (or at a live --endpoint); median / min / max."""
     from jobbench.commands.run import RunRequest, run_command
@@ -97,5 +112,8 @@ def run(
         endpoint=endpoint,
         submit_rate=submit_rate,
         yes=yes,
+        faults=tuple(fault or ()),
+        worker_faults=tuple(worker_fault or ()),
+        stall_after=stall_after,
     )
     exit_with(lambda: run_command(request))

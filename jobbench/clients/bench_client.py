@@ -25,6 +25,16 @@ def split_server(server: str) -> tuple[str, str]:
     return base, (url if "/v2/" in url else base + "/v2/local")
 
 
+def probe_server(server: str, api_key: str | None) -> None:
+    """`--server` before anything starts: its URL, that it answers, and that it takes the key."""
+    base, _ = split_server(server)
+    client = BenchClient(base, api_key, timeout_s=5.0)
+    try:
+        client.workers()
+    finally:
+        client.close()
+
+
 class BenchClient:
     def __init__(self, base_url: str, api_key: str | None = None, timeout_s: float = 30.0) -> None:
         self.base_url = base_url.rstrip("/")
@@ -57,6 +67,11 @@ class BenchClient:
                 f"fake queue at {self.base_url} is unreachable ({exc}); check --server "
                 "and that the queue runs there"
             ) from None
+        if status == 401 and not self._headers:
+            raise UsageError(
+                f"--api-key: the fake queue at {self.base_url} needs an API key and none was "
+                "given; pass the key it was started with as --api-key KEY"
+            )
         if status == 401:
             raise RunFailed(
                 f"fake queue at {self.base_url} refused the API key (401); pass "
@@ -99,9 +114,20 @@ class BenchClient:
         result: dict[str, int] = self._call("GET", "/counts")["counts"]
         return result
 
-    def workers(self) -> dict[str, dict[str, Any]]:
-        result: dict[str, dict[str, Any]] = self._call("GET", "/workers")
+    def workers(self, overdue_s: float | None = None, ids: bool = False) -> dict[str, Any]:
+        """The queue's view of each worker (fake_queue.watch): polling, held, idle..."""
+        params: dict[str, Any] = {} if overdue_s is None else {"overdue_s": overdue_s}
+        if ids:
+            params["ids"] = 1
+        result: dict[str, dict[str, Any]] = self._call("GET", "/workers", **params)
         return result
+
+    def set_faults(self, rules: list[str]) -> list[str]:
+        """Replace the queue's fault rules; returns those now in force."""
+        return list(self._call("PUT", "/faults", {"faults": rules})["faults"])
+
+    def faults(self) -> list[str]:
+        return list(self._call("GET", "/faults")["faults"])
 
     def events(self, cursor: int) -> tuple[list[dict[str, Any]], int]:
         """Every event from `cursor` on, paged."""

@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 
 from jobbench.clients.endpoint import KEY_ENV, LiveTarget, redact
-from jobbench.errors import RunFailed
+from jobbench.errors import JobbenchError, RunFailed, UsageError
 
 REQUEST_TIMEOUT_S = 10.0  # what the SDK's Endpoint.run uses
 CONNECT_TIMEOUT_S = 5.0
@@ -104,9 +104,14 @@ class LiveHttp:
     def scrub(self, text: str) -> str:
         return redact(text, self.target.api_key)
 
-    def fatal(self, answer: Answer, route: str) -> RunFailed:
+    def fatal(self, answer: Answer, route: str) -> JobbenchError:
         """The run cannot go on: name what the endpoint said and the flag that fixes it."""
         url = self.target.url
+        if answer.status in (401, 403) and not self.target.api_key:
+            return UsageError(
+                f"--api-key: {url} answered {answer.status} to {route} and no API key was "
+                f"given; pass --api-key KEY or set {KEY_ENV}"
+            )
         if answer.status in (401, 403):
             return RunFailed(
                 f"{url} answered {answer.status} to {route}: the API key was refused; check "

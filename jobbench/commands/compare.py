@@ -7,10 +7,10 @@ import io
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jobbench.core.checks import check_positive_int, check_writable_file, check_writable_folder
+from jobbench.core.checks import REPS, check_count, check_writable_file, check_writable_folder
 from jobbench.core.config import RunConfig
 from jobbench.core.fake_target import FakeQueue
 from jobbench.core.loop import run_plans
@@ -60,13 +60,14 @@ def pick_suite(project: Project, name: str | None) -> Suite:
 def pick_reps(request: CompareRequest, suite: Suite) -> tuple[int, bool]:
     """The first reps of every row, and whether to settle past them (`--reps auto`)."""
     if request.reps == AUTO:
+        check_count(replace(REPS, flag="--max-reps"), request.max_reps)
         if request.max_reps < suite.reps:
             raise UsageError(
                 f"--max-reps {request.max_reps}: must be at least the suite's {suite.reps} reps"
             )
         return suite.reps, True
     reps = suite.reps if request.reps is None else int(request.reps)
-    check_positive_int("--reps", reps)
+    check_count(REPS, reps)
     return reps, False
 
 
@@ -170,18 +171,18 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
     if request.fmt not in FORMATS:
         raise UsageError(f"--format {request.fmt}: use one of {', '.join(FORMATS)}")
     request.gate.validate()
-    project = load_project(request.folder)
-    suite = pick_suite(project, request.suite)
-    reps, auto = pick_reps(request, suite)
-    sides = resolve_sides(request, project)
-    for key, side in zip("AB", sides):
-        progress.message(f"{key} = {side.name}: {side.origin}")
-    free = free_latency(sides, project)
-    match_scenarios(planned(sides[0], suite), planned(sides[1], suite), free)  # before any run
     for flag, path in (("--html", request.html), ("--markdown", request.markdown_file)):
         if path is not None:
             check_writable_file(path, flag)
     check_writable_folder(request.out, "--out")
+    project = load_project(request.folder)
+    suite = pick_suite(project, request.suite)
+    reps, auto = pick_reps(request, suite)
+    sides = resolve_sides(request, project)
+    free = free_latency(sides, project)
+    match_scenarios(planned(sides[0], suite), planned(sides[1], suite), free)  # before any run
+    for key, side in zip("AB", sides):  # after the checks: a usage error is one line
+        progress.message(f"{key} = {side.name}: {side.origin}")
     metric_for = metric_chooser(request, suite)
     rule = request.gate.rule()
     settle = None

@@ -5,7 +5,10 @@ touches this process; this module does not import locust.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,11 +18,12 @@ from pathlib import Path
 
 from fake_queue.latency import LatencyModel
 from jobbench.clients.endpoint import LiveTarget
-from jobbench.clients.locust_stats import job_stats, read_stats
-from jobbench.core.config import Scenario, scenario_name, validate_scenario
+from jobbench.clients.locust_stats import JobStats, job_stats, read_stats
+from jobbench.core.checks import PAYLOAD_BYTES, check_count, check_positive_int
+from jobbench.core.config import Scenario, check_fits, scenario_name, validate_scenario
 from jobbench.core.fake_target import ScenarioSession, make_workdir
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError
-from jobbench.procs.signals import sigterm_as_interrupt
+from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import signal_group, stop_group
 from jobbench.render.plain_progress import PlainProgress
 from jobbench.workers.spec import WorkerSpec
@@ -110,27 +114,61 @@ def json_paths(req: LocustRequest, tmp: Path) -> tuple[Path, Path]:
     return written.with_suffix(""), written
 
 
-def locust_command(req: LocustRequest) -> int:
+RUN_TIME = re.compile(r"\d+|(?=\d)(\d+h)?(\d+m)?(\d+s)?")  # Locust's: 20, 20s, 3m, 1h20m
+
+
+def check_locust_flags(req: LocustRequest) -> None:
+    """The flags passed on to Locust, before the queue and workers start: Locust would refuse
+    them only once they run, with an exit code of its own."""
     if not 0.0 <= req.max_fail_ratio <= 1.0:
         raise UsageError(f"--max-fail-ratio {req.max_fail_ratio}: use a fraction like 0.01")
-    session: ScenarioSession | None = None
+    check_positive_int("--users", req.users)
+    if not (math.isfinite(req.spawn_rate) and req.spawn_rate > 0):
+        raise UsageError(f"--spawn-rate {req.spawn_rate}: use users started per second > 0")
+    if not 1 <= req.web_port <= 65535:
+        raise UsageError(f"--web-port {req.web_port}: use a port from 1 to 65535, e.g. 8089")
+    if req.processes is not None and req.processes != -1 and req.processes < 1:
+        raise UsageError(f"--processes {req.processes}: use 1 or more, or -1 (one per CPU)")
+    check_count(PAYLOAD_BYTES, req.payload_bytes)
+    if req.run_time is not None and not RUN_TIME.fullmatch(req.run_time):
+        raise UsageError(f"--run-time {req.run_time!r}: write e.g. 30s, 5m or 1h30m")
+
+
+def locust_command(req: LocustRequest) -> int:
+    """Locust's run judged by its JOB rows; Ctrl-C or SIGTERM is passed on to Locust, which
+    writes its reports, then everything is stopped and the interrupt raised (exit 130)."""
+    check_locust_flags(req)
     with sigterm_as_interrupt(), tempfile.TemporaryDirectory(prefix="jobbench-locust-") as tmp:
         json_base, json_written = json_paths(req, Path(tmp))
         json_written.unlink(missing_ok=True)  # never judge a previous run's stats
         try:
-            host = None
-            if req.target is not None:
-                host = req.target.url
-            elif not req.is_locust_worker:
-                session = _start_queue(req)
-                host = session.endpoint_url
-            code = run_locust(locust_argv(req, host, json_base), locust_env(req), session)
-        finally:
-            if session is not None:
-                session.stop()
+            code = _run_on_target(req, json_base)
+        except KeyboardInterrupt:
+            if json_written.exists() and not req.is_locust_worker:
+                # Ending anyway: say what it saw, if its stats read; the exit stays 130.
+                with interrupts_deferred(redeliver=False), contextlib.suppress(RunFailed):
+                    say_job_stats(json_written)
+            raise
         if req.is_locust_worker:  # its stats live on the master
             return EXIT_OK if code in (0, 1) else EXIT_RUN_FAILED
         return judge(json_written, req.max_fail_ratio, code)
+
+
+def _run_on_target(req: LocustRequest, json_base: Path) -> int:
+    """Locust's exit code, with the embedded queue and its workers (unless the target is live or
+    this is a Locust worker node) up while it runs and stopped after, however it ends."""
+    session: ScenarioSession | None = None
+    try:
+        host = None
+        if req.target is not None:
+            host = req.target.url
+        elif not req.is_locust_worker:
+            session = _start_queue(req)
+            host = session.endpoint_url
+        return run_locust(locust_argv(req, host, json_base), locust_env(req), session)
+    finally:
+        if session is not None:
+            session.stop()
 
 
 def _start_queue(req: LocustRequest) -> ScenarioSession:
@@ -152,8 +190,8 @@ def _start_queue(req: LocustRequest) -> ScenarioSession:
 
 
 def run_locust(argv: list[str], env: dict[str, str], session: ScenarioSession | None) -> int:
-    """Run Locust in its own process group until it exits; Ctrl-C is passed on to it (it then
-    writes its reports), and nothing of it outlives this call."""
+    """Run Locust in its own process group until it exits; nothing of it outlives this call.
+    Ctrl-C is passed on to it (it then writes its reports) and raised once it has exited."""
     # stdin is not a terminal for Locust: its keyboard poller would stop a background group.
     process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -166,10 +204,9 @@ def run_locust(argv: list[str], env: dict[str, str], session: ScenarioSession | 
                 session.check_workers()  # a dead worker ends the run (exit 4), never silently
     except KeyboardInterrupt:
         signal_group(process.pid, signal.SIGINT)
-        try:
-            return process.wait(SHUTDOWN_GRACE_S)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):
-            return -1
+        with contextlib.suppress(subprocess.TimeoutExpired, KeyboardInterrupt):
+            process.wait(SHUTDOWN_GRACE_S)  # a second Ctrl-C: stop waiting for its reports
+        raise
     finally:
         stop_group(process, STOP_GRACE_S)  # what is left of it, e.g. --processes children
 
@@ -179,8 +216,7 @@ def judge(json_file: Path, max_fail_ratio: float, locust_code: int) -> int:
     failed request, 429s included, so it is not used)."""
     if locust_code not in (0, 1) and not json_file.exists():
         raise RunFailed(f"Locust exited with code {locust_code}; see its output above")
-    stats = job_stats(read_stats(json_file))
-    print(f"JOB: {stats.describe()}", file=sys.stderr, flush=True)
+    stats = say_job_stats(json_file)
     if stats.jobs and stats.fail_ratio > max_fail_ratio:
         raise RunFailed(
             f"job failure ratio {stats.fail_ratio:.2%} is over --max-fail-ratio "
@@ -189,18 +225,23 @@ def judge(json_file: Path, max_fail_ratio: float, locust_code: int) -> int:
     return EXIT_OK
 
 
+def say_job_stats(json_file: Path) -> JobStats:
+    stats = job_stats(read_stats(json_file))
+    print(f"JOB: {stats.describe()}", file=sys.stderr, flush=True)
+    return stats
+
+
 def fleet_scenario(
     workers: int, slots: int, job_seconds: float, spec: WorkerSpec, latency: LatencyModel
 ) -> Scenario:
     """The embedded queue's workers and latency model, checked as `run` checks them."""
-    return validate_scenario(
-        Scenario(
-            name=scenario_name(workers, 1, job_seconds),
-            workers=workers,
-            slots=slots,
-            burst=1,
-            job_seconds=job_seconds,
-            worker=spec,
-            latency=latency,
-        )
+    scenario = Scenario(
+        name=scenario_name(workers, 1, job_seconds),
+        workers=workers,
+        slots=slots,
+        burst=1,
+        job_seconds=job_seconds,
+        worker=spec,
+        latency=latency,
     )
+    return check_fits(validate_scenario(scenario))

@@ -7,12 +7,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobbench.clients.bench_client import split_server
+from jobbench.clients.bench_client import probe_server
 from jobbench.clients.endpoint import confirm_burst, live_target, parse_submit_rate
 from jobbench.core.checks import (
+    BURST,
+    REPS,
+    check_count,
     check_job_seconds,
     check_label,
-    check_positive_int,
     check_writable_file,
     check_writable_folder,
 )
@@ -25,6 +27,7 @@ from jobbench.core.config import (
     validate_run,
 )
 from jobbench.core.fake_target import FakeQueue
+from jobbench.core.faults import queue_faults, worker_faults
 from jobbench.core.loop import run_plans
 from jobbench.core.target import Plan, Target
 from jobbench.errors import EXIT_OK, UsageError
@@ -63,6 +66,9 @@ class RunRequest:
     endpoint: str | None = None
     submit_rate: str | None = None
     yes: bool = False
+    faults: tuple[str, ...] = ()  # --fault ROUTE:KIND:RATE
+    worker_faults: tuple[str, ...] = ()  # --worker-fault kill:AT[:wN] | pause:AT:FOR[:wN]
+    stall_after: float | None = None  # the watchdog's stall bound (core/watchdog.py)
 
 
 def run_command(req: RunRequest) -> int:
@@ -87,8 +93,8 @@ def run_command(req: RunRequest) -> int:
 def fake_plan(req: RunRequest) -> Plan:
     if req.submit_rate is not None:
         raise UsageError("--submit-rate: only live mode paces submissions; add --endpoint URL|ID")
-    if req.server:
-        split_server(req.server)  # a malformed URL is a usage error, before anything runs
+    if req.server:  # a malformed URL, no queue there or a key it refuses: before anything runs
+        probe_server(req.server, req.api_key)
     spec = worker_spec(req.worker, req.policy, req.take_ahead, req.sdk, req.python)
     scenario = Scenario(
         name=scenario_name(req.workers, req.burst, req.job_seconds),
@@ -99,6 +105,9 @@ def fake_plan(req: RunRequest) -> Plan:
         worker=spec,
         latency=req.latency.model(),
         inputs=read_inputs(req.input_json, req.inputs),
+        faults=queue_faults(req.faults),
+        worker_faults=worker_faults(req.worker_faults, "--worker-fault"),
+        stall_s=req.stall_after,
     )
     target = FakeQueue(req.server, req.api_key, seed=req.seed, pin_queue=req.pin_queue)
     return Plan(validate_run(_config(req, scenario)), target)
@@ -112,8 +121,13 @@ def live_plan(req: RunRequest) -> Plan:
     if req.server:
         raise UsageError("--server and --endpoint: give one (a fake queue URL or a live endpoint)")
     assert req.endpoint is not None
-    check_positive_int("--burst", req.burst)
-    check_positive_int("--reps", req.reps)
+    if req.faults or req.worker_faults:
+        raise UsageError(
+            "--fault/--worker-fault: faults are injected by the fake queue and its workers; "
+            "a live endpoint has neither (drop --endpoint, or the faults)"
+        )
+    check_count(BURST, req.burst)
+    check_count(REPS, req.reps)
     check_job_seconds(req.job_seconds)  # bench jobs get it as their input
     check_label(req.label)
     target: Target = LiveEndpoint(

@@ -1,4 +1,5 @@
-"""`jobbench workers`: N worker processes polling a fake queue that runs elsewhere, until Ctrl-C.
+"""`jobbench workers`: N worker processes polling a fake queue that runs elsewhere, until Ctrl-C
+or SIGTERM, which stop them all and exit 130 as for every command.
 
 A worker that dies is reported by name and ends the command (exit 4): nothing restarts silently.
 """
@@ -7,15 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
 
 from jobbench.clients.bench_client import BenchClient, split_server
-from jobbench.core.checks import check_positive_int
+from jobbench.core.checks import check_fleet_sizes, check_memory
 from jobbench.core.fake_target import make_workdir, spawn_workers, wait_until_polling
-from jobbench.errors import EXIT_OK
+from jobbench.errors import RunFailed, name_kept_logs
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import WorkerProcess, stop_all
 from jobbench.workers.kinds import probe_sdk
@@ -39,31 +42,42 @@ def worker_ids(request: WorkersRequest) -> list[str]:
     return [f"{prefix}-w{index}" for index in range(request.workers)]
 
 
-def workers_command(request: WorkersRequest) -> int:
-    check_positive_int("--workers", request.workers)
-    check_positive_int("--slots", request.slots)
+def workers_command(request: WorkersRequest) -> NoReturn:
+    """Until a worker dies (RunFailed, exit 4) or Ctrl-C / SIGTERM (KeyboardInterrupt, 130)."""
+    check_fleet_sizes(request.workers, request.slots, request.spec.take_ahead)
     validate_worker(request.spec)
+    check_memory(request.workers, request.spec.kind, burst=0)  # the queue runs elsewhere
     base, endpoint = split_server(request.server)
     probe_sdk(request.spec)
     client = BenchClient(base, request.api_key, timeout_s=5.0)
     workers: list[WorkerProcess] = []  # filled as they start: cleanup must see each one
+    workdir = make_workdir()
+    failed = False  # a worker failed: its logs stay and the error says where
     with sigterm_as_interrupt():
         try:
-            _run_workers(request, client, endpoint, workers)
-        except KeyboardInterrupt:
-            return EXIT_OK
+            _run_workers(request, client, endpoint, workers, workdir)
+        except RunFailed as exc:
+            failed = bool(workers)
+            if failed:
+                name_kept_logs(exc, [str(workdir)])
+            raise
         finally:
             # Ending either way (Ctrl-C is how it ends): a second one just waits for this.
             with interrupts_deferred(redeliver=False), contextlib.ExitStack() as later:
+                if not failed:
+                    later.callback(shutil.rmtree, workdir, ignore_errors=True)
                 later.callback(client.close)
                 stop_all(workers)
 
 
 def _run_workers(
-    request: WorkersRequest, client: BenchClient, endpoint: str, workers: list[WorkerProcess]
+    request: WorkersRequest,
+    client: BenchClient,
+    endpoint: str,
+    workers: list[WorkerProcess],
+    workdir: Path,
 ) -> NoReturn:
     client.workers()  # reachable, the key accepted, a jobbench fake queue: then spawn
-    workdir = make_workdir()
     ids = worker_ids(request)
     spawn_workers(workers, request.spec, ids, endpoint, request.slots, request.api_key, workdir)
     wait_until_polling(client, workers, workdir)

@@ -8,7 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from fake_queue.latency import LatencyModel, LatencySpecError
-from jobbench.core.checks import check_job_seconds, check_label, check_positive_int
+from fake_queue.options import flag
+from jobbench.core.checks import (
+    BURST,
+    REPS,
+    check_count,
+    check_fleet_sizes,
+    check_job_seconds,
+    check_label,
+    check_memory,
+)
+from jobbench.core.faults import WorkerFault, check_worker_faults
 from jobbench.core.load import Burst, Load
 from jobbench.errors import UsageError
 from jobbench.workers.spec import WorkerSpec, validate_worker
@@ -27,6 +37,9 @@ class Scenario:
     latency: LatencyModel = field(default_factory=LatencyModel)
     inputs: tuple[Any, ...] = ()  # empty: every job gets {"seconds": job_seconds}
     metric: str | None = None  # the figure a gate rests on for this scenario (None: default)
+    faults: tuple[str, ...] = ()  # the queue's fault rules (core/faults.py), as written
+    worker_faults: tuple[WorkerFault, ...] = ()
+    stall_s: float | None = None  # the watchdog's stall bound (None: from the scenario)
 
     @property
     def load(self) -> Load:
@@ -47,7 +60,15 @@ class Scenario:
             "worker": self.worker.kind if self.worker.kind != "command" else self.worker.command,
             "policy": self.worker.policy,
             "latency": self.latency.to_json(),
+            **self.fault_params(),
         }
+
+    def fault_params(self) -> dict[str, list[str]]:
+        """Only when set: a faulted scenario never pairs with a clean one, old results still do."""
+        out = {"faults": list(self.faults)} if self.faults else {}
+        if self.worker_faults:
+            out["worker_faults"] = [fault.describe() for fault in self.worker_faults]
+        return out
 
 
 @dataclass(frozen=True)
@@ -63,20 +84,29 @@ class RunConfig:
 
 
 def validate_scenario(s: Scenario) -> Scenario:
-    check_positive_int("--workers", s.workers)
-    check_positive_int("--slots", s.slots)
-    check_positive_int("--burst", s.burst)
+    """Its numbers within their bounds (core/checks.py), its worker, its faults."""
+    check_fleet_sizes(s.workers, s.slots, s.worker.take_ahead)
+    check_count(BURST, s.burst)
     check_job_seconds(s.job_seconds)
     validate_worker(s.worker)
+    check_worker_faults(s.worker_faults, s.workers, "--worker-fault")
+    if s.stall_s is not None and not 0.5 <= s.stall_s <= 3600:
+        raise UsageError(f"--stall-after {s.stall_s:g}: use 0.5 to 3600 seconds")
     return s
 
 
 def validate_run(cfg: RunConfig) -> RunConfig:
-    check_positive_int("--reps", cfg.reps)
+    check_count(REPS, cfg.reps)
     check_label(cfg.label)
     for scenario in cfg.scenarios:
-        validate_scenario(scenario)
+        check_fits(validate_scenario(scenario))
     return cfg
+
+
+def check_fits(s: Scenario) -> Scenario:
+    """Its workers (of its kind) and its burst fit in this machine's memory."""
+    check_memory(s.workers, s.worker.kind, s.burst)
+    return s
 
 
 @dataclass(frozen=True)
@@ -89,11 +119,16 @@ class LatencyFlags:
     done: str = "0"
 
     def model(self) -> LatencyModel:
-        values = {"take": self.take, "wake": self.wake, "hold": self.hold, "done": self.done}
+        values = {
+            "take_latency": self.take,
+            "wake_latency": self.wake,
+            "hold": self.hold,
+            "done_latency": self.done,
+        }
         try:
             return LatencyModel.from_mapping(values)
-        except LatencySpecError as exc:
-            raise UsageError(f"--{exc}".replace("_", "-", 1)) from None
+        except LatencySpecError as exc:  # exc.name is the key: take_latency -> --take-latency
+            raise UsageError(f"{flag(exc.name)}: {exc.problem}") from None
 
 
 def scenario_name(workers: int, burst: int, job_seconds: float) -> str:

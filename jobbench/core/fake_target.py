@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import shutil
 import tempfile
 import time
@@ -14,6 +13,7 @@ from typing import Any
 
 from jobbench.clients.bench_client import BenchClient, split_server
 from jobbench.core.config import Scenario
+from jobbench.core.rep_drive import RepDrive, RepEnd
 from jobbench.core.target import Progress, RepOutcome
 from jobbench.errors import RunFailed
 from jobbench.measure import metrics
@@ -24,7 +24,7 @@ from jobbench.procs.signals import interrupts_deferred
 from jobbench.procs.spawn import WorkerProcess, stop_all
 from jobbench.results.model import ScenarioResult
 from jobbench.results.model import Target as TargetBlock
-from jobbench.workers.kinds import describe_sdk, probe_sdk, worker_process_spec
+from jobbench.workers.kinds import describe_sdk, probe_sdk, worker_folder, worker_process_spec
 from jobbench.workers.spec import WorkerSpec
 
 POLL_S = 0.05
@@ -54,13 +54,6 @@ def wait_until_polling(
         time.sleep(POLL_S)
 
 
-def rep_timeout_s(s: Scenario) -> float:
-    """Generous bound from the slowest modelled policy (a 1 s re-check per batch), never tight."""
-    batches = math.ceil(s.burst / (s.workers * s.slots))
-    cycle = s.latency.take.mean + max(1.0, s.job_seconds) + 0.5
-    return 30.0 + 3.0 * (s.latency.wake.mean + batches * cycle)
-
-
 @dataclass
 class ScenarioSession:
     """Queue and workers for one scenario, started once and reused across reps."""
@@ -80,6 +73,8 @@ class ScenarioSession:
     endpoint_url: str = ""
     workers: list[WorkerProcess] = field(default_factory=list)
     logs_kept: bool = False  # a failed scenario's logs stay for the error message to point at
+    faults_in_force: tuple[str, ...] = ()  # the queue's rules: the scenario's or the server's
+    _faults_before: list[str] | None = None  # another server's own rules, put back at the end
 
     @property
     def title(self) -> str:
@@ -89,8 +84,20 @@ class ScenarioSession:
     def worker_ids(self) -> list[str]:
         return [w.worker_id for w in self.workers]
 
+    @property
+    def logs_folder(self) -> Path:
+        return self.workdir
+
+    @property
+    def faulted(self) -> bool:
+        """Faults asked for: lost and redelivered jobs are then the measurement, not a failure."""
+        return bool(self.faults_in_force or self.scenario.worker_faults)
+
     def entry(self) -> ScenarioResult:
-        return scenario_entry(self.scenario, self.sdk)
+        entry = scenario_entry(self.scenario, self.sdk)
+        if self.faults_in_force:
+            entry.params.faults = list(self.faults_in_force)
+        return entry
 
     def environment(self) -> dict[str, Any]:
         return {
@@ -115,15 +122,25 @@ class ScenarioSession:
             base, self.endpoint_url = split_server(self.server_url)
         self.client = BenchClient(base, self.api_key)
         self.client.set_latency(self.scenario.latency.to_json())
-        self._spawn_workers()
+        self._set_faults(self.client)
+        self._spawn_workers(self.workers, self._worker_ids())
         self.wait_all_polling()
 
-    def _spawn_workers(self) -> None:
+    def _set_faults(self, client: BenchClient) -> None:
+        if self.scenario.faults:
+            self._faults_before = client.faults()
+            client.set_faults(list(self.scenario.faults))
+        self.faults_in_force = tuple(client.faults())
+
+    def _worker_ids(self) -> list[str]:
         tag = self.scenario.name.replace(" ", "-")[:24]
+        return [f"{tag}-w{index}" for index in range(self.scenario.workers)]
+
+    def _spawn_workers(self, into: list[WorkerProcess], worker_ids: list[str]) -> None:
         spawn_workers(
-            self.workers,
+            into,
             self.scenario.worker,
-            [f"{tag}-w{index}" for index in range(self.scenario.workers)],
+            worker_ids,
             self.endpoint_url,
             self.scenario.slots,
             self.api_key,
@@ -134,6 +151,9 @@ class ScenarioSession:
     def check_workers(self) -> None:
         for worker in self.workers:
             worker.check_alive()
+        self.check_queue()
+
+    def check_queue(self) -> None:
         if self.queue is not None and not self.queue.alive():
             raise RunFailed("the embedded fake queue died; see its log in " + str(self.workdir))
 
@@ -145,12 +165,16 @@ class ScenarioSession:
     def run_rep(self, rep: int, reps: int) -> RepOutcome:
         assert self.client is not None
         s = self.scenario
+        self._replace_killed()
         self.wait_all_polling()
         cursor = self.client.reset()
         self.progress.rep_started(self.title, rep, reps, s.load.jobs)
-        self._submit_and_wait(rep)
+        logs = f"; see the workers' logs in {self.workdir}"
+        drive = RepDrive(s, self.client, self.workers, self.progress, rep, self.check_queue, logs)
+        ended = drive.run()
         events, _ = self.client.events(cursor)
-        check_conservation(self.client.state(), events, s.load.jobs)
+        submitted = s.load.jobs if ended.partial is None else None  # cut short: maybe not all
+        check_conservation(self.client.state(), events, submitted)
         measure = metrics.rep_measure(
             events,
             workers=s.workers,
@@ -160,32 +184,31 @@ class ScenarioSession:
             wake_latency_s=s.latency.wake.mean,
             worker_ids=self.worker_ids,
         )
+        note_rep_end(measure.figures, ended)
         self.progress.rep_finished(self.title, rep, measure.figures)
-        return RepOutcome(measure, events)
+        return RepOutcome(measure, events, stopped=self._stopping_error(ended, rep))
 
-    def _submit_and_wait(self, rep: int) -> None:
-        """Submit the load's waves on time, until every job is terminal or the rep times out."""
-        assert self.client is not None
-        s, total = self.scenario, self.scenario.load.jobs
-        waves = list(s.load.waves())
-        inputs = s.job_inputs()
-        began = time.monotonic()
-        timeout_s = rep_timeout_s(s) + waves[-1].at_s
-        while True:
-            while waves and time.monotonic() - began >= waves[0].at_s:
-                self.client.burst(waves.pop(0).jobs, inputs)
-            time.sleep(POLL_S)
-            self.check_workers()
-            counts = self.client.counts()
-            done = counts["submitted"] - counts["in_queue"] - counts["in_progress"]
-            self.progress.rep_progress(done, total)
-            if done >= total:
-                return
-            if time.monotonic() - began > timeout_s:
-                raise RunFailed(
-                    f"rep {rep} of {s.name} did not finish within "
-                    f"{timeout_s:.0f} s: {total - done} jobs unfinished"
-                )
+    def _stopping_error(self, ended: RepEnd, rep: int) -> RunFailed | None:
+        """What ends the run once this rep is saved: the rep's own failure, or jobs lost
+        without any fault asked for (a harness or worker bug, never a figure)."""
+        if ended.error is not None or not ended.lost or self.faulted:
+            return ended.error
+        shown = ", ".join(ended.lost[:5]) + (" ..." if len(ended.lost) > 5 else "")
+        return RunFailed(
+            f"rep {rep} of {self.scenario.name}: {len(ended.lost)} jobs lost by the workers "
+            f"(delivered, never reported done, no longer in their heartbeat or overdue): "
+            f"{shown}; the rep is saved with their ids; see the workers' logs in {self.workdir}"
+        )
+
+    def _replace_killed(self) -> None:
+        """A worker a --worker-fault killed is replaced before the next rep, as the platform
+        would start a new one."""
+        for index, worker in enumerate(self.workers):
+            if worker.returncode() is not None and self.scenario.worker_faults:
+                worker.stop()
+                fresh: list[WorkerProcess] = []
+                self._spawn_workers(fresh, [worker.worker_id])
+                self.workers[index] = fresh[0]
 
     def keep_logs(self) -> None:
         self.logs_kept = True
@@ -199,6 +222,8 @@ class ScenarioSession:
                 later.callback(shutil.rmtree, self.workdir, ignore_errors=True)
             if self.queue is not None:
                 later.callback(self.queue.stop)
+            elif self.client is not None and self._faults_before is not None:
+                later.callback(self.client.set_faults, self._faults_before)
             if self.client is not None:
                 later.callback(self.client.close)
             stop_all(self.workers)
@@ -215,16 +240,31 @@ def spawn_workers(
     cpus: frozenset[int] | None = None,
 ) -> None:
     """Start one worker per id, each added to the caller's `into` before it starts, so the
-    caller's cleanup stops every process started even if a later start fails or is interrupted."""
-    home = workdir / "home"
-    home.mkdir(exist_ok=True)
+    caller's cleanup stops every process started even if a later start fails or is interrupted.
+    Each runs in its own folder `workdir/<worker_id>/` (cwd, TMPDIR, HOME), as in a container."""
     for worker_id in worker_ids:
-        argv, env = worker_process_spec(spec, worker_id, endpoint_url, slots, api_key, home)
-        worker = WorkerProcess(worker_id, argv, env, workdir / f"{worker_id}.log")
+        folder = worker_folder(workdir, worker_id)
+        argv, env = worker_process_spec(spec, worker_id, endpoint_url, slots, api_key, folder)
+        worker = WorkerProcess(worker_id, argv, env, workdir / f"{worker_id}.log", cwd=folder)
         into.append(worker)
         worker.start()
         if cpus is not None and worker.popen is not None:
             pin(worker.popen.pid, cpus)  # what it forks later inherits this
+
+
+def note_rep_end(figures: dict[str, Any], ended: RepEnd) -> None:
+    """What the rep's end adds to its figures: lost jobs, stalls, worker faults, partial."""
+    if ended.lost:
+        figures["jobs"]["lost"] = len(ended.lost)
+        figures["lost_jobs"] = ended.lost
+    if ended.anomalies:
+        figures["anomalies"] = ended.anomalies
+    if ended.worker_faults:
+        figures["faults"] = dict(
+            sorted({**figures.get("faults", {}), **ended.worker_faults}.items())
+        )
+    if ended.partial is not None:
+        figures["partial"] = ended.partial
 
 
 def scenario_entry(s: Scenario, sdk: dict[str, Any] | None) -> ScenarioResult:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from jobbench.clients.endpoint import LiveTarget, describe_rate
@@ -73,6 +74,10 @@ class LiveSession:
 
     def keep_logs(self) -> None:
         """No logs of ours to keep."""
+
+    @property
+    def logs_folder(self) -> Path | None:
+        return None
 
     def environment(self) -> dict[str, Any]:
         return {}

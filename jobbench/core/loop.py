@@ -9,7 +9,7 @@ import time
 
 from jobbench.core.settle import Settler
 from jobbench.core.target import Plan, Progress, Session
-from jobbench.errors import Interrupted, JobbenchError
+from jobbench.errors import Interrupted, JobbenchError, name_kept_logs
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
@@ -19,13 +19,15 @@ from jobbench.results.store import environment, new_document, write_document
 
 
 def add_rep(entry: ScenarioResult, measure: RepMeasure, every_samples: list[PhaseSamples]) -> None:
-    """Append a rep and refresh what is computed over reps. A partial rep (a live burst cut
-    short, always the last) stays out of the summary when whole ones exist."""
+    """Append a rep and refresh what is computed over reps. A partial rep (cut short, always
+    the last) or an anomalous one (a stall the watchdog saw) stays out of the summary when
+    undisturbed ones exist: flagged, never averaged in."""
     figures = measure.figures
     entry.reps.append(Rep.model_validate(figures))  # the one place a rep's figures become a Rep
     every_samples.append(measure.samples)
     reps = [rep.model_dump(exclude_unset=True) for rep in entry.reps]  # measure/ reads dicts
-    keep = [i for i, rep in enumerate(reps) if "partial" not in rep] or list(range(len(reps)))
+    clean = [i for i, rep in enumerate(reps) if "partial" not in rep and "anomalies" not in rep]
+    keep = clean or list(range(len(reps)))
     summary = metrics.summarise_reps([reps[i] for i in keep])
     entry.pooled_phases = Phases.model_validate(
         metrics.pooled_phases([every_samples[i] for i in keep])
@@ -113,6 +115,10 @@ def _run_scenario(
             doc.environment.learn(session.environment())
         _run_reps(plans, sessions, entries, docs, writers, settle)
         succeeded = True
+    except JobbenchError as exc:
+        if not isinstance(exc, Interrupted):  # an interrupted run says where its result is
+            name_kept_logs(exc, [str(s.logs_folder) for s in sessions if s.logs_folder])
+        raise
     finally:
         stop_sessions(sessions, keep_logs=not succeeded)
 
@@ -134,11 +140,12 @@ def _run_reps(
         began = time.monotonic()
         for p, (plan, session, entry) in enumerate(zip(plans, sessions, entries)):
             outcome = session.run_rep(rep, max(rep, reps))
-            add_rep(entry, outcome.measure, samples[p])
-            writer = writers[p]
-            if writer is not None:
-                writer.write_rep(session.scenario.name, rep, outcome.events)
-            write_document(docs[p], plan.path)
+            with interrupts_deferred():  # the rep in the result and its events, or in neither
+                add_rep(entry, outcome.measure, samples[p])
+                writer = writers[p]
+                if writer is not None:
+                    writer.write_rep(session.scenario.name, rep, outcome.events)
+                write_document(docs[p], plan.path)
             if outcome.stopped is not None:
                 raise outcome.stopped
         pair_s = time.monotonic() - began

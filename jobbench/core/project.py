@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from fake_queue.latency import LatencyModel, LatencySpecError
-from jobbench.core.checks import check_positive_int
-from jobbench.core.config import Scenario, validate_scenario
+from jobbench.core.checks import REPS, TAKE_AHEAD, check_count
+from jobbench.core.config import Scenario, check_fits, validate_scenario
+from jobbench.core.faults import WorkerFault, queue_faults, worker_faults
 from jobbench.errors import UsageError
 from jobbench.results.compare import METRICS
 from jobbench.workers.spec import WorkerSpec, worker_spec
@@ -35,10 +39,13 @@ class Variant:
     name: str
     worker: WorkerSpec
     latency: dict[str, Any] = field(default_factory=dict)  # overrides of the suite's model
+    faults: tuple[str, ...] = ()  # added to each scenario's (core/faults.py)
+    worker_faults: tuple[WorkerFault, ...] = ()
 
     def describe(self) -> str:
         extra = f", latency {self.latency}" if self.latency else ""
-        return f"{self.worker.describe()}{extra}"
+        faults = [*self.faults, *(f.describe() for f in self.worker_faults)]
+        return f"{self.worker.describe()}{extra}" + (f", faults {faults}" if faults else "")
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,7 @@ class Suite:
     name: str
     scenarios: tuple[Scenario, ...]
     reps: int = 5
+    where: str = ""  # where it is written, for errors: "jobbench.toml suites.fast"
 
     def metric_for(self, scenario: str) -> str | None:
         """The gated metric a scenario of this suite sets (each row's `metric`), if any."""
@@ -127,7 +135,10 @@ def _tables(table: dict[str, Any], key: str, where: str) -> dict[str, dict[str, 
     return value
 
 
-VARIANT_KEYS = {"worker", "policy", "take_ahead", "sdk", "python", "env", "latency"}
+# The TOML keys of a variant, suite or scenario row that add faults, with an example of each.
+FAULT_KEYS = {"faults": "job-done:drop:0.05", "worker_faults": "pause:2:10:w1"}
+
+VARIANT_KEYS = {"worker", "policy", "take_ahead", "sdk", "python", "env", "latency", *FAULT_KEYS}
 
 
 def _variant(name: str, spec: dict[str, Any], where: str, folder: Path) -> Variant:
@@ -139,7 +150,8 @@ def _variant(name: str, spec: dict[str, Any], where: str, folder: Path) -> Varia
     sdk = spec.get("sdk")
     sdk_path = (folder / sdk).resolve() if sdk else None
     take_ahead = _whole(spec, "take_ahead", 0, where)
-    try:
+    with toml_terms(where):
+        check_count(TAKE_AHEAD, take_ahead)
         worker = worker_spec(
             str(spec.get("worker", "runpod")),
             spec.get("policy"),
@@ -147,8 +159,6 @@ def _variant(name: str, spec: dict[str, Any], where: str, folder: Path) -> Varia
             sdk_path,
             spec.get("python"),
         )
-    except UsageError as exc:
-        raise UsageError(f"{where}: {exc}") from None
     env = spec.get("env", {})
     if not isinstance(env, dict) or not all(
         isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in env.values()
@@ -157,7 +167,8 @@ def _variant(name: str, spec: dict[str, Any], where: str, folder: Path) -> Varia
     worker = replace(worker, env=tuple((str(k), str(v)) for k, v in env.items()))
     latency = spec.get("latency", {})
     _check_latency(latency, where)
-    return Variant(name, worker, dict(latency))
+    faults, worker_fault_list = _faults(spec, where, ((), ()))
+    return Variant(name, worker, dict(latency), faults, worker_fault_list)
 
 
 def _check_latency(latency: Any, where: str) -> LatencyModel:
@@ -169,8 +180,25 @@ def _check_latency(latency: Any, where: str) -> LatencyModel:
         raise UsageError(f"{where}: {exc}") from None
 
 
-SCENARIO_KEYS = {"name", "workers", "slots", "burst", "job_seconds", "metric"}
-SUITE_KEYS = {"scenarios", "latency", "reps", "metric"}
+SCENARIO_KEYS = {"name", "workers", "slots", "burst", "job_seconds", "metric", *FAULT_KEYS}
+SUITE_KEYS = {"scenarios", "latency", "reps", "metric", *FAULT_KEYS}
+
+
+def _faults(
+    table: dict[str, Any], where: str, base: tuple[tuple[str, ...], tuple[WorkerFault, ...]]
+) -> tuple[tuple[str, ...], tuple[WorkerFault, ...]]:
+    """`faults = ["job-done:drop:0.05"]`, `worker_faults = ["pause:2:10"]`: added to `base`."""
+    found = []
+    for key in FAULT_KEYS:
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UsageError(f'{where}: {key} must be a list of strings like ["{FAULT_KEYS[key]}"]')
+        found.append(value)
+    flag = f"{where}: faults"
+    return (
+        base[0] + queue_faults(found[0], flag),
+        base[1] + worker_faults(found[1], f"{where}: worker_faults"),
+    )
 
 
 def _metric(table: dict[str, Any], default: str | None, where: str) -> str | None:
@@ -186,6 +214,7 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
         raise UsageError(f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(SUITE_KEYS)}")
     latency = _check_latency(spec.get("latency", {}), where)
     suite_metric = _metric(spec, None, where)
+    suite_faults = _faults(spec, where, ((), ()))
     rows = spec.get("scenarios")
     if not isinstance(rows, list) or not rows:
         raise UsageError(
@@ -201,6 +230,7 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
                 f"{sorted(unknown)}; known: {sorted(SCENARIO_KEYS)}"
             )
         at = f"{where}: scenario {index + 1}"
+        faults, worker_fault_list = _faults(row, at, suite_faults)
         scenario = Scenario(
             name=str(row.get("name", f"s{index + 1}")),
             workers=_whole(row, "workers", 4, at),
@@ -209,18 +239,19 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
             job_seconds=_seconds(row, "job_seconds", 0.5, at),
             latency=latency,
             metric=_metric(row, suite_metric, at),
+            faults=faults,
+            worker_faults=worker_fault_list,
         )
-        try:
-            scenarios.append(validate_scenario(scenario))
-        except UsageError as exc:
-            raise UsageError(f"{where}: scenario {scenario.name}: {exc}") from None
+        with toml_terms(f"{where}: scenario {scenario.name}"):
+            scenarios.append(validate_scenario(scenario))  # memory: with a variant's workers
     names = [s.name for s in scenarios]
     if len(set(names)) < len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
         raise UsageError(f"{where}: scenario name(s) {twice} given twice; names must differ")
     reps = _whole(spec, "reps", 5, where)
-    check_positive_int(f"{where}: reps", reps)
-    return Suite(name, tuple(scenarios), reps)
+    with toml_terms(where):
+        check_count(REPS, reps)
+    return Suite(name, tuple(scenarios), reps, where)
 
 
 # TOML has types: a number given as a string or a bool is a mistake to name, not to convert
@@ -252,5 +283,33 @@ def apply_variant(suite: Suite, variant: Variant) -> tuple[Scenario, ...]:
     out = []
     for scenario in suite.scenarios:
         latency = LatencyModel.from_mapping(variant.latency, scenario.latency)
-        out.append(replace(scenario, worker=variant.worker, latency=latency))
+        run = replace(
+            scenario,
+            worker=variant.worker,
+            latency=latency,
+            faults=scenario.faults + variant.faults,
+            worker_faults=scenario.worker_faults + variant.worker_faults,
+        )
+        with toml_terms(f"{suite.where or 'suite ' + suite.name}: scenario {scenario.name}"):
+            out.append(check_fits(validate_scenario(run)))  # with this variant's workers
     return tuple(out)
+
+
+_FLAG = re.compile(r"--([a-z][a-z-]*)")
+_KEY_OF_FLAG = {"fault": "faults", "worker-fault": "worker_faults"}  # where they differ
+
+
+@contextmanager
+def toml_terms(where: str) -> Iterator[None]:
+    """A check's error in the TOML file's terms: prefixed with where, every flag as its key
+    (`--take-ahead 3: ...; use --policy take-ahead` -> `take_ahead = 3: ...; use policy =
+    take-ahead`), since the fix is in the file, not on a command line."""
+    try:
+        yield
+    except UsageError as exc:
+        message = _FLAG.sub(lambda flag: _toml_key(flag[1]) + " =", str(exc))
+        raise UsageError(f"{where}: {message}") from None
+
+
+def _toml_key(flag: str) -> str:
+    return _KEY_OF_FLAG.get(flag, flag.replace("-", "_"))

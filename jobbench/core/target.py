@@ -60,6 +60,11 @@ class Session(Protocol):
         """Called instead of a clean-up when the scenario failed: its logs stay for the error."""
         ...
 
+    @property
+    def logs_folder(self) -> Path | None:
+        """Where this session's logs are (None: it has none), named when a run fails."""
+        ...
+
 
 class Target(Protocol):
     def describe(self) -> TargetBlock:

@@ -9,12 +9,17 @@ from typing import Any
 from jobbench.errors import RunFailed
 
 
-def check_conservation(state: dict[str, Any], events: list[dict[str, Any]], burst: int) -> None:
-    """No job lost or counted twice: the server's books and the event log must both agree."""
+def check_conservation(
+    state: dict[str, Any], events: list[dict[str, Any]], burst: int | None
+) -> None:
+    """No job lost or counted twice: the server's books and the event log must both agree.
+    `burst`: the jobs the rep submitted (None: a rep cut short, before every wave went in)."""
     counts = state["counts"]
     if state.get("conservation"):
         raise RunFailed(f"the queue's books do not balance: {state['conservation']}")
     terminal = sum(counts[k] for k in ("completed", "failed", "cancelled", "timed_out"))
+    if burst is None:
+        burst = counts["submitted"]
     if (
         counts["submitted"] != burst
         or terminal + counts["in_queue"] + counts["in_progress"] != (counts["submitted"])

@@ -16,6 +16,7 @@ the last claim and deliver seen are those of the run that ended. A `done` of a j
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,6 +71,16 @@ class EventScan:
     takes: list[TakeEvent] = field(default_factory=list)
     queue: list[tuple[int, int]] = field(default_factory=list)  # (t, +1 or -1), log order
     last: int = 0  # the latest `t`
+    delivered: set[str] = field(default_factory=set)
+    redelivered: set[str] = field(default_factory=set)  # delivered more than once
+    faults: Counter[str] = field(default_factory=Counter)  # injected, by "route:kind"
+    faulted: set[str] = field(default_factory=set)  # jobs a fault hit (a job-done refused...)
+
+    def recovered(self) -> int:
+        """Jobs a fault hit that still completed: what the worker survived."""
+        return sum(
+            1 for job in self.faulted if (f := self.final.get(job)) and f.status == COMPLETED
+        )
 
     def terminal_times(self) -> list[int]:
         return sorted(f.t for f in self.final.values())
@@ -105,6 +116,7 @@ def scan_events(events: Iterable[Mapping[str, Any]]) -> EventScan:
             s.queue.append((t, -1))
         elif ev == "deliver":
             held[job] = (t, str(e.get("worker")))
+            (s.redelivered if job in s.delivered else s.delivered).add(job)
         elif ev == "requeue":  # the take's client left: that delivery never reached the worker
             held.pop(job, None)
             s.queue.append((t, 1))
@@ -115,6 +127,10 @@ def scan_events(events: Iterable[Mapping[str, Any]]) -> EventScan:
             _done(s, e, job, t, claims.get(job), held.pop(job, None))
         elif ev == "take":
             s.takes.append(_take(e, t))
+        elif ev == "fault":
+            s.faults[f"{e.get('route')}:{e.get('kind')}"] += 1
+            if "job" in e:
+                s.faulted.add(job)
     s.runs.extend(Run(w, t, None) for job, (t, w) in held.items() if job in s.submitted)
     return s
 

@@ -133,6 +133,11 @@ def rep_measure(
         "ideal_s": round6(ideal),
         "efficiency": round6(ideal / p99) if p99 else None,
     }
+    if s.redelivered:
+        jobs["redelivered"] = len(s.redelivered)
+    if s.faults:
+        figures["faults"] = dict(sorted(s.faults.items()))
+        jobs["recovered"] = s.recovered()
     return RepMeasure(figures, samples)
 
 

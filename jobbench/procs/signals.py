@@ -5,6 +5,7 @@ worker imports it.
 - `sigterm_as_interrupt`: SIGTERM handled like Ctrl-C (KeyboardInterrupt in the main thread),
   so commands that own process groups clean them up either way, and a process entry point
   (the model worker) ends cleanly on either until its loop installs its own handlers;
+  `interrupts_then_exit` is that for a whole CLI command, with both ignored once it is over;
 - `interrupts_deferred`: both held back while that cleanup runs, so a second one cannot cut it
   short;
 - `call_on_stop_signals`: both call a function instead, and the handlers from before come back
@@ -41,15 +42,32 @@ def sigterm_as_interrupt() -> Iterator[None]:
     if not _main_thread():
         yield
         return
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def interrupts_then_exit() -> Iterator[None]:
+    """For a whole CLI command: SIGTERM raises KeyboardInterrupt as Ctrl-C does while it runs;
+    once it is over, either way, both are ignored for the rest of the process, which is only
+    exiting: the command has stopped and saved what it had, and a late second signal must
+    neither kill that exit (SIGTERM's default: no exit code 130) nor raise in it."""
+    if not _main_thread():
+        yield
+        return
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # signal.default_int_handler's effect, for SIGTERM too
 
 
 @contextlib.contextmanager

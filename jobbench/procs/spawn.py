@@ -1,6 +1,7 @@
 """Start and stop worker processes: each in its own session (process group), so the SDK's
-heartbeat child dies with it; stderr kept in a file for the error message. `stop_group` stops
-any process started that way (the embedded queue, Locust too)."""
+heartbeat child dies with it, and in its own working directory; stderr kept in a file for the
+error message. `stop_group` stops any process started that way (the embedded queue, Locust
+too)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class WorkerProcess:
     argv: list[str]
     env: dict[str, str]
     log_path: Path
+    cwd: Path | None = None  # None: this process's; a fleet gives each worker its own
     popen: subprocess.Popen[bytes] | None = None
     _log: IO[bytes] | None = field(default=None, repr=False)
 
@@ -36,6 +38,7 @@ class WorkerProcess:
             self.popen = subprocess.Popen(
                 self.argv,
                 env=self.env,
+                cwd=self.cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
@@ -87,6 +90,7 @@ def _stop_group(popen: subprocess.Popen[Any], grace_s: float) -> None:
     if popen.poll() is not None and not group_alive(pgid):
         return  # all gone: never signal a group id the system may have handed out again
     signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGCONT)  # a stopped (paused, hung) member acts on it too
     with contextlib.suppress(subprocess.TimeoutExpired):
         popen.wait(grace_s)
     signal_group(pgid, signal.SIGKILL)
@@ -126,13 +130,16 @@ def stop_all(workers: list[WorkerProcess]) -> None:
 
 
 def _stop_all(workers: list[WorkerProcess]) -> None:
-    for worker in workers:
-        if worker.popen is not None:
-            signal_group(worker.popen.pid, signal.SIGTERM)
+    started = [worker.popen for worker in workers if worker.popen is not None]
+    for popen in started:
+        signal_group(popen.pid, signal.SIGTERM)
+        signal_group(popen.pid, signal.SIGCONT)  # a stopped (paused, hung) one acts on it too
     deadline = time.monotonic() + STOP_GRACE_S
-    for worker in workers:
-        if worker.popen is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                worker.popen.wait(max(0.0, deadline - time.monotonic()))
+    for popen in started:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            popen.wait(max(0.0, deadline - time.monotonic()))
+    for popen in started:  # all at once: the waits for each group to go overlap
+        if popen.poll() is None or group_alive(popen.pid):
+            signal_group(popen.pid, signal.SIGKILL)
     for worker in workers:
         worker.stop(grace_s=0)

@@ -139,11 +139,17 @@ def _section(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
     labels = [s.key for s in used] if two else [""]
     workers = "; ".join(_worker_text(s, e) for s, e in zip(used, entries))
     facts = "".join(html_tables.facts(e, s.label if two else "") for s, e in zip(used, entries))
+    resilience = "".join(
+        f"<h4>{escape(s.label)}</h4>{table}" if two else table
+        for s, e in zip(used, entries)
+        if (table := html_tables.resilience_table(e))
+    )
+    extra = f'<div class="scroll">{resilience}</div>' if resilience else ""
     return (
         f'<section id="{_slug(entry.name)}"><h2>{escape(entry.name)}</h2><p class="params">'
         f"{escape(_params_line(entry))}<br>{escape(workers)}</p>"
         f'<div class="tables"><div class="scroll">{html_tables.summary_table(entries, labels)}'
-        f'</div><div class="factrow">{facts}</div></div>{_plots(used, entries)}</section>'
+        f'</div><div class="factrow">{facts}</div></div>{extra}{_plots(used, entries)}</section>'
     )
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from html import escape
 
 from jobbench.render.cells import fmt, header, row_cells
+from jobbench.render.resilience import HEAD, rep_notes, resilience_rows
 from jobbench.results.model import Comparison, ScenarioResult, Spread
 
 # (row title, summary key, unit); every figure of `scenarios[].summary` that a reader asks for.
@@ -102,3 +103,20 @@ def comparison_table(comparison: Comparison) -> str:
         f'<table class="num"><thead><tr>{_cells(head, "th")}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def resilience_table(entry: ScenarioResult) -> str:
+    """Faults, lost jobs and stalls per rep, and why flagged reps are set aside ("" if none)."""
+    rows = resilience_rows(entry)
+    notes = rep_notes(entry)
+    if not rows and not notes:
+        return ""
+    body = "".join(f"<tr>{_cells(row)}</tr>" for row in rows)
+    table = (
+        f'<table class="num"><caption>faults and losses</caption><thead><tr>'
+        f"{_cells(HEAD, 'th')}</tr></thead><tbody>{body}</tbody></table>"
+        if rows
+        else ""
+    )
+    items = "".join(f"<li>{escape(note)}</li>" for note in notes)
+    return table + (f'<ul class="notes">{items}</ul>' if items else "")

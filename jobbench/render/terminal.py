@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jobbench.render.cells import fmt
+from jobbench.render.resilience import HEAD, rep_notes, resilience_rows
 from jobbench.results.model import Comparison, Result, ScenarioResult
 
 ROWS: tuple[tuple[str, str, str], ...] = (
@@ -93,10 +94,24 @@ def scenario_table(entry: ScenarioResult) -> Table:
     return table
 
 
+def resilience_table(entry: ScenarioResult) -> Table | None:
+    """Faults, lost jobs and stalls per rep (render/resilience.py), when there were any."""
+    rows = resilience_rows(entry)
+    if not rows:
+        return None
+    table = Table(title="faults and losses", title_justify="left", show_edge=False, pad_edge=False)
+    for index, name in enumerate(HEAD):
+        table.add_column(name, justify="left" if index < 2 else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
 def scenario_footer(entry: ScenarioResult) -> Text:
     efficiency = entry.summary.get("efficiency")
     eff = efficiency.median if efficiency else None
     lines = [f"ideal {entry.ideal_s:.3f} s" + (f", efficiency {eff:.1%}" if eff else "")]
+    lines += rep_notes(entry)
     for name, numbers in (entry.outliers or {}).items():
         if numbers:
             reps_text = ", ".join(str(n) for n in numbers)
@@ -141,6 +156,8 @@ def render_result(doc: Result, console: Console, saved_to: str | None = None) ->
     for entry in doc.scenarios:
         footer = live_footer(entry) if live else scenario_footer(entry)
         console.print(Group(scenario_table(entry), footer))
+        if (resilience := resilience_table(entry)) is not None:
+            console.print(resilience)
         console.print()
     if live:
         console.print(f"target {doc.target.endpoint} (live)", highlight=False)

@@ -8,45 +8,60 @@ import json
 from pathlib import Path
 from typing import Any
 
+from jobbench.procs.signals import interrupts_deferred
+
 
 class EventsWriter:
-    """Appends raw events (times in microseconds from the rep's burst start) to a JSONL file."""
+    """Appends raw events (times in microseconds from the rep's burst start) to a JSONL file,
+    a rep at a time: the file holds whole reps, those the result has."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._handle = path.open("w")
+        self._handle = path.open("w", encoding="utf-8")
 
     def write_rep(self, scenario: str, rep: int, events: list[dict[str, Any]]) -> None:
-        starts = [e["t"] for e in events if e["ev"] == "submit"]
-        zero = min(starts) if starts else (events[0]["t"] if events else 0)
-        for event in events:
-            row = dict(event)
-            for key in ("t", "arrived", "due"):
-                if key in row:
-                    row[key] = (row[key] - zero) // 1000
-            row["scenario"], row["rep"] = scenario, rep
-            self._handle.write(json.dumps(row, separators=(",", ":")) + "\n")
-        self._handle.flush()
+        """All of the rep's lines in one write; a Ctrl-C or SIGTERM meanwhile comes after it,
+        so it can never leave part of a rep (the result counts the rep either way)."""
+        with interrupts_deferred():
+            self._handle.write(rep_lines(scenario, rep, events))
+            self._handle.flush()
 
     def close(self) -> None:
         self._handle.close()
+
+
+def rep_lines(scenario: str, rep: int, events: list[dict[str, Any]]) -> str:
+    """A rep's events as JSONL, times made relative to its burst start."""
+    starts = [e["t"] for e in events if e["ev"] == "submit"]
+    zero = min(starts) if starts else (events[0]["t"] if events else 0)
+    lines = []
+    for event in events:
+        row = dict(event)
+        for key in ("t", "arrived", "due"):
+            if key in row:
+                row[key] = (row[key] - zero) // 1000
+        row["scenario"], row["rep"] = scenario, rep
+        lines.append(json.dumps(row, separators=(",", ":")) + "\n")
+    return "".join(lines)
 
 
 def read_rep_events(
     events: Path, wanted: dict[str, int]
 ) -> tuple[dict[str, list[dict[str, Any]]], int]:
     """The rows of the wanted rep of each scenario (name -> rep number), and how many lines were
-    unreadable: a torn last line (Ctrl-C while writing) is skipped, not an error."""
+    unreadable: a torn last line (a file from before reps were written whole, cut by a Ctrl-C)
+    is skipped and counted, for the report to say so, not an error."""
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in wanted}
     skipped = 0
-    with events.open() as handle:
+    with events.open(encoding="utf-8", errors="replace") as handle:  # a torn byte too
         for line in handle:
             try:
                 row = json.loads(line)
             except ValueError:
                 skipped += line.strip() != ""
                 continue
-            if isinstance(row, dict) and wanted.get(row.get("scenario", "")) == row.get("rep"):
-                rows[row["scenario"]].append(row)
+            name = row.get("scenario") if isinstance(row, dict) else None
+            if isinstance(name, str) and wanted.get(name) == row.get("rep"):
+                rows[name].append(row)
     return {name: r for name, r in rows.items() if r}, skipped

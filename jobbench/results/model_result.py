@@ -48,8 +48,10 @@ class Jobs(Doc):
     unknown: int | None = None
     rejected: int | None = None
     unsent: int | None = None
-    lost: int | None = None
+    lost: int | None = None  # live: never seen again; fake: a worker lost them (lost_jobs)
     cancelled_by_jobbench: int | None = None
+    redelivered: int | None = None  # fake: delivered more than once (absent: none)
+    recovered: int | None = None  # fake, with faults: jobs a fault hit that still completed
 
 
 class Takes(Doc):
@@ -70,9 +72,16 @@ class Split(Doc):
 
 
 class Anomaly(Doc):
-    """What disturbed a rep (`{"kind": "stall", ...}`): a gate sets the rep aside."""
+    """What disturbed a rep (`{"kind": "stall", ...}`): a gate sets the rep aside. A stall
+    (core/watchdog.py): `worker` did no work from `at_s` (s from the rep's start) for `for_s`
+    while it held `held` jobs or jobs were queued; `resumed` false: it never came back."""
 
     kind: str
+    worker: str | None = None
+    at_s: Number | None = None
+    for_s: Number | None = None
+    held: int | None = None
+    resumed: bool | None = None
 
 
 class Submission(Doc):
@@ -124,6 +133,8 @@ class Rep(Doc):
     health: Health | None = None  # live only
     partial: str | None = None  # live: "interrupted", "timeout" or "error" when cut short
     anomalies: list[Anomaly] | None = None  # what the runner flagged; such reps never count
+    faults: dict[str, int] | None = None  # injected faults by "route:kind" (absent: none)
+    lost_jobs: list[str] | None = None  # ids of the jobs a worker lost (jobs.lost counts them)
 
 
 class Spread(Doc):
@@ -180,6 +191,8 @@ class Params(Doc):
     latency: dict[str, LatencyValue] | None  # take / wake / hold / done; None: live
     submit_rate: str | None = None  # live only
     inputs: int | None = None  # live only
+    faults: list[str] | None = None  # the queue's fault rules in force, when any
+    worker_faults: list[str] | None = None  # kill:AT:wN / pause:AT:FOR:wN, when any
 
 
 class Sdk(Doc):

@@ -1,10 +1,13 @@
-"""Worker kinds: the command line and environment of each worker process, and what SDK it uses."""
+"""Worker kinds: the command line and environment of each worker process, its own folder, and
+what SDK it uses."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +20,7 @@ from jobbench.workers.spec import WorkerSpec
 HERE = Path(__file__).resolve().parent
 RUNPOD_ENTRY = HERE / "runpod_entry.py"
 LOCAL_KEY = "jobbench-local"  # what workers send when the fake queue needs no key
+WORKER_TMP, WORKER_HOME = "tmp", "home"  # in each worker's own folder
 
 # Read the SDK's version and whether it knows take_ahead without importing it (import is ~2 s).
 _SDK_PROBE = r"""
@@ -74,10 +78,27 @@ def sdk_info(spec: WorkerSpec) -> dict[str, Any]:
     return dict(info)
 
 
+def worker_folder(workdir: Path, worker_id: str) -> Path:
+    """Make `workdir/<worker_id>/`, a worker's own folder as a container has one: its working
+    directory (SDK 1.7-1.10 keep their in-progress jobs there, in .runpod_jobs.pkl), holding its
+    own tmp/ (TMPDIR) and home/ (HOME)."""
+    folder = workdir / worker_id
+    for sub in (WORKER_TMP, WORKER_HOME):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def worker_process_spec(
-    spec: WorkerSpec, worker_id: str, endpoint_url: str, slots: int, api_key: str | None, home: Path
+    spec: WorkerSpec,
+    worker_id: str,
+    endpoint_url: str,
+    slots: int,
+    api_key: str | None,
+    folder: Path,
 ) -> tuple[list[str], dict[str, str]]:
-    """argv and env for one worker process."""
+    """argv and env for one worker process run from its own `folder` (`worker_folder`); relative
+    paths in them are read against the folder jobbench runs in, as the user wrote them."""
+    launched_in = Path.cwd()
     env = _base_env(spec)
     env.update(worker_env(endpoint_url, worker_id))
     env.update(
@@ -88,19 +109,62 @@ def worker_process_spec(
             "PYTHONUNBUFFERED": "1",
         }
     )
+    # Its own HOME for the SDK too: no ~/.runpod/config.toml overrides the key. A variant's env
+    # may still set any of these.
+    env.update({k: v for k, v in _own_folders_env(folder).items() if k not in dict(spec.env)})
     if spec.take_ahead:
         env["RUNPOD_TAKE_AHEAD"] = str(spec.take_ahead)
     if spec.kind == "model":
         env["JOBBENCH_POLICY"] = spec.policy or DEFAULT_POLICY
         return [sys.executable, "-m", "jobbench.workers.model_worker"], env
     if spec.kind == "runpod":
-        env["HOME"] = str(home)  # so no ~/.runpod/config.toml overrides the key
-        return [spec.python or sys.executable, str(RUNPOD_ENTRY)], env
+        return [_program(spec.python or sys.executable, launched_in), str(RUNPOD_ENTRY)], env
+    return _user_command(spec.command or "", env, launched_in)
+
+
+def _user_command(
+    command: str, env: dict[str, str], launched_in: Path
+) -> tuple[list[str], dict[str, str]]:
+    """`--worker "CMD"` as it would run where the user typed it, from the worker's folder."""
     try:
-        argv = shlex.split(spec.command or "")
+        words = shlex.split(command)
     except ValueError as exc:
-        raise UsageError(f"--worker {spec.command!r}: cannot split it ({exc})") from None
-    return argv, env
+        raise UsageError(f"--worker {command!r}: cannot split it ({exc})") from None
+    if "-m" in words or "-c" in words:
+        # python -m / -c put the current folder first on sys.path: the worker's is its own, so
+        # the one the user's modules are in goes on PYTHONPATH in its place.
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(launched_in), env.get("PYTHONPATH")]))
+    return command_argv(words, launched_in), env
+
+
+def _own_folders_env(folder: Path) -> dict[str, str]:
+    """HOME and the temp folder in the worker's own folder; the user's packages installed with
+    `pip install --user` (found under HOME) stay importable."""
+    tmp = str(folder / WORKER_TMP)
+    return {
+        "HOME": str(folder / WORKER_HOME),
+        "TMPDIR": tmp,
+        "TMP": tmp,
+        "TEMP": tmp,
+        "PYTHONUSERBASE": os.environ.get("PYTHONUSERBASE") or site.getuserbase(),
+    }
+
+
+def command_argv(words: list[str], launched_in: Path) -> list[str]:
+    """A user command that runs the same from the worker's own folder: the program if given as a
+    path (a bare name is looked up on PATH, as a shell does) and every later word that names a
+    file or folder in `launched_in` become absolute; options and the module after -m stay."""
+    if not words:
+        return []
+    argv = [_program(words[0], launched_in)]
+    for before, word in itertools.pairwise(words):
+        is_path = word[:1] not in ("", "-") and before != "-m" and (launched_in / word).exists()
+        argv.append(os.path.normpath(launched_in / word) if is_path else word)
+    return argv
+
+
+def _program(program: str, launched_in: Path) -> str:
+    return os.path.normpath(launched_in / program) if os.sep in program else program
 
 
 def probe_sdk(spec: WorkerSpec) -> dict[str, Any] | None:

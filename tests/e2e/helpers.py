@@ -15,15 +15,16 @@ from fake_queue.server import RunningServer
 from jobbench.clients.bench_client import BenchClient
 from jobbench.core.fake_target import wait_until_polling
 from jobbench.procs.spawn import WorkerProcess
-from jobbench.workers.kinds import worker_process_spec
+from jobbench.workers.kinds import worker_folder, worker_process_spec
 from jobbench.workers.spec import WorkerSpec
 
 
 def spawn_worker(
     server: RunningServer, spec: WorkerSpec, worker_id: str, slots: int, tmp_path: Path
 ) -> WorkerProcess:
-    argv, env = worker_process_spec(spec, worker_id, server.endpoint_url, slots, None, tmp_path)
-    worker = WorkerProcess(worker_id, argv, env, tmp_path / f"{worker_id}.log")
+    folder = worker_folder(tmp_path, worker_id)
+    argv, env = worker_process_spec(spec, worker_id, server.endpoint_url, slots, None, folder)
+    worker = WorkerProcess(worker_id, argv, env, tmp_path / f"{worker_id}.log", cwd=folder)
     worker.start()
     return worker
 
@@ -69,7 +70,9 @@ def run_jobbench(
     )
 
 
-def start_jobbench(*args: str, cwd: Path) -> subprocess.Popen[str]:
+def start_jobbench(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     """`python -m jobbench ARGS` in the background, pipes open, as CI runs it."""
     return subprocess.Popen(
         [sys.executable, "-m", "jobbench", *args],
@@ -77,5 +80,5 @@ def start_jobbench(*args: str, cwd: Path) -> subprocess.Popen[str]:
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env={**os.environ, "CI": "true"},
+        env={**os.environ, "CI": "true", **(env or {})},
     )

@@ -1,6 +1,6 @@
-"""A worker that long-polls the fake queue (stdlib only) and survives SIGTERM: it writes
-`sys.argv[1]` when SIGTERM comes, so a test knows the stop is under way, and only SIGKILL ends
-it. Jobs it takes are never finished."""
+"""A worker that long-polls the fake queue (stdlib only) and, given a file `sys.argv[1]`,
+survives SIGTERM: it writes the file when SIGTERM comes, so a test knows the stop is under
+way, and only SIGKILL ends it. Jobs it takes are never finished (it loses them)."""
 
 import os
 import signal
@@ -15,7 +15,8 @@ def on_sigterm(signum, frame):
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, on_sigterm)
+    if len(sys.argv) > 1:
+        signal.signal(signal.SIGTERM, on_sigterm)
     url = os.environ["RUNPOD_WEBHOOK_GET_JOB"].replace("$ID", os.environ["RUNPOD_POD_ID"])
     request = urllib.request.Request(
         url, headers={"Authorization": os.environ["RUNPOD_AI_API_KEY"]}

@@ -1,92 +1,282 @@
-"""A second Ctrl-C or SIGTERM while `jobbench run` / `jobbench workers` stop their processes must
-not cut the cleanup short: every process of theirs is gone when they exit. Real processes, with
-a worker that survives SIGTERM so the stop takes its whole grace; loopback only."""
+"""Every command on Ctrl-C and SIGTERM, and a second one while it cleans up: exit 130, what it
+saved marked interrupted, and nothing left running, by process group and by any process whose
+command line, working directory or environment names the test's folder (each command runs with
+TMPDIR there, so its log folders and its workers' own folders are in it). The real CLI as a
+subprocess, signalled from Python (a shell's background job ignores SIGINT); model workers, and
+a worker that survives SIGTERM where a stop must take its whole grace; loopback only. `run` is
+in test_cli_failures.py and below."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
+from typing import IO
 
 import psutil
+import pytest
 
 from fake_queue.server import RunningServer
 from tests.e2e.helpers import start_jobbench
 
 HERE = Path(__file__).parent
 FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
+STOP_S = 20  # a hang, not a speed: a stop takes about a second, a stubborn worker's grace 3 s
+BOTH = pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 
 
 def stubborn(marker: Path) -> str:
     return f"{sys.executable} {HERE / 'stubborn_worker.py'} {marker}"
 
 
-def wait_for(ready: Callable[[], bool], what: str, timeout_s: float = 20) -> None:
+def wait_for(ready: Callable[[], bool], what: Callable[[], str], timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while not ready():
-        assert time.monotonic() < deadline, what
+        assert time.monotonic() < deadline, what()
         time.sleep(0.02)
 
 
-def left_behind(processes: list[psutil.Process]) -> list[psutil.Process]:
-    """Those still running (not zombies) 5 s on; they are killed, so a failure leaves none."""
-    deadline = time.monotonic() + 5
-    alive = processes
-    while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+class Lines:
+    """A pipe's lines as they come, read by a thread so the child never blocks on it."""
+
+    def __init__(self, pipe: IO[str] | None) -> None:
+        assert pipe is not None
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=lambda: self.lines.extend(pipe), daemon=True)
+        self._thread.start()
+
+    def wait_for(self, text: str) -> None:
+        """Until a line has `text`; an end of output without it fails at once."""
+
+        def seen() -> bool:
+            found = any(text in line for line in self.lines)
+            assert found or self._thread.is_alive(), f"no {text!r}: {self}"
+            return found
+
+        wait_for(seen, lambda: f"no {text!r} yet: {self}")
+
+    def __str__(self) -> str:
+        self._thread.join(0.5)
+        return "".join(self.lines)[-3000:]
+
+
+@contextlib.contextmanager
+def jobbench(*args: str, cwd: Path) -> Iterator[tuple[subprocess.Popen[str], Lines, Lines]]:
+    """The CLI with its TMPDIR in `cwd`; killed, with all it left, if the test fails."""
+    (cwd / "tmp").mkdir(exist_ok=True)
+    proc = start_jobbench(*args, cwd=cwd, env={"TMPDIR": str(cwd / "tmp")})
+    try:
+        yield proc, Lines(proc.stdout), Lines(proc.stderr)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for process in strays(cwd):
+            process.kill()
+
+
+def groups_of(proc: subprocess.Popen[str]) -> set[int]:
+    """The process groups of what the command started (each worker, queue and Locust leads
+    one: the SDK's heartbeat child is in its worker's)."""
+    own = os.getpgid(proc.pid)
+    groups = set()
+    for child in psutil.Process(proc.pid).children(recursive=True):
+        with contextlib.suppress(ProcessLookupError):
+            groups.add(os.getpgid(child.pid))
+    return groups - {own}
+
+
+def strays(folder: Path, groups: Collection[int] = ()) -> list[psutil.Process]:
+    """Live processes (zombies aside) in one of `groups`, or naming `folder` in their command
+    line, working directory or environment."""
+    where = str(folder)
+    found = []
+    for process in psutil.process_iter(["cmdline", "cwd", "environ", "status"]):
+        info = process.info
+        if info["status"] == psutil.STATUS_ZOMBIE or process.pid == os.getpid():
+            continue
+        texts = [*(info["cmdline"] or ()), info["cwd"] or "", *(info["environ"] or {}).values()]
+        named = any(t == where or where + os.sep in t for t in texts)
+        with contextlib.suppress(psutil.Error):
+            if named or os.getpgid(process.pid) in groups:
+                found.append(process)
+    return found
+
+
+def assert_nothing_left(folder: Path, groups: set[int]) -> None:
+    deadline = time.monotonic() + 5  # a reparented child takes a moment to see its group go
+    while (left := strays(folder, groups)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    for process in alive:
-        process.kill()
-    return alive
+    assert not left, [(p.pid, p.info["cmdline"]) for p in left]
 
 
-def interrupt_twice(proc: subprocess.Popen[str], sig: int, marker: Path) -> list[psutil.Process]:
-    """Signal once, again once the workers got their SIGTERM (the stop is under way), and
-    return what the command had started."""
-    children = psutil.Process(proc.pid).children(recursive=True)
+def stop(proc: subprocess.Popen[str], sig: int, again: Callable[[], bool] | None = None) -> float:
+    """Signal `proc`, again once `again()` holds (its cleanup is under way), and return the
+    seconds it took to exit."""
+    began = time.monotonic()
     proc.send_signal(sig)
-    wait_for(marker.exists, "the workers never got SIGTERM")
-    proc.send_signal(sig)
-    proc.wait(30)
-    return children
+    if again is not None:
+        wait_for(again, lambda: "the cleanup never began")
+        proc.send_signal(sig)
+    proc.wait(STOP_S)
+    return time.monotonic() - began
 
 
-def test_run_second_ctrl_c_while_stopping_still_stops_the_queue(tmp_path: Path) -> None:
+def saved(path: Path) -> tuple[dict[str, object], set[int]]:
+    """A saved result, and the reps its events file holds (each line whole JSON)."""
+    doc = json.loads(path.read_text())
+    lines = path.with_suffix(".events.jsonl").read_text().splitlines()
+    return doc, {json.loads(line)["rep"] for line in lines}
+
+
+def reps_of(doc: dict[str, object]) -> int:
+    scenarios = doc["scenarios"]
+    assert isinstance(scenarios, list)
+    return len(scenarios[0]["reps"]) if scenarios else 0
+
+
+SUITE = """
+[variants.stuck]
+worker = "STUCK"
+
+[suites.tiny]
+reps = 5
+latency = {take = 0.05, wake = 0.005, hold = 2}
+scenarios = [{name = "deep", workers = 1, slots = 8, burst = 64, job_seconds = 0.05}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "sig", "sides", "under_way", "reps"),
+    [
+        # Ctrl-C in A's second rep: one whole rep a side, interleaved A, B
+        ("compare", signal.SIGINT, ("main", "pr"), "main deep: rep 2/", (1, 1)),
+        # SIGTERM in B's first rep, then again while B's worker takes its whole grace to stop
+        ("gate", signal.SIGTERM, ("main", "stuck"), "stuck deep: rep 1/", (1, 0)),
+    ],
+    ids=["compare-ctrl-c", "gate-sigterm-twice"],
+)
+def test_compare_and_gate_save_both_sides_interrupted_with_events_matching_their_reps(
+    tmp_path: Path,
+    command: str,
+    sig: int,
+    sides: tuple[str, str],
+    under_way: str,
+    reps: tuple[int, int],
+) -> None:
     marker = tmp_path / "sigterm"
-    args = ["--worker", stubborn(marker), "--workers", "1", "--burst", "4", "--reps", "1"]
-    proc = start_jobbench("run", *args, "--no-pin-queue", *FAST, cwd=tmp_path)
-    assert proc.stderr is not None
-    for line in proc.stderr:  # a rep under way: the queue and the worker are up
-        if "rep 1/1" in line:
-            break
-    queue = [c for c in psutil.Process(proc.pid).children() if "fake_queue" in c.cmdline()]
-    children = interrupt_twice(proc, signal.SIGINT, marker)
-    assert len(queue) == 1 and queue[0] in children
-    assert not left_behind(children)  # the queue runs in its own session: only we can stop it
-    assert proc.returncode == 130
+    (tmp_path / "jobbench.toml").write_text(SUITE.replace("STUCK", stubborn(marker)))
+    args = [command, *sides, "--suite", "tiny"]
+    with jobbench(*args, cwd=tmp_path) as (proc, _, stderr):
+        stderr.wait_for(under_way)
+        groups = groups_of(proc)
+        assert len(groups) == 4  # a queue and a worker a side
+        stop(proc, sig, again=marker.exists if "stuck" in sides else None)
+        assert proc.returncode == 130, stderr
+        assert_nothing_left(tmp_path, groups)
+    for side, count in zip(sides, reps):
+        doc, events = saved(tmp_path / "reports" / f"{side}.json")
+        assert doc["complete"] is False and doc["interrupted"] is True, side
+        assert reps_of(doc) == count and events == set(range(1, count + 1)), side
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM], ids=["sigterm"])  # Ctrl-C: test_locust.py
+def test_locust_passes_the_signal_on_reports_its_jobs_and_a_second_stops_everything(
+    tmp_path: Path, sig: int
+) -> None:
+    args = ["locust", "--headless", "--users", "4", "--spawn-rate", "20", "--worker", "model"]
+    args += ["--workers", "2", "--slots", "4", "--job-seconds", "0.05", *FAST]
+    with jobbench(*args, cwd=tmp_path) as (proc, _, stderr):
+        stderr.wait_for("All users spawned")
+        time.sleep(0.5)  # jobs under way
+        groups = groups_of(proc)
+        assert len(groups) == 4  # the queue, two workers, Locust
+        twice = sig == signal.SIGTERM  # the second as Locust writes its reports: cut short
+        stop(proc, sig, again=(lambda: True) if twice else None)
+        assert proc.returncode == 130, stderr
+        assert twice or "JOB: " in str(stderr)  # what Locust saw, from the stats it wrote
+        assert_nothing_left(tmp_path, groups)
+
+
+def test_workers_ctrl_c_stops_every_model_worker_and_exits_130(
+    server: RunningServer, tmp_path: Path
+) -> None:
+    args = ["workers", "--server", server.base_url, "--worker", "model", "--workers", "2"]
+    with jobbench(*args, "--slots", "2", cwd=tmp_path) as (proc, stdout, stderr):
+        stdout.wait_for("polling")
+        groups = groups_of(proc)
+        assert len(groups) == 2
+        stop(proc, signal.SIGINT)
+        assert proc.returncode == 130, stderr
+        assert_nothing_left(tmp_path, groups)
 
 
 def test_workers_second_sigterm_while_stopping_still_kills_every_worker(
     server: RunningServer, tmp_path: Path
 ) -> None:
     marker = tmp_path / "sigterm"
-    args = ["--server", server.base_url, "--worker", stubborn(marker), "--workers", "2"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jobbench", "workers", *args, "--slots", "1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert proc.stdout is not None
-    assert "polling" in proc.stdout.readline()
-    children = interrupt_twice(proc, signal.SIGTERM, marker)
-    assert len(children) == 2
-    assert not left_behind(children)
-    assert proc.returncode == 0  # SIGTERM is how `jobbench workers` ends
+    args = ["workers", "--server", server.base_url, "--worker", stubborn(marker), "--workers", "2"]
+    with jobbench(*args, "--slots", "1", cwd=tmp_path) as (proc, stdout, stderr):
+        stdout.wait_for("polling")
+        groups = groups_of(proc)
+        assert len(groups) == 2
+        stop(proc, signal.SIGTERM, again=marker.exists)
+        assert proc.returncode == 130, stderr  # interrupted, as every command
+        assert_nothing_left(tmp_path, groups)
+
+
+def test_run_second_ctrl_c_while_stopping_still_stops_the_queue(tmp_path: Path) -> None:
+    marker = tmp_path / "sigterm"
+    args = ["run", "--worker", stubborn(marker), "--workers", "1", "--burst", "4", "--reps", "1"]
+    with jobbench(*args, "--no-pin-queue", *FAST, cwd=tmp_path) as (proc, _, stderr):
+        stderr.wait_for("rep 1/1")  # a rep under way: the queue and the worker are up
+        groups = groups_of(proc)
+        assert len(groups) == 2  # the queue runs in its own session: only we can stop it
+        stop(proc, signal.SIGINT, again=marker.exists)
+        assert proc.returncode == 130, stderr
+        assert_nothing_left(tmp_path, groups)
+
+
+@BOTH
+def test_serve_stops_on_either_signal_and_again_exits_130(tmp_path: Path, sig: int) -> None:
+    with jobbench("serve", "--port", "0", cwd=tmp_path) as (proc, stdout, stderr):
+        stdout.wait_for("listening on")
+        stop(proc, sig, again=lambda: True)  # the second while it closes its connections
+        assert proc.returncode == 130, stderr
+        assert_nothing_left(tmp_path, set())
+
+
+@BOTH
+def test_report_interrupted_while_reading_exits_130_writing_nothing(
+    tmp_path: Path, sig: int
+) -> None:
+    """The result is a FIFO that nobody writes: the report waits reading it until the signal."""
+    fifo = tmp_path / "reports" / "slow.json"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    with jobbench("report", "slow", "--html", "page.html", cwd=tmp_path) as (proc, _, stderr):
+        writer = -1
+
+        def opened_by_report() -> bool:  # a writer's open succeeds once a reader has it open
+            nonlocal writer
+            with contextlib.suppress(OSError):
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            return writer >= 0
+
+        wait_for(opened_by_report, lambda: "the report never opened its result")
+        try:
+            stop(proc, sig)
+        finally:
+            os.close(writer)
+        assert proc.returncode == 130, stderr
+        assert str(stderr).strip() == "error: interrupted (Ctrl-C or SIGTERM)"
+        assert not (tmp_path / "page.html").exists()
 
 
 def test_locust_bad_input_is_a_usage_error_before_anything_starts(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def queue() -> Iterator[Queue]:
     try:
         yield q
     finally:
-        assert stop(workers) == 0  # Ctrl-C / SIGTERM is the normal end of `jobbench workers`
+        assert stop(workers) == 130  # Ctrl-C / SIGTERM ends `jobbench workers`, as any command
         assert not [c for c in children if c.is_running() and c.status() != "zombie"]
         stop(process)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -15,8 +16,13 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, *args: str, cwd: Path) -> int:
     monkeypatch.chdir(cwd)
     monkeypatch.setenv("CI", "true")
     monkeypatch.setattr(sys, "argv", ["jobbench", *args])
-    with pytest.raises(SystemExit) as exited:
-        main()
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(SystemExit) as exited:
+            main()
+    finally:  # main() leaves them ignored, for the exit that follows it: this process goes on
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
     code = exited.value.code
     assert isinstance(code, int), code
     return code

@@ -75,6 +75,10 @@ class ScriptedSession:
     def keep_logs(self) -> None:
         self.script.log.append(f"keep logs {self.side}")
 
+    @property
+    def logs_folder(self) -> Path:
+        return self.path.parent / f"logs-{self.side}"
+
 
 @dataclass
 class ScriptedTarget:
@@ -150,7 +154,7 @@ def test_a_failing_rep_keeps_what_ran_stops_every_session_and_keeps_their_logs(
             raise RunFailed("rep 2 of B did not finish")
 
     two, script = plans(tmp_path, breaks)
-    with pytest.raises(RunFailed, match="rep 2 of B"):
+    with pytest.raises(RunFailed, match=r"rep 2 of B did not finish; logs kept in .*logs-A"):
         run_plans(two, PlainProgress(quiet=True))
     assert set(script.log[-4:-2]) == {"keep logs A", "keep logs B"}
     assert script.log[-2:] == ["stop A", "stop B"]
@@ -158,7 +162,8 @@ def test_a_failing_rep_keeps_what_ran_stops_every_session_and_keeps_their_logs(
     assert [len(a["scenarios"][0]["reps"]), len(b["scenarios"][0]["reps"])] == [2, 1]
     for doc in (a, b):
         assert doc["complete"] is False and doc["interrupted"] is False
-        assert doc["error"] == "rep 2 of B did not finish"
+        logs = f"{tmp_path / 'logs-A'}, {tmp_path / 'logs-B'}"
+        assert doc["error"] == f"rep 2 of B did not finish; logs kept in {logs}"
 
 
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])

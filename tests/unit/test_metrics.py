@@ -208,7 +208,8 @@ def test_retried_job_counts_once_by_its_final_outcome() -> None:
     measure = rep_measure(events, **PARAMS)
     m = measure.figures
     assert m["jobs"] == {"submitted": 2, "completed": 1, "failed": 0, "cancelled": 0,
-                         "timed_out": 0, "unfinished": 1}  # fmt: skip
+                         "timed_out": 0, "unfinished": 1,
+                         "redelivered": 1}  # fmt: skip  # it ran twice: failed, then retried
     assert m["time_to_first_s"] == pytest.approx(2.2)
     assert m["time_to_p50_s"] == pytest.approx(2.2)
     assert m["time_to_p100_s"] is None
@@ -356,3 +357,27 @@ def test_busy_slot_time_never_counts_held_jobs_beyond_the_slots() -> None:
     # a second worker adds its own: 1 slot for 0.5 s
     spans["w1"] = [(500, 1_000)]
     assert busy_slot_ns(spans, slots=2) == 4_500
+
+
+def test_injected_faults_are_counted_and_the_jobs_that_survived_them_too() -> None:
+    def run(job: str, worker: str, at: float) -> list[dict[str, Any]]:
+        t = int(at * 1e9)
+        return [
+            {"t": t, "ev": "claim", "job": job, "take": 1, "worker": worker},
+            {"t": t, "ev": "deliver", "job": job, "take": 1, "worker": worker},
+        ]
+
+    log: list[dict[str, Any]] = [
+        {"t": 0, "ev": "submit", "job": "a"},
+        {"t": 0, "ev": "submit", "job": "b"},
+        *run("a", "w1", 0.1),
+        *run("b", "w1", 0.1),
+        {"t": int(0.6e9), "ev": "fault", "route": "job-done", "kind": "500", "job": "a"},
+        {"t": int(0.7e9), "ev": "done", "job": "a", "status": "COMPLETED", "worker": "w1"},
+        {"t": int(0.6e9), "ev": "fault", "route": "job-done", "kind": "drop", "job": "b"},
+        {"t": int(0.8e9), "ev": "fault", "route": "ping", "kind": "drop", "worker": "w1"},
+    ]
+    m = rep_measure(log, workers=1, slots=2, burst=2, job_seconds=0.5, wake_latency_s=0.0).figures
+    assert m["faults"] == {"job-done:500": 1, "job-done:drop": 1, "ping:drop": 1}
+    assert m["jobs"]["recovered"] == 1 and m["jobs"]["unfinished"] == 1
+    assert "redelivered" not in m["jobs"]

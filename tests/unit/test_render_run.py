@@ -11,16 +11,19 @@ from __future__ import annotations
 import heapq
 import io
 import re
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
 
 from fake_queue.latency import Distribution, LatencyModel
 from jobbench.core.config import Scenario
-from jobbench.core.fake_target import scenario_entry
+from jobbench.core.fake_target import note_rep_end, scenario_entry
 from jobbench.core.loop import add_rep, mark_failed
+from jobbench.core.rep_drive import RepEnd
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples, RepMeasure
+from jobbench.render import html_tables
 from jobbench.render.cells import fmt
 from jobbench.render.terminal import render_result, scenario_footer, scenario_table
 from jobbench.results.model import Environment, Result, ScenarioResult, Target
@@ -215,3 +218,57 @@ def test_an_interrupted_run_says_so_after_its_tables_and_a_complete_one_does_not
     assert "saved" not in text
     done = rendered(complete_run())
     assert "incomplete" not in done and done.rstrip().endswith("saved reports/main.json")
+
+
+def faulted_run() -> Result:
+    """Three drain reps under faults: rep 1 lost two jobs to dropped job-dones, rep 2 had a
+    worker stall and come back, rep 3 is clean: as the fake target notes a rep's end."""
+    s = replace(DRAIN, faults=("job-done:drop:0.05",))
+    doc = new_document("main", EMBEDDED, ENV)
+    entry = scenario_entry(s, None)
+    entry.params.faults = list(s.faults)
+    stall = {"kind": "stall", "worker": "w0", "at_s": 0.5, "for_s": 7.25, "held": 3}
+    ends = [
+        RepEnd(lost=["job-3", "job-7"]),
+        RepEnd(anomalies=[{**stall, "resumed": True}]),
+        RepEnd(),
+    ]
+    samples: list[PhaseSamples] = []
+    for r, ended in enumerate(ends, start=1):
+        measure = rep_of(s, drain_rep(s, r))
+        if ended.lost:
+            measure.figures["faults"] = {"job-done:drop": 2}
+        note_rep_end(measure.figures, ended)
+        add_rep(entry, measure, samples)
+    doc.scenarios.append(entry)
+    doc.complete = True
+    return doc
+
+
+def test_faults_losses_and_stalls_are_shown_per_rep_and_flagged_reps_set_aside() -> None:
+    doc = faulted_run()
+    out = rendered(doc)
+    assert "faults and losses" in out
+    rows = [cells(line) for line in out.splitlines() if line.split("│")[0].strip() in "123"]
+    rows = [row for row in rows if len(row) == 8]
+    assert [row[:7] for row in rows] == [
+        ["1", "job-done:drop 2", "0", "2", "0", "0", "0"],
+        ["2", "none", "0", "0", "0", "0", "1"],
+        ["3", "none", "0", "0", "0", "0", "0"],
+    ]
+    assert "rep 2 set aside: worker w0 stalled 7.250 s from 0.500 s holding 3 jobs" in out
+    assert "rep 1 lost 2 jobs: job-3, job-7" in out
+    entry = doc.scenarios[0]
+    p99 = entry.summary["time_to_p99_s"]
+    assert p99 is not None
+    kept = [entry.reps[0].time_to_p99_s, entry.reps[2].time_to_p99_s]  # not rep 2's
+    assert p99.min == min(v for v in kept if v is not None)
+    html = html_tables.resilience_table(entry)
+    assert "<caption>faults and losses</caption>" in html and "job-done:drop 2" in html
+    assert "never came back" not in html and "stalled 7.250 s" in html
+
+
+def test_an_undisturbed_run_has_no_faults_table() -> None:
+    doc = complete_run()
+    assert "faults and losses" not in rendered(doc)
+    assert html_tables.resilience_table(doc.scenarios[0]) == ""

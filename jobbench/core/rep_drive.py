@@ -1,0 +1,208 @@
+"""One fake-queue rep from its first submission to its end: the load's waves submitted on time,
+the workers' faults (--worker-fault) applied on time, the watchdog (core/watchdog.py) looking on,
+until every job is terminal, or every one left is lost, or the rep has to stop: a worker died or
+hung, or the rep ran past its timeout. Every way out returns a RepEnd: the rep is measured and
+kept either way, and its `error` (if any) ends the run once the rep is saved."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobbench.clients.bench_client import BenchClient
+from jobbench.core.config import Scenario
+from jobbench.core.faults import WorkerFault
+from jobbench.core.target import Progress
+from jobbench.core.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
+from jobbench.errors import RunFailed, WorkerError
+from jobbench.procs.spawn import WorkerProcess
+
+POLL_S = 0.05
+WATCH_S = 0.5  # the watchdog's look at the workers: a stall is seen within half a second
+
+
+def rep_timeout_s(s: Scenario) -> float:
+    """Generous bound from the slowest modelled policy (a 1 s re-check per batch), never tight."""
+    batches = math.ceil(s.burst / (s.workers * s.slots))
+    cycle = s.latency.take.mean + max(1.0, s.job_seconds) + 0.5
+    return 30.0 + 3.0 * (s.latency.wake.mean + batches * cycle)
+
+
+@dataclass
+class RepEnd:
+    """How the rep ended: `partial` names why it was cut short (None: it ran to its end)."""
+
+    lost: list[str] = field(default_factory=list)
+    anomalies: list[dict[str, Any]] = field(default_factory=list)
+    worker_faults: Counter[str] = field(default_factory=Counter)  # "worker:kill": n
+    partial: str | None = None
+    error: RunFailed | None = None
+
+
+@dataclass
+class _FaultClock:
+    """The scenario's worker faults, applied at their times; a paused worker is resumed at its
+    time and on every way out (a stopped process would make the clean-up wait)."""
+
+    faults: tuple[WorkerFault, ...]
+    workers: list[WorkerProcess]
+    applied: Counter[str] = field(default_factory=Counter)
+    killed: set[str] = field(default_factory=set)
+    _paused: dict[str, float] = field(default_factory=dict)  # worker: resume at (elapsed s)
+    _pending: list[WorkerFault] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._pending = sorted(self.faults, key=lambda f: f.at_s)
+
+    @property
+    def paused(self) -> set[str]:
+        return set(self._paused)
+
+    def tick(self, elapsed: float) -> list[str]:
+        lines = []
+        while self._pending and self._pending[0].at_s <= elapsed:
+            fault = self._pending.pop(0)
+            worker = self.workers[fault.worker]
+            if fault.action == "kill":
+                _signal_group(worker, signal.SIGKILL)
+                self.killed.add(worker.worker_id)
+            else:
+                _signal_group(worker, signal.SIGSTOP)
+                self._paused[worker.worker_id] = fault.at_s + fault.for_s
+            self.applied[f"worker:{fault.action}"] += 1
+            lines.append(f"worker fault {fault.describe()}: applied at {elapsed:.1f} s")
+        for worker_id, until in list(self._paused.items()):
+            if elapsed >= until:
+                self._resume(worker_id)
+        return lines
+
+    def resume_all(self) -> None:
+        for worker_id in list(self._paused):
+            self._resume(worker_id)
+
+    def _resume(self, worker_id: str) -> None:
+        del self._paused[worker_id]
+        worker = next(w for w in self.workers if w.worker_id == worker_id)
+        _signal_group(worker, signal.SIGCONT)
+
+
+def _signal_group(worker: WorkerProcess, sig: signal.Signals) -> None:
+    if worker.pgid is not None:
+        with contextlib.suppress(ProcessLookupError):  # it is gone already
+            os.killpg(worker.pgid, sig)
+
+
+@dataclass
+class RepDrive:
+    scenario: Scenario
+    client: BenchClient
+    workers: list[WorkerProcess]
+    progress: Progress
+    rep: int
+    check_queue: Callable[[], None]  # raises RunFailed when the embedded queue died
+    logs: str = ""
+
+    def run(self) -> RepEnd:
+        s = self.scenario
+        waves = list(s.load.waves())
+        inputs = s.job_inputs()
+        began = time.monotonic()
+        timeout_s = rep_timeout_s(s) + waves[-1].at_s
+        faults = _FaultClock(s.worker_faults, self.workers)
+        dog = Watchdog(watch_bounds(s), [w.worker_id for w in self.workers], began)
+        end = RepEnd()
+        next_watch = began + WATCH_S
+        try:
+            while True:
+                now = time.monotonic()
+                while waves and now - began >= waves[0].at_s:
+                    self.client.burst(waves.pop(0).jobs, inputs)
+                self._say(faults.tick(now - began))
+                time.sleep(POLL_S)
+                self.check_queue()
+                counts = self.client.counts()
+                done = counts["submitted"] - counts["in_queue"] - counts["in_progress"]
+                self.progress.rep_progress(done, s.load.jobs)
+                if done >= s.load.jobs:
+                    break
+                now = time.monotonic()
+                if now >= next_watch:
+                    next_watch = now + WATCH_S
+                    if self._watch(dog, faults, counts, end, now, all_sent=not waves):
+                        break
+                if now - began > timeout_s:
+                    end.partial = "timeout"
+                    end.error = RunFailed(
+                        f"rep {self.rep} of {s.name} did not finish within "
+                        f"{timeout_s:.0f} s: {s.load.jobs - done} jobs unfinished"
+                    )
+                    break
+        finally:
+            faults.resume_all()
+        if dog.stalled and end.partial is None:  # one that resumed just before the end
+            dog.observe(time.monotonic(), self.client.workers(), 0, faults.paused)
+        end.anomalies = dog.anomalies(time.monotonic())
+        end.worker_faults = faults.applied
+        return end
+
+    def _watch(
+        self,
+        dog: Watchdog,
+        faults: _FaultClock,
+        counts: dict[str, int],
+        end: RepEnd,
+        now: float,
+        all_sent: bool,
+    ) -> bool:
+        """One look; True when the rep must end now: its reason set on `end`, or every job
+        left is lost (once every wave is in)."""
+        gone = self._gone(faults.killed, end)
+        if end.partial is not None:
+            return True
+        bounds = dog.bounds
+        view = self.client.workers(overdue_s=bounds.overdue_s)
+        self._say(dog.observe(now, view, counts["in_queue"], faults.paused, gone))
+        hung = dog.hung(now, faults.paused)
+        if hung is not None:
+            end.partial = "stalled"
+            end.error = RunFailed(
+                f"worker {hung.worker} made no take and no job-done for {now - hung.began:.0f} s "
+                f"while holding {hung.held} jobs: it hung or was stopped (the rep's figures so far "
+                f"are kept, marked partial){self.logs}"
+            )
+            return True
+        left = counts["in_progress"]
+        stalled = dog.stalled
+        if all_sent and counts["in_queue"] == 0 and 0 < left <= maybe_lost(view, gone, stalled):
+            view = self.client.workers(overdue_s=bounds.overdue_s, ids=True)
+            named = lost_jobs(view, gone, stalled)
+            if len(named) >= left:
+                end.lost = sorted(named)
+                return True
+        return False
+
+    def _gone(self, killed: set[str], end: RepEnd) -> set[str]:
+        """Workers whose process ended: those a fault killed, or the first that died, which
+        ends the rep (`end.partial`)."""
+        gone = set()
+        for worker in self.workers:
+            if worker.returncode() is None:
+                continue
+            gone.add(worker.worker_id)
+            if worker.worker_id not in killed and end.partial is None:
+                try:
+                    worker.check_alive()
+                except WorkerError as exc:
+                    end.partial, end.error = "worker died", RunFailed(f"{exc}{self.logs}")
+        return gone
+
+    def _say(self, lines: list[str]) -> None:
+        for line in lines:
+            self.progress.message(f"{self.scenario.name} rep {self.rep}: {line}")
