@@ -135,6 +135,11 @@ async def bench_reset(request: web.Request) -> web.Response:
     return web.json_response({"ok": True, "cursor": queue.events_base})
 
 
+async def bench_release(request: web.Request) -> web.Response:
+    """The runner stops its workers: their long-polls are answered now, so they exit now."""
+    return web.json_response({"released": request.app[QUEUE_KEY].release_long_polls()})
+
+
 async def bench_events(request: web.Request) -> web.Response:
     cursor = int_query(request, "cursor", 0, 0, 2**62)
     limit = int_query(request, "limit", 50_000, 1, 1_000_000)
@@ -231,6 +236,7 @@ def build_app(settings: ServerSettings) -> web.Application:
     add_client_routes(app, prefix)
     app.router.add_post(BENCH_PREFIX + "/burst", bench_burst)
     app.router.add_post(BENCH_PREFIX + "/reset", bench_reset)
+    app.router.add_post(BENCH_PREFIX + "/release", bench_release)
     app.router.add_get(BENCH_PREFIX + "/events", bench_events)
     app.router.add_get(BENCH_PREFIX + "/state", bench_state)
     app.router.add_get(BENCH_PREFIX + "/counts", bench_counts)

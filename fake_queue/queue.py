@@ -218,6 +218,23 @@ class JobQueue(TakeLife):
             )
         return None
 
+    def release_long_polls(self) -> int:
+        """Answer every waiting take (204) and job-stop poll now: the runner is stopping its
+        workers, and an SDK worker exits only once its long-polls return (up to the hold).
+        Returns how many were released."""
+        takes = list(self.waiting)
+        at = self.clock.now_ns()
+        for take in takes:
+            take.answer_at_ns = at
+            if not take.claimed.done():
+                take.claimed.set_result(None)  # await_answer goes on at once, with no jobs
+        self.waiting.clear()
+        stops = [r.stop_waiter for r in self.workers.values() if r.stop_waiter is not None]
+        for waiter in stops:
+            if not waiter.done():
+                waiter.set_result(None)
+        return len(takes) + len(stops)
+
     def reset(self) -> None:
         """Forget jobs and events between reps; waiting takes (live long-polls) stay."""
         for job in self.jobs.values():

@@ -96,6 +96,10 @@ class BenchClient:
     def reset(self) -> int:
         return int(self._call("POST", "/reset")["cursor"])
 
+    def release(self) -> int:
+        """Answer the workers' waiting long-polls now (they are being stopped)."""
+        return int(self._call("POST", "/release")["released"])
+
     def burst(self, count: int, inputs: list[Any]) -> dict[str, Any]:
         body: dict[str, Any] = (
             {"count": count, "input": inputs[0]}

@@ -15,6 +15,7 @@ from jobbench.clients.bench_client import BenchClient, split_server
 from jobbench.core.config import Scenario
 from jobbench.core.rep_drive import RepDrive, RepEnd
 from jobbench.core.target import Progress, RepOutcome
+from jobbench.core.watchdog import watch_bounds
 from jobbench.errors import RunFailed
 from jobbench.measure import metrics
 from jobbench.measure.conservation import check_conservation
@@ -75,6 +76,8 @@ class ScenarioSession:
     logs_kept: bool = False  # a failed scenario's logs stay for the error message to point at
     faults_in_force: tuple[str, ...] = ()  # the queue's rules: the scenario's or the server's
     _faults_before: list[str] | None = None  # another server's own rules, put back at the end
+    _polled_before: bool = False  # every worker polled once: the first rep ran
+    _fresh: set[str] = field(default_factory=set)  # started since: they may take a while
 
     @property
     def title(self) -> str:
@@ -158,9 +161,22 @@ class ScenarioSession:
             raise RunFailed("the embedded fake queue died; see its log in " + str(self.workdir))
 
     def wait_all_polling(self) -> None:
-        """A rep starts only when every worker has a take waiting at the queue."""
+        """A rep starts only when every worker has a take waiting at the queue. Workers that
+        polled before (the last rep ran) get the watchdog's give-up bound, not the start-up's:
+        one stopped between takes is named in seconds, not after 90."""
         assert self.client is not None
+        if self._polled_before:
+            give_up_s = watch_bounds(self.scenario).give_up_s
+            waiting = [w for w in self.workers if w.worker_id not in self._fresh]
+            try:
+                wait_until_polling(self.client, waiting, self.workdir, give_up_s)
+            except RunFailed as exc:
+                raise RunFailed(
+                    f"{exc} (they polled before the last rep: hung or stopped, they made no "
+                    "take since)"
+                ) from None
         wait_until_polling(self.client, self.workers, self.workdir)
+        self._polled_before, self._fresh = True, set()
 
     def run_rep(self, rep: int, reps: int) -> RepOutcome:
         assert self.client is not None
@@ -209,6 +225,7 @@ class ScenarioSession:
                 fresh: list[WorkerProcess] = []
                 self._spawn_workers(fresh, [worker.worker_id])
                 self.workers[index] = fresh[0]
+                self._fresh.add(worker.worker_id)
 
     def keep_logs(self) -> None:
         self.logs_kept = True
@@ -226,7 +243,13 @@ class ScenarioSession:
                 later.callback(self.client.set_faults, self._faults_before)
             if self.client is not None:
                 later.callback(self.client.close)
-            stop_all(self.workers)
+            stop_all(self.workers, after_sigterm=self._release_long_polls)
+
+    def _release_long_polls(self) -> None:
+        """Best effort: a queue that is gone holds no long-poll."""
+        if self.client is not None:
+            with contextlib.suppress(RunFailed):
+                self.client.release()
 
 
 def spawn_workers(

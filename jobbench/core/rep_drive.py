@@ -197,6 +197,7 @@ class RepDrive:
                 continue
             gone.add(worker.worker_id)
             if worker.worker_id not in killed and end.partial is None:
+                self._say([f"worker {worker.worker_id} died (exit code {worker.returncode()})"])
                 try:
                     worker.check_alive()
                 except WorkerError as exc:

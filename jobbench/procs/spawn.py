@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -121,19 +122,23 @@ def _wait_group_gone(pgid: int, timeout_s: float = KILL_WAIT_S) -> None:
         time.sleep(0.02)
 
 
-def stop_all(workers: list[WorkerProcess]) -> None:
-    """Stop every worker at once: SIGTERM all, one shared grace, then SIGKILL the rest.
+def stop_all(workers: list[WorkerProcess], after_sigterm: Callable[[], None] | None = None) -> None:
+    """Stop every worker at once: SIGTERM all, `after_sigterm()` (the queue answers their
+    long-polls, which an SDK worker waits for before it exits), one shared grace, then SIGKILL
+    the rest.
 
     A second Ctrl-C or SIGTERM while this runs must not leave processes behind, so both wait."""
     with interrupts_deferred():
-        _stop_all(workers)
+        _stop_all(workers, after_sigterm)
 
 
-def _stop_all(workers: list[WorkerProcess]) -> None:
+def _stop_all(workers: list[WorkerProcess], after_sigterm: Callable[[], None] | None) -> None:
     started = [worker.popen for worker in workers if worker.popen is not None]
     for popen in started:
         signal_group(popen.pid, signal.SIGTERM)
         signal_group(popen.pid, signal.SIGCONT)  # a stopped (paused, hung) one acts on it too
+    if started and after_sigterm is not None:
+        after_sigterm()
     deadline = time.monotonic() + STOP_GRACE_S
     for popen in started:
         with contextlib.suppress(subprocess.TimeoutExpired):

@@ -84,9 +84,10 @@ def queue() -> Iterator[Queue]:
     try:
         yield q
     finally:
-        assert stop(workers) == 130  # Ctrl-C / SIGTERM ends `jobbench workers`, as any command
+        code = stop(workers)
+        stop(process)  # first: a failed check below must not leave the queue running
+        assert code == 130  # Ctrl-C / SIGTERM ends `jobbench workers`, as any command
         assert not [c for c in children if c.is_running() and c.status() != "zombie"]
-        stop(process)
 
 
 def live_run(

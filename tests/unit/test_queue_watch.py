@@ -78,3 +78,18 @@ async def test_an_injected_fault_is_an_event_naming_route_worker_and_job() -> No
         ("job-done", "drop", "w1", "job-7"),
         ("run", "429", None, None),
     ]
+
+
+@in_loop
+async def test_release_answers_every_waiting_take_and_stop_poll_at_once() -> None:
+    q = make_queue()
+    take = q.take("w", 4)
+    answer = asyncio.ensure_future(q.await_answer(take, lambda: False))
+    stops = asyncio.ensure_future(q.next_stops("w", hold_s=60))
+    await asyncio.sleep(0.01)
+    assert not answer.done() and not stops.done()  # long-polls, held up to the 20 s hold
+    assert q.release_long_polls() == 2
+    assert await asyncio.wait_for(answer, 1) == [] and await asyncio.wait_for(stops, 1) == []
+    assert not q.waiting and worker_view(q)["w"]["polling"] == 0
+    q.submit_many([1])  # nothing claims it: the released take is over
+    assert q.counts()["in_queue"] == 1
