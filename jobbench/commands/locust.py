@@ -22,7 +22,7 @@ from jobbench.clients.locust_stats import JobStats, job_stats, read_stats
 from jobbench.core.checks import PAYLOAD_BYTES, check_count, check_positive_int
 from jobbench.core.config import Scenario, check_fits, scenario_name, validate_scenario
 from jobbench.core.fake_target import ScenarioSession, make_workdir
-from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError
+from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError, name_kept_logs
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import signal_group, stop_group
 from jobbench.render.plain_progress import PlainProgress
@@ -166,6 +166,11 @@ def _run_on_target(req: LocustRequest, json_base: Path) -> int:
             session = _start_queue(req)
             host = session.endpoint_url
         return run_locust(locust_argv(req, host, json_base), locust_env(req), session)
+    except RunFailed as exc:  # a worker died: its logs stay, and the error says where
+        if session is not None:
+            session.keep_logs()
+            name_kept_logs(exc, [str(session.logs_folder)])
+        raise
     finally:
         if session is not None:
             session.stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -75,9 +76,13 @@ def test_workers_stops_the_workers_started_before_one_failed_to_start(
     spec = worker_spec("sleep 60", None, 0, None, None)
     request = WorkersRequest(server.base_url, 3, 1, spec, name="partway")
     try:
-        with pytest.raises(type(failure)):  # Ctrl-C is raised on: exit 130, as every command
+        with pytest.raises(type(failure)) as caught:  # Ctrl-C is raised on: exit 130
             workers_command(request)
         assert [w.worker_id for w in started] == ["partway-w0"]
+        if isinstance(failure, WorkerError):  # a failure keeps the logs and says where
+            kept = Path(str(caught.value).rsplit("logs kept in ", 1)[1])
+            assert kept.is_dir() and (kept / "partway-w0.log").exists()
+            shutil.rmtree(kept)
         assert not group_alive(started[0].pgid or 0)
     finally:
         for worker in started:
