@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,6 +16,22 @@ from fake_queue.settings import ServerSettings, settings_from_mapping
 
 # Tests run the model at 1/10 scale (50 ms takes, 5 ms wakes) so the suite stays fast.
 FAST = {"take_latency": 0.05, "wake_latency": 0.005, "hold": 2.0}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def temp_folders_in_pytests_tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The /tmp/jobbench-* folder a failed run keeps (its logs, named in the error) lands in
+    pytest's temp tree, which pytest prunes, not in /tmp for good: many tests fail on purpose.
+    Every process a test starts inherits TMPDIR."""
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(tmp_path_factory.mktemp("tmpdir"))
+    tempfile.tempdir = None  # read TMPDIR again
+    yield
+    if before is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = before
+    tempfile.tempdir = None
 
 
 @pytest.fixture

@@ -21,7 +21,11 @@ import pytest
 
 KEY = "jb-test-key-5f0c9a7e1d"
 FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
-ENV = {**os.environ, "CI": "true"}
+
+
+def ci_env() -> dict[str, str]:
+    """Read at each start, not import: TMPDIR is set for the session after import."""
+    return {**os.environ, "CI": "true"}
 
 
 @dataclass
@@ -63,7 +67,7 @@ def start_workers(server: str, *extra: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=ENV,
+        env=ci_env(),
     )
     line = read_line(process.stdout, 60)
     assert "polling" in line, process.stderr.read() if process.poll() is not None else line
@@ -99,7 +103,7 @@ def live_run(
         text=True,
         capture_output=True,
         timeout=timeout_s,
-        env=ENV,
+        env=ci_env(),
         stdin=subprocess.DEVNULL,
     )
 
@@ -173,7 +177,7 @@ def test_ctrl_c_or_sigterm_cancels_queued_jobs_and_saves_a_partial_result(
     argv = [sys.executable, "-m", "jobbench", "run", "--endpoint", queue.endpoint]
     argv += ["--api-key", KEY, "--burst", "50", "--reps", "2", "--job-seconds", "5"]
     argv += ["--label", "cut", "--out", str(tmp_path)]
-    process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=ENV)
+    process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=ci_env())
     deadline = time.monotonic() + 30
     while queue.state()["counts"]["in_progress"] == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -201,7 +205,7 @@ def test_workers_reports_a_dead_worker_by_name_and_exits_4(queue: Queue) -> None
         stop(workers)
     stderr = workers.stderr.read() if workers.stderr else ""
     assert code == 4 and victim.startswith("doomed-w") and f"worker {victim}" in stderr
-    assert "exit code -9" in stderr
+    assert "exit code -9" in stderr and "logs kept in" in stderr  # the failure keeps its logs
     assert not [c for c in children if c.is_running() and c.status() != "zombie"]
 
 
@@ -221,7 +225,7 @@ def test_workers_refuses_a_wrong_key_or_no_queue_before_starting_any(
     for args, code, said in cases:
         argv = [sys.executable, "-m", "jobbench", "workers", "--server", *args, "--worker", "model"]
         result = subprocess.run(
-            argv, capture_output=True, text=True, timeout=60, env=ENV, cwd=tmp_path
+            argv, capture_output=True, text=True, timeout=60, env=ci_env(), cwd=tmp_path
         )
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert result.returncode == code and len(lines) == 1 and said in lines[0], result.stderr

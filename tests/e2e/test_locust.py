@@ -17,7 +17,11 @@ import psutil
 
 FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
 MODEL = ["--worker", "model", "--workers", "1", "--slots", "8", "--job-seconds", "0.05", *FAST]
-ENV = {**os.environ, "CI": "true"}
+
+
+def ci_env() -> dict[str, str]:
+    """Read at each start, not import: TMPDIR is set for the session after import."""
+    return {**os.environ, "CI": "true"}
 
 
 def jobbench(*args: str) -> list[str]:
@@ -31,7 +35,7 @@ def test_headless_run_reports_jobs_and_fails_over_the_max_fail_ratio(tmp_path: P
     args = ["--headless", "--users", "5", "--spawn-rate", "5", "--run-time", "5s"]
     args += [*MODEL, "--inputs", str(inputs), "--json-file", str(stats)]
     result = subprocess.run(
-        jobbench(*args), capture_output=True, text=True, timeout=60, env=ENV, cwd=tmp_path
+        jobbench(*args), capture_output=True, text=True, timeout=60, env=ci_env(), cwd=tmp_path
     )
     assert result.returncode == 4, result.stderr[-2000:]  # ~25 % of jobs fail, limit 1 %
     assert "--max-fail-ratio" in result.stderr
@@ -57,7 +61,7 @@ def test_the_web_ui_answers_and_ctrl_c_leaves_no_process(tmp_path: Path) -> None
         jobbench(*MODEL, "--web-port", str(port)),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=ENV,
+        env=ci_env(),
         cwd=tmp_path,
     )
     try:
