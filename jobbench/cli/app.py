@@ -17,8 +17,29 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     rich_markup_mode=None,
-    help="Benchmark queue-based serverless workers against a fake RunPod queue.",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from jobbench import __version__
+
+        typer.echo(f"jobbench {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_print_version, is_eager=True, help="print the version"
+        ),
+    ] = False,
+) -> None:
+    """Benchmark queue-based serverless workers against a fake RunPod queue."""
+
 
 Opt = typer.Option
 
