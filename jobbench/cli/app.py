@@ -10,10 +10,14 @@ from typing import Annotated, NoReturn
 import typer
 
 from fake_queue.options import LATENCY_HELP
+from jobbench.cli.conventions import App, Group
+from jobbench.cli.values import seconds, whole
 from jobbench.errors import Interrupted, JobbenchError
 from jobbench.procs.signals import interrupts_then_exit
+from jobbench.render.progress import end_progress
 
-app = typer.Typer(
+app = App(
+    cls=Group,
     add_completion=False,
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -42,44 +46,94 @@ def _options(
 
 
 Opt = typer.Option
+Arg = typer.Argument
 
-# Options that several commands share, spelled once.
-Workers = Annotated[int, Opt(help="worker processes")]
-Slots = Annotated[int, Opt(help="concurrent jobs per worker")]
-TakeAhead = Annotated[int, Opt(help="extra jobs a worker takes while busy (0: off)")]
-Worker = Annotated[str, Opt(help="runpod | model | a command like 'python h.py'")]
-Policy = Annotated[str | None, Opt(help="model worker: sdk-1.12 | drain | take-ahead")]
-Sdk = Annotated[Path | None, Opt(help="runpod-python checkout to put first on the path")]
-Python = Annotated[str | None, Opt(help="python that runs the runpod workers")]
-JobSeconds = Annotated[float, Opt(help="how long each bench job sleeps")]
-InputJson = Annotated[str | None, Opt("--input", help="JSON input for every job")]
-Inputs = Annotated[Path | None, Opt(help="JSONL file of job inputs, cycled")]
-Latency = Annotated[str, Opt(help=LATENCY_HELP)]
-Hold = Annotated[str, Opt(help="long-poll hold, seconds")]
-Seed = Annotated[int | None, Opt(help="seed for sampled latencies")]
-Out = Annotated[Path, Opt(help="folder for results")]
-Quiet = Annotated[bool, Opt(help="no progress output")]
+# Options that several commands share, spelled once. Every option names its value (N, SECONDS,
+# PATH...) and reads a number with jobbench's message (cli/values.py); the short flags are the
+# common options' (README, "Commands"): -w -s -b -j -t -n -l -o -q.
+Workers = Annotated[
+    int, Opt("--workers", "-w", metavar="N", parser=whole(4), help="worker processes")
+]
+Slots = Annotated[
+    int | None,
+    Opt(
+        "--slots",
+        "-s",
+        metavar="N",
+        parser=whole(32),
+        help="concurrent jobs per worker (default 32; a command worker must say)",
+    ),
+]
+TakeAhead = Annotated[
+    int,
+    Opt(
+        "--take-ahead",
+        "-t",
+        metavar="K",
+        parser=whole(32),
+        help="extra jobs a worker takes while busy (0: off)",
+    ),
+]
+Worker = Annotated[
+    str, Opt(metavar="KIND|CMD", help="runpod | model | a command like 'python h.py'")
+]
+Policy = Annotated[
+    str | None, Opt(metavar="POLICY", help="model worker: sdk-1.12 | drain | take-ahead")
+]
+Sdk = Annotated[
+    Path | None, Opt(metavar="PATH", help="runpod-python checkout to put first on the path")
+]
+Python = Annotated[str | None, Opt(metavar="PYTHON", help="python that runs the runpod workers")]
+JobSeconds = Annotated[
+    float,
+    Opt(
+        "--job-seconds",
+        "-j",
+        metavar="SECONDS",
+        parser=seconds(0.5),
+        help="how long each bench job sleeps",
+    ),
+]
+InputJson = Annotated[str | None, Opt("--input", metavar="JSON", help="JSON input for every job")]
+Inputs = Annotated[Path | None, Opt(metavar="FILE", help="JSONL file of job inputs, cycled")]
+Latency = Annotated[str, Opt(metavar="LATENCY", help=LATENCY_HELP)]
+Hold = Annotated[str, Opt(metavar="SECONDS", help="long-poll hold, seconds")]
+Seed = Annotated[int | None, Opt(metavar="N", parser=whole(7), help="seed for sampled latencies")]
+Out = Annotated[Path, Opt("--out", "-o", metavar="DIR", help="folder for results")]
+Quiet = Annotated[bool, Opt("--quiet", "-q", help="no progress output")]
 PinQueue = Annotated[
     bool, Opt(help="embedded queue on a CPU of its own, workers on the others (Linux)")
 ]
-Baseline = Annotated[str, typer.Argument(help="result file, saved label, variant or git ref")]
-Candidate = Annotated[str, typer.Argument(help="the same kinds of name as BASELINE")]
+Baseline = Annotated[
+    str, Arg(metavar="BASELINE", help="result file, saved label, variant or git ref")
+]
+Candidate = Annotated[str, Arg(metavar="CANDIDATE", help="the same kinds of name as BASELINE")]
 Metric = Annotated[
     str | None,
-    Opt(help="metric the verdict rests on (default: each scenario's, else time_to_p99_s)"),
+    Opt(
+        metavar="METRIC",
+        help="metric the verdict rests on (default: each scenario's, else time_to_p99_s)",
+    ),
 ]
 RepsAuto = Annotated[
-    str | None, Opt("--reps", help="reps a side: N, or auto (settle unsettled rows)")
+    str | None,
+    Opt("--reps", "-n", metavar="N|auto", help="reps a side: N, or auto (settle unsettled rows)"),
 ]
-MaxReps = Annotated[int, Opt(help="--reps auto: at most this many reps a side per row")]
-Budget = Annotated[str, Opt(help="--reps auto: wall time for the whole call, e.g. 45m")]
-Wide = Annotated[bool, Opt(help="table: every metric, not only the gated one")]
-MaxRegression = Annotated[str, Opt(help="slowdown still passing, e.g. 5%")]
-Repo = Annotated[Path | None, Opt(help="SDK checkout whose git refs are names")]
-Format = Annotated[str, Opt("--format", help="table | markdown | json | csv")]
+MaxReps = Annotated[
+    int,
+    Opt(metavar="N", parser=whole(30), help="--reps auto: at most this many reps a side per row"),
+]
+Budget = Annotated[
+    str, Opt(metavar="DURATION", help="--reps auto: wall time for the whole call, e.g. 45m")
+]
+Wide = Annotated[bool, Opt("--wide", help="table: every metric, not only the gated one")]
+MaxRegression = Annotated[str, Opt(metavar="PERCENT", help="slowdown still passing, e.g. 5%")]
+Repo = Annotated[Path | None, Opt(metavar="PATH", help="SDK checkout whose git refs are names")]
+Format = Annotated[str, Opt("--format", metavar="FORMAT", help="table | markdown | json | csv")]
 
 
 def fail(exc: JobbenchError) -> NoReturn:
+    end_progress(after_ctrl_c=isinstance(exc, Interrupted))
     typer.echo(f"error: {exc}", err=True)
     raise typer.Exit(exc.exit_code)
 
@@ -95,6 +149,7 @@ def exit_with(command: Callable[[], int]) -> NoReturn:
     except JobbenchError as exc:
         fail(exc)
     except KeyboardInterrupt:
+        end_progress(after_ctrl_c=True)
         typer.echo("error: interrupted (Ctrl-C or SIGTERM)", err=True)
         raise typer.Exit(Interrupted.exit_code) from None
     raise typer.Exit(code)

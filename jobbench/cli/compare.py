@@ -30,7 +30,9 @@ from jobbench.core.settle import DEFAULT_MAX_REPS
 def compare(
     baseline: Baseline,
     candidate: Candidate,
-    suite: Annotated[str | None, Opt(help="suite of scenarios (default seed)")] = None,
+    suite: Annotated[
+        str | None, Opt(metavar="SUITE", help="suite of scenarios (default seed)")
+    ] = None,
     reps: RepsAuto = None,
     max_reps: MaxReps = DEFAULT_MAX_REPS,
     budget: Budget = "45m",
@@ -38,13 +40,21 @@ def compare(
     wide: Wide = False,
     out: Out = Path("reports"),
     repo: Repo = None,
-    rerun: Annotated[bool, Opt(help="run variants even if a saved label exists")] = False,
+    rerun: Annotated[
+        bool, Opt("--rerun", help="run variants even if a saved label exists")
+    ] = False,
     metric: Metric = None,
     max_regression: MaxRegression = "5%",
-    fail_on_regression: Annotated[bool, Opt(help="exit 1 / 3 like jobbench gate")] = False,
-    markdown: Annotated[Path | None, Opt(help="also write a PR-comment body here")] = None,
+    fail_on_regression: Annotated[
+        bool, Opt("--fail-on-regression", help="exit 1 / 3 like jobbench gate")
+    ] = False,
+    markdown: Annotated[
+        Path | None, Opt(metavar="FILE", help="also write a PR-comment body here")
+    ] = None,
     quiet: Quiet = False,
-    html: Annotated[Path | None, Opt(help="also write the HTML report (A and B plots)")] = None,
+    html: Annotated[
+        Path | None, Opt(metavar="FILE", help="also write the HTML report (A and B plots)")
+    ] = None,
     pin_queue: PinQueue = True,
 ) -> None:
     """Compare a candidate against a baseline, side by side, with a verdict.
@@ -78,14 +88,21 @@ def gate(
     candidate: Candidate,
     metric: Metric = None,
     max_regression: MaxRegression = "5%",
-    suite: Annotated[str | None, Opt(help="suite, when a side runs now")] = None,
-    reps: Annotated[str, Opt(help="reps a side: auto (settle unsettled rows) or N")] = "auto",
+    suite: Annotated[str | None, Opt(metavar="SUITE", help="suite, when a side runs now")] = None,
+    reps: Annotated[
+        str,
+        Opt(
+            "--reps", "-n", metavar="N|auto", help="reps a side: auto (settle unsettled rows) or N"
+        ),
+    ] = "auto",
     max_reps: MaxReps = DEFAULT_MAX_REPS,
     budget: Budget = "45m",
     wide: Wide = False,
     out: Out = Path("reports"),
     repo: Repo = None,
-    markdown: Annotated[Path | None, Opt(help="write a PR-comment body here")] = None,
+    markdown: Annotated[
+        Path | None, Opt(metavar="FILE", help="write a PR-comment body here")
+    ] = None,
     fmt: Format = "table",
     quiet: Quiet = False,
 ) -> None:

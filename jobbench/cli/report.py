@@ -12,14 +12,21 @@ from jobbench.cli.app import (
     app,
     exit_with,
 )
+from jobbench.cli.values import whole
 
 
 @app.command()
 def report(
-    name: Annotated[str, typer.Argument(help="saved label, result file or A-vs-B.json")],
-    html: Annotated[Path, Opt(help="the HTML file to write")],
-    rep: Annotated[int | None, Opt(help="rep to plot (default: the last)")] = None,
-    out: Annotated[Path, Opt(help="folder of saved labels")] = Path("reports"),
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="saved label, result file or A-vs-B.json")
+    ],
+    html: Annotated[Path, Opt(metavar="FILE", help="the HTML file to write")],
+    rep: Annotated[
+        int | None, Opt(metavar="N", parser=whole(1), help="rep to plot (default: the last)")
+    ] = None,
+    out: Annotated[Path, Opt("--out", "-o", metavar="DIR", help="folder of saved labels")] = Path(
+        "reports"
+    ),
     open_browser: Annotated[bool, Opt("--open", help="open it in the web browser")] = False,
 ) -> None:
     """Write a self-contained HTML report: tables and plots of where the time goes."""

@@ -26,13 +26,16 @@ from jobbench.cli.app import (
     app,
     exit_with,
 )
+from jobbench.cli.values import seconds, whole
 
 
 @app.command()
 def run(
     workers: Workers = 4,
-    slots: Slots = 32,
-    burst: Annotated[int, Opt(help="jobs per burst")] = 1024,
+    slots: Slots = None,
+    burst: Annotated[
+        int, Opt("--burst", "-b", metavar="N", parser=whole(1024), help="jobs per burst")
+    ] = 1024,
     job_seconds: JobSeconds = 0.5,
     take_ahead: TakeAhead = 0,
     worker: Worker = "runpod",
@@ -41,12 +44,28 @@ def run(
     python: Python = None,
     input_json: InputJson = None,
     inputs: Inputs = None,
-    reps: Annotated[int, Opt(help="bursts to run; figures are medians over reps")] = 5,
-    label: Annotated[str, Opt(help="name of the saved result")] = "run",
+    reps: Annotated[
+        int,
+        Opt(
+            "--reps",
+            "-n",
+            metavar="N",
+            parser=whole(5),
+            help="bursts to run; figures are medians over reps",
+        ),
+    ] = 5,
+    label: Annotated[
+        str, Opt("--label", "-l", metavar="NAME", help="name of the saved result")
+    ] = "run",
     out: Out = Path("reports"),
-    server: Annotated[str | None, Opt(help="an already running fake queue URL")] = None,
+    server: Annotated[
+        str | None, Opt(metavar="URL", help="an already running fake queue URL")
+    ] = None,
     api_key: Annotated[
-        str | None, Opt(help="key of the --server queue, or of --endpoint (else RUNPOD_API_KEY)")
+        str | None,
+        Opt(
+            metavar="KEY", help="key of the --server queue, or of --endpoint (else RUNPOD_API_KEY)"
+        ),
     ] = None,
     take_latency: Latency = "0.5",
     wake_latency: Latency = "0.05",
@@ -57,14 +76,23 @@ def run(
     events: Annotated[bool, Opt(help="save raw events to LABEL.events.jsonl")] = True,
     json_out: Annotated[bool, Opt("--json", help="print only the result JSON")] = False,
     quiet: Quiet = False,
-    html: Annotated[Path | None, Opt(help="also write the HTML report (plots) here")] = None,
+    html: Annotated[
+        Path | None, Opt(metavar="FILE", help="also write the HTML report (plots) here")
+    ] = None,
     endpoint: Annotated[
-        str | None, Opt(help="live endpoint: a .../v2/ID URL or an endpoint id (no workers)")
+        str | None,
+        Opt(
+            metavar="URL|ID",
+            help="live endpoint: a URL ending in /v2/ID, or an endpoint id (no workers)",
+        ),
     ] = None,
     submit_rate: Annotated[
-        str | None, Opt(help="live: /run pace, N/s or off (default: RunPod's 1000 per 10 s)")
+        str | None,
+        Opt(metavar="RATE", help="live: /run pace, N/s or off (default: RunPod's 1000 per 10 s)"),
     ] = None,
-    yes: Annotated[bool, Opt(help="live: skip the confirmation of bursts over 100 jobs")] = False,
+    yes: Annotated[
+        bool, Opt("--yes", help="live: skip the confirmation of bursts over 100 jobs")
+    ] = False,
     fault: Annotated[
         list[str] | None,
         Opt(
@@ -74,11 +102,18 @@ def run(
     ] = None,
     worker_fault: Annotated[
         list[str] | None,
-        Opt(metavar="kill:AT[:wN]|pause:AT:FOR[:wN]", help="worker fault each rep, repeatable"),
+        Opt(
+            metavar="FAULT",
+            help="worker fault each rep, repeatable: kill:AT[:wN] or pause:AT:FOR[:wN]",
+        ),
     ] = None,
     stall_after: Annotated[
         float | None,
-        Opt(help="watchdog: seconds without work that make a stall (default: from the jobs)"),
+        Opt(
+            metavar="SECONDS",
+            parser=seconds(10),
+            help="watchdog: seconds without work that make a stall (default: from the jobs)",
+        ),
     ] = None,
 ) -> None:
     """Run bursts through worker processes (or at a live --endpoint); median / min / max."""

@@ -24,7 +24,7 @@ from jobbench.results.compare import compare_docs
 from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import Comparison, Params, Result, Row
 from jobbench.results.pairing import Named, match_scenarios
-from jobbench.results.store import result_path, safe_label, write_document
+from jobbench.results.store import result_path, safe_label, save_document
 
 
 @dataclass(frozen=True)
@@ -226,7 +226,7 @@ def _stopped(row: Row, sides: list[Side], settle: Settler | None, reps: int) -> 
 def _save(comparison: Comparison, docs: list[Result], request: CompareRequest) -> None:
     """`<A>-vs-<B>.json` and `.md`, the PR-comment body, and the Actions job summary."""
     stem = f"{safe_label(docs[0].label)}-vs-{safe_label(docs[1].label)}"
-    write_document(comparison, request.out / f"{stem}.json")
+    save_document(comparison, request.out / f"{stem}.json")  # the one before goes to history
     markdown = _markdown(comparison)
     (request.out / f"{stem}.md").write_text(markdown)
     if request.markdown_file is not None:

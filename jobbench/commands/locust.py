@@ -6,6 +6,7 @@ touches this process; this module does not import locust.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import math
 import os
 import re
@@ -134,9 +135,17 @@ def check_locust_flags(req: LocustRequest) -> None:
         raise UsageError(f"--run-time {req.run_time!r}: write e.g. 30s, 5m or 1h30m")
 
 
+def require_locust() -> None:
+    """Locust is an extra (it brings flask, gevent and pyzmq): say which, before anything starts.
+    `python -m locust` runs with this interpreter and environment, so finding it here is enough."""
+    if importlib.util.find_spec("locust") is None:
+        raise UsageError("jobbench locust needs Locust: pip install 'jobbench[locust]'")
+
+
 def locust_command(req: LocustRequest) -> int:
     """Locust's run judged by its JOB rows; Ctrl-C or SIGTERM is passed on to Locust, which
     writes its reports, then everything is stopped and the interrupt raised (exit 130)."""
+    require_locust()
     check_locust_flags(req)
     with sigterm_as_interrupt(), tempfile.TemporaryDirectory(prefix="jobbench-locust-") as tmp:
         json_base, json_written = json_paths(req, Path(tmp))

@@ -23,6 +23,7 @@ from jobbench.core.config import (
     RunConfig,
     Scenario,
     read_inputs,
+    resolve_slots,
     scenario_name,
     validate_run,
 )
@@ -41,7 +42,7 @@ class RunRequest:
     """`jobbench run`'s flags, typed; raw strings (latencies, rates, the worker) are read here."""
 
     workers: int = 4
-    slots: int = 32
+    slots: int | None = None  # None: not given (core/config.py resolve_slots)
     burst: int = 1024
     job_seconds: float = 0.5
     take_ahead: int = 0
@@ -99,7 +100,7 @@ def fake_plan(req: RunRequest) -> Plan:
     scenario = Scenario(
         name=scenario_name(req.workers, req.burst, req.job_seconds),
         workers=req.workers,
-        slots=req.slots,
+        slots=resolve_slots(req.slots, spec),
         burst=req.burst,
         job_seconds=req.job_seconds,
         worker=spec,

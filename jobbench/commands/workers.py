@@ -10,18 +10,23 @@ import contextlib
 import os
 import shutil
 import socket
+import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NoReturn
 
 from jobbench.clients.bench_client import BenchClient, split_server
 from jobbench.core.checks import check_fleet_sizes, check_memory
-from jobbench.core.fake_target import make_workdir, spawn_workers, wait_until_polling
+from jobbench.core.fake_target import (
+    make_workdir,
+    ready_worker,
+    spawn_workers,
+    wait_until_polling,
+)
 from jobbench.errors import RunFailed, name_kept_logs
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import WorkerProcess, stop_all
-from jobbench.workers.kinds import probe_sdk
 from jobbench.workers.spec import WorkerSpec, validate_worker
 
 CHECK_S = 0.25
@@ -48,7 +53,7 @@ def workers_command(request: WorkersRequest) -> NoReturn:
     validate_worker(request.spec)
     check_memory(request.workers, request.spec.kind, burst=0)  # the queue runs elsewhere
     base, endpoint = split_server(request.server)
-    probe_sdk(request.spec)
+    request = replace(request, spec=ready_worker(request.spec, _say).spec)  # its SDK's env
     client = BenchClient(base, request.api_key, timeout_s=5.0)
     workers: list[WorkerProcess] = []  # filled as they start: cleanup must see each one
     workdir = make_workdir()
@@ -68,6 +73,10 @@ def workers_command(request: WorkersRequest) -> NoReturn:
                     later.callback(shutil.rmtree, workdir, ignore_errors=True)
                 later.callback(client.close)
                 stop_all(workers)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 def _run_workers(

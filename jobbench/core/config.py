@@ -23,7 +23,11 @@ from jobbench.core.load import Burst, Load
 from jobbench.errors import UsageError
 from jobbench.workers.spec import WorkerSpec, validate_worker
 
-DEFAULT_SLOTS = 32
+DEFAULT_SLOTS = 32  # the runpod SDK and model workers'; a command's concurrency is its own
+COMMAND_SLOTS_UNKNOWN = (
+    "a --worker command's concurrency is unknown; say how many jobs one process runs at once, "
+    "e.g. --slots 1 for a plain sync handler"
+)
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,7 @@ class Scenario:
     faults: tuple[str, ...] = ()  # the queue's fault rules (core/faults.py), as written
     worker_faults: tuple[WorkerFault, ...] = ()
     stall_s: float | None = None  # the watchdog's stall bound (None: from the scenario)
+    slots_by_default: bool = False  # a suite row gave no slots: a command worker must not run it
 
     @property
     def load(self) -> Load:
@@ -81,6 +86,16 @@ class RunConfig:
     out: Path = Path("reports")
     quiet: bool = False
     save_events: bool = True
+
+
+def resolve_slots(slots: int | None, worker: WorkerSpec) -> int:
+    """--slots as given, else the default, which only fits workers whose concurrency jobbench
+    sets (runpod, model): a user command given 32 jobs it runs one by one would time out."""
+    if slots is not None:
+        return slots
+    if worker.kind == "command":
+        raise UsageError(f"--slots: {COMMAND_SLOTS_UNKNOWN}")
+    return DEFAULT_SLOTS
 
 
 def validate_scenario(s: Scenario) -> Scenario:

@@ -6,7 +6,7 @@ import contextlib
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 from jobbench.clients.bench_client import BenchClient, split_server
 from jobbench.core.config import Scenario
 from jobbench.core.rep_drive import RepDrive, RepEnd
+from jobbench.core.sdk_env import with_sdk_env
 from jobbench.core.target import Progress, RepOutcome
 from jobbench.core.watchdog import watch_bounds
 from jobbench.errors import RunFailed
@@ -55,6 +56,23 @@ def wait_until_polling(
         time.sleep(POLL_S)
 
 
+@dataclass(frozen=True)
+class ReadyWorker:
+    """A worker spec as its processes run it (a runpod SDK checkout on its own environment's
+    python) and the SDK they import (None: not a runpod worker)."""
+
+    spec: WorkerSpec
+    sdk: dict[str, Any] | None
+
+
+def ready_worker(spec: WorkerSpec, say: Callable[[str], None]) -> ReadyWorker:
+    """The step every fleet takes before any worker starts: an SDK checkout gets the environment
+    of its own declared dependencies (built once per set, core/sdk_env.py), then the SDK is
+    imported there once, so one that cannot be is a usage error naming the missing module."""
+    ready = with_sdk_env(spec, say)
+    return ReadyWorker(ready, probe_sdk(ready))
+
+
 @dataclass
 class ScenarioSession:
     """Queue and workers for one scenario, started once and reused across reps."""
@@ -68,7 +86,7 @@ class ScenarioSession:
     seed: int | None = None
     pin_queue: bool = True
     cpu_plan: CpuPlan | None = None
-    sdk: dict[str, Any] | None = None
+    ready: ReadyWorker | None = None  # the target's preflight passes it in
     queue: EmbeddedQueue | None = None
     client: BenchClient | None = None
     endpoint_url: str = ""
@@ -78,6 +96,10 @@ class ScenarioSession:
     _faults_before: list[str] | None = None  # another server's own rules, put back at the end
     _polled_before: bool = False  # every worker polled once: the first rep ran
     _fresh: set[str] = field(default_factory=set)  # started since: they may take a while
+
+    @property
+    def sdk(self) -> dict[str, Any] | None:
+        return self.ready.sdk if self.ready is not None else None
 
     @property
     def title(self) -> str:
@@ -112,9 +134,8 @@ class ScenarioSession:
         self.progress.message(
             f"{self.title}: starting {self.scenario.workers} x {self.scenario.worker.describe()}"
         )
-        spec = self.scenario.worker
-        if self.sdk is None:  # the target's preflight passes it in
-            self.sdk = probe_sdk(spec)
+        if self.ready is None:  # started alone (jobbench locust), not by a target
+            self.ready = ready_worker(self.scenario.worker, self.progress.message)
         if self.server_url is None:
             self.queue = start_embedded_queue(self.workdir / "fake_queue.log", seed=self.seed)
             base, self.endpoint_url = self.queue.base_url, self.queue.endpoint_url
@@ -140,9 +161,10 @@ class ScenarioSession:
         return [f"{tag}-w{index}" for index in range(self.scenario.workers)]
 
     def _spawn_workers(self, into: list[WorkerProcess], worker_ids: list[str]) -> None:
+        assert self.ready is not None
         spawn_workers(
             into,
-            self.scenario.worker,
+            self.ready.spec,
             worker_ids,
             self.endpoint_url,
             self.scenario.slots,
@@ -276,7 +298,8 @@ def spawn_workers(
 
 
 def note_rep_end(figures: dict[str, Any], ended: RepEnd) -> None:
-    """What the rep's end adds to its figures: lost jobs, stalls, worker faults, partial."""
+    """What the rep's end adds to its figures: lost jobs, stalls, worker faults, partial, the
+    machine's load."""
     if ended.lost:
         figures["jobs"]["lost"] = len(ended.lost)
         figures["lost_jobs"] = ended.lost
@@ -288,6 +311,8 @@ def note_rep_end(figures: dict[str, Any], ended: RepEnd) -> None:
         )
     if ended.partial is not None:
         figures["partial"] = ended.partial
+    if ended.machine is not None:
+        figures["machine"] = ended.machine
 
 
 def scenario_entry(s: Scenario, sdk: dict[str, Any] | None) -> ScenarioResult:
@@ -320,18 +345,18 @@ class FakeQueue:
     api_key: str | None = None
     seed: int | None = None
     pin_queue: bool = True
-    sdks: dict[WorkerSpec, dict[str, Any]] = field(default_factory=dict)
+    ready: dict[WorkerSpec, ReadyWorker] = field(default_factory=dict)
 
     def describe(self) -> TargetBlock:
         return TargetBlock(kind="fake", endpoint=self.server_url or "embedded")
 
-    def preflight(self, scenarios: Sequence[Scenario]) -> None:
-        """Check every runpod SDK the workers will import before anything starts or is
-        written: a usage error must leave no processes and no half-written result."""
+    def preflight(self, scenarios: Sequence[Scenario], progress: Progress) -> None:
+        """Ready every runpod SDK the workers will import (its environment built, the import
+        tried) before anything starts or is written: a usage error must leave no processes
+        and no half-written result."""
         for scenario in scenarios:
-            spec = scenario.worker
-            if spec not in self.sdks and (info := probe_sdk(spec)) is not None:
-                self.sdks[spec] = info  # one probe per variant, not per scenario
+            if scenario.worker not in self.ready:  # once per variant, not per scenario
+                self.ready[scenario.worker] = ready_worker(scenario.worker, progress.message)
 
     def header(self, scenarios: Sequence[Scenario], reps: int) -> str:
         """One line: target and model, workers, burst, reps (docs/metrics.md, "The run table")."""
@@ -354,5 +379,5 @@ class FakeQueue:
             api_key=self.api_key,
             seed=self.seed,
             pin_queue=self.pin_queue,
-            sdk=self.sdks.get(scenario.worker),
+            ready=self.ready.get(scenario.worker),
         )

@@ -10,9 +10,14 @@ from pathlib import Path
 from jobbench.errors import UsageError
 
 
-def cache_root() -> Path:
+def jobbench_cache() -> Path:
+    """`$XDG_CACHE_HOME/jobbench` (default ~/.cache/jobbench): worktrees/ and envs/."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "jobbench" / "worktrees"
+    return Path(base) / "jobbench"
+
+
+def cache_root() -> Path:
+    return jobbench_cache() / "worktrees"
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -28,6 +33,24 @@ def resolve_commit(repo: Path, ref: str) -> str | None:
     """The commit `ref` names in `repo`, or None if it names none."""
     done = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
+def describe_checkout(tree: Path) -> str | None:
+    """The checkout's tag or short commit (`v1.10.0`, `v1.10.0-3-gabc1234`); None unless it is
+    the top of a git checkout or worktree (a folder inside another project is not)."""
+    if not (tree / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(tree), "describe", "--tags", "--always"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    name = done.stdout.strip()
+    return name if done.returncode == 0 and name else None
 
 
 def is_git_repo(repo: Path) -> bool:

@@ -35,7 +35,7 @@ class LiveEndpoint:
     def describe(self) -> TargetBlock:
         return TargetBlock(kind="live", endpoint=self.endpoint.url)
 
-    def preflight(self, scenarios: Sequence[Scenario]) -> None:
+    def preflight(self, scenarios: Sequence[Scenario], progress: Progress) -> None:
         for scenario in scenarios:
             waves = scenario.load.waves()
             if len(waves) != 1 or waves[0].at_s != 0:  # live pacing is /run's, not a profile's

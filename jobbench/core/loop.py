@@ -1,11 +1,15 @@
 """The one run loop: plans (one per side) on their Targets, scenario by scenario, reps interleaved
 A, B, A, B..., every result saved after every rep, and marked incomplete with the reason on any
-way out (a failure, Ctrl-C, SIGTERM)."""
+way out (a failure, Ctrl-C, SIGTERM). A saved result is never lost: a plan's first rep moves it
+to its history, and a plan that ends without a rep saves beside it (results/history.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from jobbench.core.settle import Settler
 from jobbench.core.target import Plan, Progress, Session
@@ -14,6 +18,7 @@ from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.results.events_file import EventsWriter
+from jobbench.results.history import archive, events_path, failed_path, worth_keeping
 from jobbench.results.model import Phases, Rep, Result, ScenarioResult, spreads
 from jobbench.results.store import environment, new_document, write_document
 
@@ -45,36 +50,78 @@ def run_plans(plans: list[Plan], progress: Progress, settle: Settler | None = No
     more. A SIGTERM is a Ctrl-C here: either ends with every process stopped and the results so
     far saved, marked interrupted."""
     for plan in plans:
-        plan.target.preflight(plan.config.scenarios)
+        plan.target.preflight(plan.config.scenarios, progress)
     first = plans[0]
     docs = [new_document(p.config.label, p.target.describe(), environment(None)) for p in plans]
-    writers = [
-        EventsWriter(p.path.with_suffix(".events.jsonl")) if p.config.save_events else None
-        for p in plans
-    ]
+    saves = [Save(p.path, p.config.save_events) for p in plans]
     try:
         with sigterm_as_interrupt():
             progress.message(first.target.header(first.config.scenarios, first.config.reps))
             for index in range(len(first.config.scenarios)):
-                _run_scenario(plans, docs, writers, index, progress, settle)
+                _run_scenario(plans, docs, saves, index, progress, settle)
         for doc in docs:
             doc.complete = True
     except KeyboardInterrupt:
         mark_failed(docs, "interrupted (Ctrl-C or SIGTERM) before every rep ran", interrupted=True)
-        raise Interrupted(f"interrupted: partial results saved in {_paths(plans)}") from None
+        raise Interrupted(f"interrupted: partial results saved in {_where(saves)}") from None
     except Interrupted as exc:
         mark_failed(docs, str(exc), interrupted=True)
-        raise Interrupted(f"{exc}; partial results saved in {_paths(plans)}") from None
+        raise Interrupted(f"{exc}; partial results saved in {_where(saves)}") from None
     except Exception as exc:  # a bug too: the saved result says why it is incomplete
         mark_failed(docs, _describe(exc), interrupted=False)
+        kept = [save.where() for save in saves if save.keeps_previous()]
+        if kept and isinstance(exc, JobbenchError) and exc.args:
+            exc.args = (f"{exc}; result saved in {', '.join(kept)}", *exc.args[1:])
         raise
     finally:
         with interrupts_deferred():  # a second signal must not cut the last save short
-            for plan, doc, writer in zip(plans, docs, writers):
-                write_document(doc, plan.path)
-                if writer is not None:
-                    writer.close()
+            for save, doc in zip(saves, docs):
+                save.close(doc)
     return docs
+
+
+@dataclass
+class Save:
+    """Where one plan's result goes. The result saved at `path` before this run stays there
+    until this run's first rep is saved, which moves it (and its events) to its history; a run
+    that ends without a rep leaves it untouched and saves at `<label>.failed.json` instead."""
+
+    path: Path
+    save_events: bool
+    writer: EventsWriter | None = field(default=None, init=False)
+    started: bool = field(default=False, init=False)  # a rep of this run is saved at `path`
+    _keeps: bool | None = field(default=None, init=False)
+
+    def save_rep(self, doc: Result, scenario: str, rep: int, events: list[dict[str, Any]]) -> None:
+        """The rep in the result and its events (the caller defers signals around both)."""
+        if not self.started:
+            archive(self.path)
+            self.started = True
+            self.writer = EventsWriter(events_path(self.path)) if self.save_events else None
+        if self.writer is not None:
+            self.writer.write_rep(scenario, rep, events)
+        write_document(doc, self.path)
+
+    def keeps_previous(self) -> bool:
+        """No rep ran and the file at `path` holds one: it stays, this run saves beside it."""
+        if self._keeps is None:  # decided once: the message and the save must agree
+            self._keeps = not self.started and worth_keeping(self.path)
+        return self._keeps
+
+    def where(self) -> str:
+        if self.keeps_previous():
+            return f"{failed_path(self.path)} (no rep ran: {self.path}, an earlier run, kept)"
+        return str(self.path)
+
+    def close(self, doc: Result) -> None:
+        if self.keeps_previous():
+            write_document(doc, failed_path(self.path))
+            return
+        if not self.started and self.save_events:  # as the reps it has: none
+            EventsWriter(events_path(self.path)).close()
+        write_document(doc, self.path)
+        if self.writer is not None:
+            self.writer.close()
 
 
 def mark_failed(docs: list[Result], error: str, *, interrupted: bool) -> None:
@@ -84,8 +131,8 @@ def mark_failed(docs: list[Result], error: str, *, interrupted: bool) -> None:
         doc.error = error
 
 
-def _paths(plans: list[Plan]) -> str:
-    return ", ".join(str(p.path) for p in plans)
+def _where(saves: list[Save]) -> str:
+    return ", ".join(save.where() for save in saves)
 
 
 def _describe(exc: Exception) -> str:
@@ -95,7 +142,7 @@ def _describe(exc: Exception) -> str:
 def _run_scenario(
     plans: list[Plan],
     docs: list[Result],
-    writers: list[EventsWriter | None],
+    saves: list[Save],
     index: int,
     progress: Progress,
     settle: Settler | None,
@@ -113,7 +160,7 @@ def _run_scenario(
             entries.append(session.entry())
             doc.scenarios.append(entries[-1])
             doc.environment.learn(session.environment())
-        _run_reps(plans, sessions, entries, docs, writers, settle)
+        _run_reps(plans, sessions, entries, docs, saves, settle)
         succeeded = True
     except JobbenchError as exc:
         if not isinstance(exc, Interrupted):  # an interrupted run says where its result is
@@ -128,7 +175,7 @@ def _run_reps(
     sessions: list[Session],
     entries: list[ScenarioResult],
     docs: list[Result],
-    writers: list[EventsWriter | None],
+    saves: list[Save],
     settle: Settler | None,
 ) -> None:
     samples: list[list[PhaseSamples]] = [[] for _ in plans]
@@ -138,14 +185,11 @@ def _run_reps(
     while True:
         rep += 1
         began = time.monotonic()
-        for p, (plan, session, entry) in enumerate(zip(plans, sessions, entries)):
+        for p, (session, entry) in enumerate(zip(sessions, entries)):
             outcome = session.run_rep(rep, max(rep, reps))
             with interrupts_deferred():  # the rep in the result and its events, or in neither
                 add_rep(entry, outcome.measure, samples[p])
-                writer = writers[p]
-                if writer is not None:
-                    writer.write_rep(session.scenario.name, rep, outcome.events)
-                write_document(docs[p], plan.path)
+                saves[p].save_rep(docs[p], session.scenario.name, rep, outcome.events)
             if outcome.stopped is not None:
                 raise outcome.stopped
         pair_s = time.monotonic() - began

@@ -12,7 +12,7 @@ from typing import Any
 
 from fake_queue.latency import LatencyModel, LatencySpecError
 from jobbench.core.checks import REPS, TAKE_AHEAD, check_count
-from jobbench.core.config import Scenario, check_fits, validate_scenario
+from jobbench.core.config import DEFAULT_SLOTS, Scenario, check_fits, validate_scenario
 from jobbench.core.faults import WorkerFault, queue_faults, worker_faults
 from jobbench.errors import UsageError
 from jobbench.results.compare import METRICS
@@ -75,7 +75,8 @@ BUILTIN_SUITES = {
     "seed": Suite(
         "seed",
         tuple(
-            Scenario(name=n, workers=w, slots=32, burst=b, job_seconds=j, metric=m)
+            # 32 slots is the SDK's design in the reference table, not a command's concurrency
+            Scenario(n, workers=w, burst=b, job_seconds=j, metric=m, slots_by_default=True)
             for n, w, b, j, m in SEED_ROWS
         ),
     ),
@@ -234,7 +235,8 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
         scenario = Scenario(
             name=str(row.get("name", f"s{index + 1}")),
             workers=_whole(row, "workers", 4, at),
-            slots=_whole(row, "slots", 32, at),
+            slots=_whole(row, "slots", DEFAULT_SLOTS, at),
+            slots_by_default="slots" not in row,
             burst=_whole(row, "burst", 1024, at),
             job_seconds=_seconds(row, "job_seconds", 0.5, at),
             latency=latency,
@@ -282,6 +284,14 @@ def apply_variant(suite: Suite, variant: Variant) -> tuple[Scenario, ...]:
     """The suite's scenarios run by this variant's workers (and its latency overrides)."""
     out = []
     for scenario in suite.scenarios:
+        where = f"{suite.where or 'suite ' + suite.name}: scenario {scenario.name}"
+        if variant.worker.kind == "command" and scenario.slots_by_default:
+            fix = "give the row" if suite.where else "run a suite of jobbench.toml whose rows give"
+            raise UsageError(
+                f"{where}: slots: variant {variant.name} runs a command whose concurrency is "
+                f"unknown; {fix} slots = N (how many jobs one process runs at once), e.g. "
+                "slots = 1 for a plain sync handler"
+            )
         latency = LatencyModel.from_mapping(variant.latency, scenario.latency)
         run = replace(
             scenario,
@@ -290,7 +300,7 @@ def apply_variant(suite: Suite, variant: Variant) -> tuple[Scenario, ...]:
             faults=scenario.faults + variant.faults,
             worker_faults=scenario.worker_faults + variant.worker_faults,
         )
-        with toml_terms(f"{suite.where or 'suite ' + suite.name}: scenario {scenario.name}"):
+        with toml_terms(where):
             out.append(check_fits(validate_scenario(run)))  # with this variant's workers
     return tuple(out)
 

@@ -22,6 +22,7 @@ from jobbench.core.faults import WorkerFault
 from jobbench.core.target import Progress
 from jobbench.core.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
 from jobbench.errors import RunFailed, WorkerError
+from jobbench.procs import machine
 from jobbench.procs.spawn import WorkerProcess
 
 POLL_S = 0.05
@@ -44,6 +45,7 @@ class RepEnd:
     worker_faults: Counter[str] = field(default_factory=Counter)  # "worker:kill": n
     partial: str | None = None
     error: RunFailed | None = None
+    machine: dict[str, Any] | None = None  # the machine's load over the rep (procs/machine.py)
 
 
 @dataclass
@@ -114,6 +116,7 @@ class RepDrive:
         waves = list(s.load.waves())
         inputs = s.job_inputs()
         began = time.monotonic()
+        load_at_start = machine.sample()
         timeout_s = rep_timeout_s(s) + waves[-1].at_s
         faults = _FaultClock(s.worker_faults, self.workers)
         dog = Watchdog(watch_bounds(s), [w.worker_id for w in self.workers], began)
@@ -150,6 +153,7 @@ class RepDrive:
             dog.observe(time.monotonic(), self.client.workers(), 0, faults.paused)
         end.anomalies = dog.anomalies(time.monotonic())
         end.worker_faults = faults.applied
+        end.machine = machine.machine_load(load_at_start, machine.sample())
         return end
 
     def _watch(

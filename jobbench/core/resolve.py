@@ -2,6 +2,7 @@
 
 Tried in order: a result file path, a saved label (reports/NAME.json), a variant (config or
 built-in), a git ref of --repo (an SDK checkout: the variant runs the real SDK from a worktree).
+`LABEL~N` is always a saved result: the run N before LABEL's current one (results/history.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from jobbench.core.gitrefs import is_git_repo, resolve_commit, worktree_for
 from jobbench.core.project import Project, Variant
 from jobbench.errors import UsageError
+from jobbench.results.history import parse_ref
 from jobbench.results.model import Result
 from jobbench.results.store import find_result, read_result, safe_label
 from jobbench.workers.spec import WorkerSpec
@@ -33,6 +35,8 @@ def resolve(
 ) -> Side:
     """`label`: the saved label of this side when not the name's own (`compare main main`
     keeps B's run apart); it is looked up here and a run of the side is saved under it."""
+    if parse_ref(name) is not None and not Path(name).is_file():
+        return _saved(name, find_result(name, out))  # history is never run again
     label = label or safe_label(name)
     tried = []
     explicit = name.endswith(".json") or Path(name).is_file()

@@ -71,8 +71,9 @@ class Target(Protocol):
         """The result's `target` block: kind and endpoint, never a key."""
         ...
 
-    def preflight(self, scenarios: Sequence[Scenario]) -> None:
-        """Checks that must pass before anything starts or is written (exit 2 on a bad input)."""
+    def preflight(self, scenarios: Sequence[Scenario], progress: Progress) -> None:
+        """Checks that must pass before anything starts or is written (exit 2 on a bad input);
+        what takes a while (an SDK checkout's environment being built) says so on `progress`."""
         ...
 
     def header(self, scenarios: Sequence[Scenario], reps: int) -> str:

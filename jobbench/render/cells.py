@@ -128,19 +128,42 @@ def row_cells(row: Row, comparison: Comparison, wide: bool) -> list[str]:
 
 
 def title(comparison: Comparison) -> str:
-    a, b = comparison.baseline.label, comparison.candidate.label
-    text = f"A = {a} (baseline), B = {b} (candidate)"
+    """Who A and B are: label, role and the workers that ran each (as the results name them)."""
+    sides = []
+    for letter, side, role in (
+        ("A", comparison.baseline, "baseline"),
+        ("B", comparison.candidate, "candidate"),
+    ):
+        workers = "; ".join(side.workers)
+        sides.append(f"{letter} = {side.label} ({role}{': ' + workers if workers else ''})")
+    text = ", ".join(sides)
     names = {row.metric for row in comparison.rows}
     if len(names) == 1 and (name := names.pop()) is not None and name in LONG:
         text += f"; gated on {LONG[name]}"
     return text
 
 
-def legend(comparison: Comparison) -> list[str]:
-    """One clause per figure, under every comparison table."""
+VERDICTS = (  # the verdict column's words, as the verdict lines use them (docs/ci.md)
+    "verdict: REGRESSION = B slower by more than the threshold, and significant; better = faster "
+    "by more than it, and significant; pass = a slowdown beyond it is ruled out; inconclusive = "
+    "these reps settle neither."
+)
+WIDE_LEGEND = (
+    "reps A/B: reps each side ran; set aside: reps that do not count; detectable: the smallest "
+    "slowdown these reps flag with 95 % power; e2e: a job's submit until done; ideal = wake + "
+    "ceil(burst / (workers x slots)) x job: every slot busy from the first wake; eff A, eff B = "
+    "ideal / that side's time to 99 %."
+)
+
+
+def legend(comparison: Comparison, wide: bool = True) -> list[str]:
+    """One clause per figure, under every comparison table; `wide` adds the wide table's columns
+    (Markdown and the HTML page show that one)."""
     lines = [
         "A, B: median over the reps that count (e2e mean: pooled over their jobs); change: B/A - 1 "
         "(Hodges-Lehmann) with its 95 % interval; noise: rep-to-rep spread, 1.4826 MAD / median.",
+        *([WIDE_LEGEND] if wide else []),
+        VERDICTS,
     ]
     if any(gated(row)[1].excluded for row in comparison.rows):
         lines.append("*: reps were set aside (outliers or flagged by the runner), named below.")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from jobbench.measure.series import RepSeries
-from jobbench.render import svg
+from jobbench.render import svg, thinning
 from jobbench.render.cells import fmt
 
 WIDTH = 960
@@ -56,13 +56,26 @@ class Figure:
     notes: list[str] = field(default_factory=list)
 
 
-def _legend(f: svg.Frame, sides: Sequence[Plotted], extra: Sequence[tuple[str, str, str]]) -> str:
-    items = [(f"ln {s.cls}", s.label, "line") for s in sides] + list(extra)
-    return svg.legend(items, f.left, 16)
+Legend = list[tuple[str, str, str]]  # (css class, label, swatch) per item
+
+
+def _line_items(sides: Sequence[Plotted], extra: Sequence[tuple[str, str, str]] = ()) -> Legend:
+    return [(f"ln {s.cls}", s.label, "line") for s in sides] + list(extra)
+
+
+def _frame(height: int, items: Legend, x_max: float, y_max: float) -> svg.Frame:
+    """A plot `height` px tall plus a row per legend row past the first: a long legend wraps
+    above the plot, never past the picture's right edge."""
+    extra = round((svg.legend_rows(items, 64, WIDTH - 16) - 1) * svg.LEGEND_ROW)
+    return svg.Frame(WIDTH, height + extra, x_max=x_max, y_max=y_max, top=30 + extra)
+
+
+def _legend(f: svg.Frame, items: Legend, x: float | None = None) -> str:
+    return svg.legend(items, f.left if x is None else x, 16, f.width - f.right)
 
 
 def _step_line(f: svg.Frame, points: list[svg.Point], cls: str) -> tuple[str, bool]:
-    px, thinned = svg.thin(f.xy(points))
+    px, thinned = thinning.thin(f.xy(points))
     return svg.path(svg.polyline_d(svg.step_points(px)), cls), thinned
 
 
@@ -72,24 +85,25 @@ def _thin_note(thinned: bool, what: str) -> list[str]:
 
 def completion(sides: Sequence[Plotted], ideal: Ideal | None, x_max: float) -> Figure:
     y_max = max([s.series.submitted for s in sides] + [1])
-    f = svg.Frame(WIDTH, 300, x_max=x_max, y_max=y_max * 1.04)
+    extra = [("ln ideal", "ideal (the limit)", "line")] if ideal is not None else []
+    items = _line_items(sides, extra)
+    f = _frame(300, items, x_max, y_max * 1.04)
     body = [svg.axes(f, "seconds from burst start", "jobs done")]
     thinned = False
-    extra: list[tuple[str, str, str]] = []
     if ideal is not None:
         stairs = ideal.staircase()
         if stairs:
             body.append(_step_line(f, stairs, "ln ideal")[0])
         x = f.x(ideal.ideal_s)
         body.append(svg.line(x, f.top, x, f.top + f.inner_h, "ln ideal"))
-        body.append(svg.text(x + 4, f.top + f.inner_h - 6, f"ideal {ideal.ideal_s:.3f} s"))
-        extra.append(("ln ideal", "ideal (the limit)", "line"))
+        label = f"ideal {ideal.ideal_s:.3f} s"
+        body.append(svg.fitted_text(x + 4, f.top + f.inner_h - 6, label, f.width))
     for side in sides:
         points = [(0.0, 0.0)] + [(t, i + 1.0) for i, t in enumerate(side.series.done)]
         line, cut = _step_line(f, points, f"ln {side.cls}")
         body.append(line)
         thinned = thinned or cut
-    body.append(_legend(f, sides, extra))
+    body.append(_legend(f, items))
     title = "completion: jobs done over time, with the ideal"
     return Figure(
         svg.document(f.width, f.height, title, "".join(body)), _thin_note(thinned, "curve")
@@ -98,7 +112,8 @@ def completion(sides: Sequence[Plotted], ideal: Ideal | None, x_max: float) -> F
 
 def queue_depth(sides: Sequence[Plotted], x_max: float) -> Figure:
     y_max = max([d for s in sides for _, d in s.series.queue] + [1])
-    f = svg.Frame(WIDTH, 220, x_max=x_max, y_max=y_max * 1.05)
+    items = _line_items(sides)
+    f = _frame(220, items, x_max, y_max * 1.05)
     body = [svg.axes(f, "seconds from burst start", "jobs queued")]
     thinned = False
     for side in sides:
@@ -106,7 +121,7 @@ def queue_depth(sides: Sequence[Plotted], x_max: float) -> Figure:
         line, cut = _step_line(f, points, f"ln {side.cls}")
         body.append(line)
         thinned = thinned or cut
-    body.append(_legend(f, sides, []))
+    body.append(_legend(f, items))
     title = "queue depth: submitted minus claimed"
     return Figure(
         svg.document(f.width, f.height, title, "".join(body)), _thin_note(thinned, "curve")
@@ -115,15 +130,16 @@ def queue_depth(sides: Sequence[Plotted], x_max: float) -> Figure:
 
 def take_sizes(sides: Sequence[Plotted], x_max: float) -> Figure:
     y_max = max([max(t.got, t.asked) for s in sides for t in s.series.takes] + [1])
-    f = svg.Frame(WIDTH, 220, x_max=x_max, y_max=y_max * 1.1)
+    items = _dot_items(sides)
+    f = _frame(220, items, x_max, y_max * 1.1)
     body = [svg.axes(f, "answered at, seconds from burst start", "jobs per take")]
     merged = False
     for side in sides:
         values = [(t.answered, float(t.got)) for t in side.series.takes if t.answered <= x_max]
-        points, cut = svg.dedupe(f.xy(values))
+        points, cut = thinning.dedupe(f.xy(values))
         merged = merged or cut
         body.append(svg.path(svg.dots_d(points), f"dot {side.cls}"))
-    body.append(_dot_legend(sides))
+    body.append(_legend(f, items))
     title = "take sizes: jobs got per take"
     notes = ["takes on the same pixel drawn once"] * merged
     return Figure(svg.document(f.width, f.height, title, "".join(body)), notes)
@@ -136,18 +152,21 @@ def take_latencies(sides: Sequence[Plotted], x_max: float) -> Figure:
     takes = [t for s in sides for t in s.series.takes if t.answered <= x_max]
     inside = [t.latency for t in takes if t.arrived >= 0] or [t.latency for t in takes]
     y_max = max([*inside, 0.001]) * 1.1
-    f = svg.Frame(WIDTH, 220, x_max=x_max, y_max=y_max)
+    items = _dot_items(sides)
+    f = _frame(220, items, x_max, y_max)
     body = [svg.axes(f, "answered at, seconds from burst start", "take latency, s")]
     merged, over = False, []
     for side in sides:
         mine = [t for t in side.series.takes if t.answered <= x_max]
-        points, cut = svg.dedupe(f.xy((t.answered, t.latency) for t in mine if t.latency <= y_max))
+        points, cut = thinning.dedupe(
+            f.xy((t.answered, t.latency) for t in mine if t.latency <= y_max)
+        )
         high = [(f.x(t.answered), f.top + 4.0) for t in mine if t.latency > y_max]
         over += [t.latency for t in mine if t.latency > y_max]
         merged = merged or cut
         body.append(svg.path(svg.dots_d(points), f"dot {side.cls}"))
         body.append(svg.path(svg.up_triangles_d(high), f"dot {side.cls}"))
-    body.append(_dot_legend(sides))
+    body.append(_legend(f, items))
     notes = ["takes on the same pixel drawn once"] * merged
     if over:
         notes.append(
@@ -158,8 +177,8 @@ def take_latencies(sides: Sequence[Plotted], x_max: float) -> Figure:
     return Figure(svg.document(f.width, f.height, title, "".join(body)), notes)
 
 
-def _dot_legend(sides: Sequence[Plotted]) -> str:
-    return svg.legend([(f"dot {s.cls}", s.label, "dot") for s in sides], 64, 16)
+def _dot_items(sides: Sequence[Plotted]) -> Legend:
+    return [(f"dot {s.cls}", s.label, "dot") for s in sides]
 
 
 def _cdf_points(values: Sequence[float]) -> tuple[list[svg.Point], bool]:
@@ -172,13 +191,21 @@ def _cdf_points(values: Sequence[float]) -> tuple[list[svg.Point], bool]:
 
 def e2e_cdf(sides: Sequence[Plotted]) -> Figure:
     x_max = max([v for s in sides for v in s.series.e2e[-1:]] + [0.001]) * 1.04
-    f = svg.Frame(WIDTH, 280, x_max=x_max, y_max=1.0)
+    items = [
+        (
+            f"ln {s.cls}",
+            f"{s.label}: p50 {fmt(s.series.p(50), 's')}, p99 {fmt(s.series.p(99), 's')}",
+            "line",
+        )
+        for s in sides
+    ]
+    f = _frame(280, items, x_max, 1.0)
     body = [svg.axes(f, "end-to-end latency, s", "fraction of jobs", lambda v: f"{v:.0%}")]
     sampled = False
     for index, side in enumerate(sides):
         points, cut = _cdf_points(side.series.e2e)
         sampled = sampled or cut
-        px, _ = svg.thin(f.xy([(points[0][0], 0.0), *points] if points else []))
+        px, _ = thinning.thin(f.xy([(points[0][0], 0.0), *points] if points else []))
         body.append(svg.path(svg.polyline_d(svg.step_points(px)), f"ln {side.cls}"))
         for pct in (50, 99):
             value = side.series.p(pct)
@@ -186,16 +213,9 @@ def e2e_cdf(sides: Sequence[Plotted]) -> Figure:
                 continue
             x = f.x(value)
             body.append(svg.line(x, f.top, x, f.top + f.inner_h, f"mark {side.cls}"))
-            body.append(svg.text(x + 3, f.top + 12 + 14 * index, f"p{pct}", "lab small"))
-    labels = [
-        Plotted(
-            s.cls,
-            f"{s.label}: p50 {fmt(s.series.p(50), 's')}, p99 {fmt(s.series.p(99), 's')}",
-            s.series,
-        )
-        for s in sides
-    ]
-    body.append(_legend(f, labels, []))
+            y = f.top + 12 + 14 * index
+            body.append(svg.fitted_text(x + 3, y, f"p{pct}", f.width, "lab small"))
+    body.append(_legend(f, items))
     notes = [f"sampled at {CDF_POINTS} evenly spaced ranks (p50/p99 marks are exact)"] * sampled
     title = "end-to-end latency CDF with p50 and p99"
     return Figure(svg.document(f.width, f.height, title, "".join(body)), notes)

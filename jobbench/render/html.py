@@ -1,8 +1,10 @@
 """The HTML report: one self-contained page (inline CSS and SVG, no scripts, no fetches).
 
-Per scenario: the summary table, then where the time goes in the plotted rep: the slot
-timeline, the completion curve against the ideal, queue depth, take sizes and latencies, and
-the end-to-end latency CDF. With two sides (a comparison) A and B share every axis.
+A banner first when a result is incomplete. Per scenario: the summary table, every rep (the
+gated metric's strip, a table with each rep's flags and machine load, a collapsed block of
+plots per rep: every_rep.py), then where the time goes in the plotted rep: the slot timeline,
+the completion curve against the ideal, queue depth, take sizes and latencies, and the
+end-to-end latency CDF. With two sides (a comparison) A and B share every axis.
 """
 
 from __future__ import annotations
@@ -16,13 +18,17 @@ from typing import Any
 from jobbench.measure.series import RepSeries
 from jobbench.render import charts, html_tables
 from jobbench.render.charts import Figure, Ideal, Plotted
+from jobbench.render.every_rep import Budget, Scene, every_rep
+from jobbench.render.rep_strip import StripSide
 from jobbench.render.style import CSS
 from jobbench.render.timeline import timeline
+from jobbench.results.compare import gated_metric
 from jobbench.results.model import (
     Comparison,
     LatencyDistribution,
     LatencyValue,
     Result,
+    Row,
     ScenarioResult,
 )
 
@@ -32,14 +38,31 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 @dataclass(frozen=True)
 class SideReport:
-    """One result to show: its document, where it came from, and the plotted rep's events."""
+    """One result to show: its document, where it came from, and its reps' series."""
 
     key: str  # "A" / "B" in a comparison, "" alone
     doc: Result
     source: Path
-    series: dict[str, RepSeries] = field(default_factory=dict)  # scenario name -> series
+    series: dict[str, dict[int, RepSeries]] = field(default_factory=dict)  # scenario -> rep ->
     reps: dict[str, int] = field(default_factory=dict)  # scenario name -> rep plotted
-    note: str | None = None  # why there is nothing to plot
+    note: str | None = None  # why the plotted rep has no plots
+
+    def rep_series(self, scenario: str, rep: int) -> RepSeries | None:
+        return self.series.get(scenario, {}).get(rep)
+
+    def plotted_rep(self, scenario: str) -> int | None:
+        return self.reps.get(scenario)
+
+    def has_events(self, scenario: str) -> bool:
+        return bool(self.series.get(scenario))
+
+    def plotted(self, scenario: str) -> RepSeries | None:
+        rep = self.reps.get(scenario)
+        return None if rep is None else self.rep_series(scenario, rep)
+
+    @property
+    def source_label(self) -> str:
+        return str(self.source)
 
     @property
     def label(self) -> str:
@@ -53,12 +76,14 @@ class SideReport:
 
 def render_page(sides: Sequence[SideReport], comparison: Comparison | None = None) -> str:
     title = " vs ".join(s.doc.label for s in sides)
-    body = [_header(sides, title)]
+    body = [_banner(sides), _header(sides, title)]
     if comparison is not None:
         body.append(_verdict(comparison))
+    budget = Budget()
     for entry in sides[0].doc.scenarios:
         entries = [s.doc.scenario(entry.name) for s in sides]
-        body.append(_section(sides, [e for e in entries if e is not None]))
+        found = [e for e in entries if e is not None]
+        body.append(_section(sides, found, _row(comparison, entry.name), budget))
     body.append(
         "<footer>Written by jobbench "
         f"{escape(sides[0].doc.jobbench)}. One self-contained file: inline CSS and "
@@ -74,16 +99,36 @@ def render_page(sides: Sequence[SideReport], comparison: Comparison | None = Non
     )
 
 
+def _banner(sides: Sequence[SideReport]) -> str:
+    """What an incomplete result lacks and why, before anything else on the page."""
+    lines = [
+        f"<p><strong>Incomplete result: {escape(side.label)}</strong> "
+        f"({escape(str(side.source))}): {_text(side.doc.error)}; {escape(_held(side.doc))}.</p>"
+        for side in sides
+        if not side.doc.complete
+    ]
+    return f'<div class="banner" role="alert">{"".join(lines)}</div>' if lines else ""
+
+
+def _held(doc: Result) -> str:
+    reps = sum(len(e.reps) for e in doc.scenarios)
+    if not reps:
+        return "it holds no rep: nothing below was measured"
+    per = ", ".join(f"{len(e.reps)} of {e.name}" for e in doc.scenarios)
+    return f"it holds {reps} rep(s) ({per}): the figures below are of those only"
+
+
+def _row(comparison: Comparison | None, scenario: str) -> Row | None:
+    rows = comparison.rows if comparison is not None else []
+    return next((row for row in rows if row.scenario == scenario), None)
+
+
 def _header(sides: Sequence[SideReport], title: str) -> str:
     rows = []
     for side in sides:
         doc = side.doc
         env, target = doc.environment, doc.target
-        state = (
-            ""
-            if doc.complete
-            else f' <strong class="warn">incomplete: {escape(str(doc.error))}</strong>'
-        )
+        state = "" if doc.complete else ' <strong class="warn">incomplete (see above)</strong>'
         rows.append(
             f"<li><b>{escape(side.label)}</b>: {escape(str(side.source))}, created "
             f"{_text(doc.created)}; {_text(target.kind)} queue "
@@ -99,14 +144,13 @@ def _text(value: Any) -> str:
 
 
 def _verdict(comparison: Comparison) -> str:
-    from jobbench.render.cells import legend, title, verdict_lines
+    from jobbench.render.cells import legend, title
 
-    items = "".join(f"<li>{escape(line)}</li>" for line in verdict_lines(comparison))
     return (
         f"<section><h2>Comparison</h2><p>{escape(title(comparison))}</p>"
-        f'<div class="scroll">{html_tables.comparison_table(comparison)}</div>'
-        f"<p>{escape(' '.join(legend(comparison)))}</p>"
-        f"<ul>{items}</ul></section>"
+        f"{html_tables.comparison_tables(comparison)}"
+        f'<p class="note">{escape(" ".join(legend(comparison)))}</p>'
+        f"{html_tables.verdict_list(comparison)}</section>"
     )
 
 
@@ -132,12 +176,20 @@ def _worker_text(side: SideReport, entry: ScenarioResult) -> str:
     return f"{side.label}: {entry.worker}"
 
 
-def _section(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
+def _section(
+    sides: Sequence[SideReport], entries: list[ScenarioResult], row: Row | None, budget: Budget
+) -> str:
     entry = entries[0]
     used = sides[: len(entries)]
     two = len(used) == 2
+    head = (
+        f'<section id="{_slug(entry.name)}"><h2>{escape(entry.name)}</h2><p class="params">'
+        f"{escape(_params_line(entry))}<br>"
+        f"{escape('; '.join(_worker_text(s, e) for s, e in zip(used, entries)))}</p>"
+    )
+    if not any(e.reps for e in entries):
+        return f'{head}<p class="note missing">No rep of this scenario ran.</p></section>'
     labels = [s.key for s in used] if two else [""]
-    workers = "; ".join(_worker_text(s, e) for s, e in zip(used, entries))
     facts = "".join(html_tables.facts(e, s.label if two else "") for s, e in zip(used, entries))
     resilience = "".join(
         f"<h4>{escape(s.label)}</h4>{table}" if two else table
@@ -145,12 +197,36 @@ def _section(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
         if (table := html_tables.resilience_table(e))
     )
     extra = f'<div class="scroll">{resilience}</div>' if resilience else ""
-    return (
-        f'<section id="{_slug(entry.name)}"><h2>{escape(entry.name)}</h2><p class="params">'
-        f"{escape(_params_line(entry))}<br>{escape(workers)}</p>"
-        f'<div class="tables"><div class="scroll">{html_tables.summary_table(entries, labels)}'
-        f'</div><div class="factrow">{facts}</div></div>{extra}{_plots(used, entries)}</section>'
+    scene = Scene(
+        entry.name,
+        _slug(entry.name),
+        entry.params.slots or 1,
+        _ideal(entry),
+        row.gated if row is not None else gated_metric(None, entry),
     )
+    return (
+        f'{head}<div class="tables"><div class="scroll">'
+        f"{html_tables.summary_table(entries, labels)}</div>"
+        f'<div class="factrow">{facts}</div></div>{extra}'
+        f"{every_rep(used, _strips(used, entries, row), scene, budget)}"
+        f"{_plots(used, entries)}</section>"
+    )
+
+
+def _strips(
+    sides: Sequence[SideReport], entries: list[ScenarioResult], row: Row | None
+) -> list[StripSide]:
+    """The strip's rows: a comparison's sides with the reps its gate set aside, or the one."""
+    excluded = row.metrics[row.gated].excluded if row is not None else []
+    return [
+        StripSide(
+            s.key or s.doc.label,
+            s.cls,
+            e,
+            {x.rep: x.reason for x in excluded if x.side == s.key},
+        )
+        for s, e in zip(sides, entries)
+    ]
 
 
 def _plots(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
@@ -159,13 +235,13 @@ def _plots(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
         f'<p class="note missing">{escape(s.label)}: no plots: '
         f"{escape(s.note or 'no events for this scenario')}</p>"
         for s in sides
-        if name not in s.series
+        if s.plotted(name) is None
     )
-    pairs = [(s, e) for s, e in zip(sides, entries) if name in s.series]
+    pairs = [(s, e, series) for s, e in zip(sides, entries) if (series := s.plotted(name))]
     if not pairs:
         return notes
-    plotted = [Plotted(s.cls, s.label, s.series[name]) for s, _ in pairs]
-    rep_texts = [f"rep {s.reps.get(name)} of {len(e.reps)}" for s, e in pairs]
+    plotted = [Plotted(s.cls, s.label, series) for s, _, series in pairs]
+    rep_texts = [f"rep {s.reps.get(name)} of {len(e.reps)}" for s, e, _ in pairs]
     x_max = _x_max(plotted, entries[0].ideal_s)
     slots = entries[0].params.slots or 1
     timelines = [timeline(p, slots, x_max, text) for p, text in zip(plotted, rep_texts)]
@@ -178,9 +254,15 @@ def _plots(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
         ("End-to-end latency", _figure(charts.e2e_cdf(plotted))),
     ]
     slug = _slug(name)
-    blocks = "".join(f'<h3 id="{slug}-{_slug(t)}">{escape(t)}</h3>{html}' for t, html in figures)
+    blocks = "".join(
+        f'<h4 class="fig" id="{slug}-{_slug(t)}">{escape(t)}</h4>{html}' for t, html in figures
+    )
     which = "; ".join(f"{p.label}: {text}" for p, text in zip(plotted, rep_texts))
-    return f'{notes}<p class="note">Plots show one rep ({escape(which)}).</p>{blocks}'
+    return (
+        f'{notes}<h3 id="{slug}-plots">Where the time went in one rep</h3><p class="note">'
+        f"{escape(which)}; every other rep's timeline and completion curve are under Every rep "
+        f"above, and <code>--rep N</code> draws all of these for rep N.</p>{blocks}"
+    )
 
 
 def _slug(text: str) -> str:

@@ -1,11 +1,22 @@
-"""HTML tables of the report: a scenario's summary (one or two sides) and the comparison rows."""
+"""HTML tables of the report: a scenario's summary (one or two sides), the comparison rows and
+the verdicts."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
 
-from jobbench.render.cells import fmt, header, row_cells
+from jobbench.render.cells import (
+    MARKS,
+    SHORT,
+    WIDE_METRICS,
+    change,
+    figure,
+    fmt,
+    gated,
+    interval,
+    noise,
+)
 from jobbench.render.resilience import HEAD, rep_notes, resilience_rows
 from jobbench.results.model import Comparison, ScenarioResult, Spread
 
@@ -90,19 +101,69 @@ def facts(entry: ScenarioResult, label: str) -> str:
     return f'<div class="facts">{prefix}<dl>{body}</dl></div>'
 
 
-def comparison_table(comparison: Comparison) -> str:
-    """The same cells as the wide terminal and Markdown comparison tables."""
-    rows = []
+def comparison_tables(comparison: Comparison) -> str:
+    """The wide comparison's cells (as in Markdown and `--wide`) in two tables that each fit a
+    1,400 px window: the gated metric with its verdict, then the other figures, grouped."""
+    gated_head = ["scenario", "gated on", "A", "B", "change", "95 % CI", "noise"]
+    gated_head += ["reps A/B", "set aside", "detectable", "verdict"]
+    gated_rows, other_rows = [], []
     for row in comparison.rows:
-        cells = row_cells(row, comparison, True)
+        name, metric = gated(row)
+        reps, mdc = row.reps, row.mdc
         verdict = row.verdict
         mark = escape(verdict) if isinstance(verdict, str) else ""
-        rows.append(f'<tr class="v-{mark}">{_cells(cells)}</tr>')
-    head = header(comparison, True)
-    return (
-        f'<table class="num"><thead><tr>{_cells(head, "th")}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        scenario = row.scenario + (" *" if metric.excluded else "")
+        cells = [scenario, SHORT.get(name, name), figure(metric, "baseline", name)]
+        cells += [figure(metric, "candidate", name), change(metric), interval(metric)]
+        cells += [noise(metric), f"{reps.baseline}/{reps.candidate}" if reps else "-/-"]
+        cells += [str(len(metric.excluded)), "-" if mdc is None else f"{mdc:+.0%}"]
+        cells += [MARKS.get(verdict, str(verdict))]
+        gated_rows.append(f'<tr class="v-{mark}">{_cells(cells)}</tr>')
+        others = [row.scenario]
+        for other in WIDE_METRICS:
+            m = row.metrics.get(other)  # a /1 file has no pooled mean
+            others += [figure(m, "baseline", other), figure(m, "candidate", other), change(m)]
+        others += [fmt(row.ideal_s, "s")]
+        others += [fmt(row.efficiency.baseline, "%"), fmt(row.efficiency.candidate, "%")]
+        other_rows.append(f"<tr>{_cells(others)}</tr>")
+    groups = "".join(f'<th colspan="3">{escape(SHORT[n])}</th>' for n in WIDE_METRICS)
+    other_head = (
+        f'<tr><th rowspan="2">scenario</th>{groups}<th rowspan="2">ideal</th>'
+        f'<th colspan="2">efficiency</th></tr>'
+        f"<tr>{_cells(['A', 'B', 'change'] * len(WIDE_METRICS) + ['A', 'B'], 'th')}</tr>"
     )
+    return (
+        f'<div class="scroll"><table class="num"><caption>the gated metric</caption><thead><tr>'
+        f"{_cells(gated_head, 'th')}</tr></thead><tbody>{''.join(gated_rows)}</tbody></table>"
+        f'</div><div class="scroll"><table class="num grouped"><caption>other figures'
+        f"</caption><thead>{other_head}</thead><tbody>{''.join(other_rows)}</tbody></table></div>"
+    )
+
+
+def verdict_list(comparison: Comparison) -> str:
+    """One line per verdict: each judged row's, then the overall one with the rule."""
+    items = []
+    for row in comparison.rows:
+        if row.verdict:
+            items.append(_verdict_item(row.verdict, row.scenario, row.reason))
+    if comparison.verdict:
+        gate = comparison.gate
+        limit = gate.max_regression if gate else 0
+        false_alarm = (gate.false_alarm if gate else None) or 0
+        miss = (gate.miss if gate else None) or 0
+        rule = (
+            f"threshold +{limit:.1%}, false alarms <= {false_alarm:.0%} per call, misses "
+            f"<= {miss:.0%} at +{2 * limit:.1%} (docs/ci.md)"
+        )
+        reason = "; ".join(part for part in (comparison.reason, rule) if part)
+        items.append(_verdict_item(comparison.verdict, "overall", reason))
+    return f'<ul class="verdicts">{"".join(items)}</ul>' if items else ""
+
+
+def _verdict_item(verdict: str, what: str, reason: str) -> str:
+    mark = escape(MARKS.get(verdict, verdict))
+    why = f": {escape(reason)}" if reason else ""
+    return f'<li class="v-{escape(verdict)}"><b>{mark}</b> {escape(what)}{why}</li>'
 
 
 def resilience_table(entry: ScenarioResult) -> str:

@@ -17,7 +17,7 @@ def render(comparison: Comparison, out: TextIO, width: int = 100, wide: bool = T
     out.write("|" + "---|" * len(cells) + "\n")
     for row in comparison.rows:
         out.write("| " + " | ".join(row_cells(row, comparison, True)) + " |\n")
-    out.write("\n" + " ".join(legend(comparison)) + "\n")
+    out.write("\n" + "\n\n".join(legend(comparison)) + "\n")  # a paragraph per line
     lines = verdict_lines(comparison)
     if lines:
         out.write("\n" + "\n".join(f"- {line}" for line in lines) + "\n")

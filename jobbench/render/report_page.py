@@ -1,6 +1,6 @@
 """The HTML report's page for a result, or for both sides of a comparison, written to a file:
-the documents, the plotted rep of each scenario from `<result>.events.jsonl`, then
-render/html.py. `jobbench report`, and `--html` on run and compare, all write it here."""
+the documents, every rep's series from `<result>.events.jsonl`, then render/html.py.
+`jobbench report`, and `--html` on run and compare, all write it here."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from jobbench.errors import ResultsError, UsageError
-from jobbench.measure.series import rep_series
+from jobbench.measure.series import RepSeries, rep_series
 from jobbench.render.html import SideReport, render_page
-from jobbench.results.events_file import read_rep_events
+from jobbench.results.events_file import each_rep_events
 from jobbench.results.model import Comparison, Result
 from jobbench.results.store import read_result, safe_label
 
@@ -57,19 +58,26 @@ def comparison_sides(comparison: Comparison, path: Path) -> tuple[list[Result], 
 
 
 def _side(key: str, doc: Result, path: Path, rep: int | None) -> SideReport:
+    """The side's document and the series of every rep its events file holds (read one rep at
+    a time); `note` says why the plotted rep (`--rep N`, else the last) has no plots."""
     events = path.with_suffix(".events.jsonl")
-    wanted = _wanted_reps(doc, rep, path)
+    plotted = _wanted_reps(doc, rep, path)
     note = _events_problem(doc, events)
     if note is not None:
         return SideReport(key, doc, path, note=note)
-    rows, skipped = read_rep_events(events, wanted)
-    series = {name: rep_series(r) for name, r in rows.items()}
+    series: dict[str, dict[int, RepSeries]] = {}
+
+    def keep(name: str, number: int, rows: list[dict[str, Any]]) -> None:
+        series.setdefault(name, {})[number] = rep_series(rows)
+
+    every = {e.name: range(1, len(e.reps) + 1) for e in doc.scenarios if e.reps}
+    skipped = each_rep_events(events, every, keep)
     if skipped:
         note = f"{skipped} unreadable line(s) of {events} skipped"
-    missing = [f"{name} rep {r}" for name, r in wanted.items() if name not in series]
+    missing = [f"{name} rep {r}" for name, r in plotted.items() if r not in series.get(name, {})]
     if missing:
         note = f"{events} has no events for {', '.join(missing)}"
-    return SideReport(key, doc, path, series, wanted, note)
+    return SideReport(key, doc, path, series, plotted, note)
 
 
 def _wanted_reps(doc: Result, rep: int | None, path: Path) -> dict[str, int]:

@@ -18,6 +18,11 @@ HEAD = (
     "stalls",
     "time to 99 %",
 )
+LEGEND = (
+    "recovered: jobs a fault hit that still completed; lost: delivered and never reported done; "
+    "failed: ended FAILED; redelivered: delivered more than once; stalls: times the watchdog saw "
+    "a worker stop working (docs/reliability.md)"
+)
 
 
 def disturbed(rep: Rep) -> bool:

@@ -28,6 +28,18 @@ th,td{padding:3px 10px;border-bottom:1px solid var(--grid);white-space:nowrap}
 th{text-align:right;font-weight:600;background:var(--panel)}
 td{text-align:right}td:first-child,th:first-child{text-align:left}
 tr.v-regression td{color:var(--warn);font-weight:600}tr.v-better td{color:var(--ideal)}
+caption{text-align:left;color:var(--muted);font-size:12.5px;padding:2px 0}
+table.grouped th,table.reps th{text-align:center}
+table.reps td.txt{text-align:left}table.reps td.warn{color:var(--warn);white-space:normal;
+min-width:12em}
+.banner{border:2px solid var(--warn);border-radius:6px;padding:4px 14px;margin:12px 0;
+background:var(--panel)}.banner p{margin:6px 0}.banner strong{color:var(--warn)}
+ul.verdicts{padding-left:0;list-style:none}ul.verdicts li{margin:3px 0}
+ul.verdicts b{display:inline-block;min-width:7.5em}
+li.v-regression b{color:var(--warn)}li.v-better b{color:var(--ideal)}
+details{margin:6px 0;border-left:3px solid var(--grid);padding-left:10px}
+summary{cursor:pointer;color:var(--muted)}details[open] summary{color:var(--fg)}
+code{font-size:12.5px}h4.fig{margin:16px 0 4px}
 .tables{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px 40px}
 .factrow{display:flex;flex-direction:column;gap:12px}
 .facts dl{display:grid;grid-template-columns:auto 1fr;gap:1px 12px;margin:4px 0}
@@ -51,4 +63,8 @@ font-size:11.5px;font-family:inherit}
 .inflight{fill:var(--take);opacity:.45}.inflight.empty{fill:var(--empty)}
 .arrive{stroke:var(--take);stroke-width:1.5;fill:none}
 .answer{fill:var(--take)}
+.pt{fill:currentColor}.pt.a{fill:var(--a)}.pt.b{fill:var(--b)}
+.pt.ring{fill:none;stroke:currentColor;stroke-width:1.5}.pt.ring.a{stroke:var(--a)}
+.pt.ring.b{stroke:var(--b)}.anom{fill:none;stroke:var(--warn);stroke-width:2}
+.med{fill:none;stroke:currentColor;stroke-width:2}.med.a{stroke:var(--a)}.med.b{stroke:var(--b)}
 """

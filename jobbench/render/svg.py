@@ -92,6 +92,41 @@ def text(x: float, y: float, body: str, cls: str = "lab", anchor: str = "start")
     )
 
 
+# A generous average glyph width (px) at the plots' font sizes (11.5 px, "small" 10.5 px):
+# wide enough for DejaVu Sans, the widest of the usual system-ui fonts, so what is laid out by
+# these estimates stays inside its picture.
+CHAR_W = 6.6
+SMALL_CHAR_W = 6.0
+
+
+def text_width(body: str, cls: str = "lab") -> float:
+    return len(body) * (SMALL_CHAR_W if "small" in cls.split() else CHAR_W)
+
+
+def fit(body: str, px: float, cls: str = "lab") -> str:
+    """`body` cut (with an ellipsis) to about `px` wide."""
+    if text_width(body, cls) <= px:
+        return body
+    keep = max(1, int(px / text_width("x", cls)) - 1)
+    return body[:keep] + "\u2026"
+
+
+def fitted_text(
+    x: float, y: float, body: str, width: float, cls: str = "lab", anchor: str = "start"
+) -> str:
+    """A label at `x` that stays inside a picture `width` wide: one that would run past the
+    right edge ends at `x` instead, one past the left edge starts there."""
+    w = text_width(body, cls)
+    start = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+    if start + w > width - 2:
+        if anchor == "start":  # flip to the mark's left side, as a reader expects
+            return text(x - 8, y, body, cls, "end")
+        return text(width - 2, y, body, cls, "end")
+    if start < 2:
+        return text(2, y, body, cls, "start")
+    return text(x, y, body, cls, anchor)
+
+
 def line(x1: float, y1: float, x2: float, y2: float, cls: str) -> str:
     return f'<path class="{cls}" d="M{num(x1)} {num(y1)}L{num(x2)} {num(y2)}"/>'
 
@@ -110,7 +145,8 @@ def axes(f: Frame, x_label: str, y_label: str, y_fmt: Callable[[float], str] | N
     for value in ticks(f.x_min, f.x_max):
         x = f.x(value)
         parts.append(line(x, f.top, x, f.top + f.inner_h, "grid"))
-        parts.append(text(x, f.top + f.inner_h + 16, tick_text(value, x_step), anchor="middle"))
+        label = tick_text(value, x_step)
+        parts.append(fitted_text(x, f.top + f.inner_h + 16, label, f.width, anchor="middle"))
     bottom = f.top + f.inner_h
     parts.append(line(f.left, bottom, f.width - f.right, bottom, "ax"))
     parts.append(line(f.left, f.top, f.left, bottom, "ax"))
@@ -119,6 +155,19 @@ def axes(f: Frame, x_label: str, y_label: str, y_fmt: Callable[[float], str] | N
         f'<text class="lab" text-anchor="middle" transform="translate(14 '
         f'{num(f.top + f.inner_h / 2)}) rotate(-90)">{escape(y_label)}</text>'
     )
+    return "".join(parts)
+
+
+def x_axis(f: Frame, label: str, bottom: float) -> str:
+    """Vertical grid lines and the x axis alone at `bottom` (the timeline, the rep strip)."""
+    parts = []
+    step = nice_step(f.x_max - f.x_min)
+    for value in ticks(f.x_min, f.x_max):
+        x = f.x(value)
+        parts.append(line(x, f.top, x, bottom, "grid"))
+        parts.append(fitted_text(x, bottom + 14, tick_text(value, step), f.width, anchor="middle"))
+    parts.append(line(f.left, bottom, f.width - f.right, bottom, "ax"))
+    parts.append(text(f.left + f.inner_w / 2, f.height - 6, label, anchor="middle"))
     return "".join(parts)
 
 
@@ -178,48 +227,24 @@ def dots_d(points: Iterable[Point], size: float = 4.0) -> str:
     )
 
 
-def thin(points: Sequence[Point], resolution: float = 1.0) -> tuple[list[Point], bool]:
-    """Keep the first, lowest, highest and last point of each `resolution`-px column.
-
-    Points must be in px and sorted by x. Lossless on screen: a column never shows more.
-    """
-    if len(points) <= 4:
-        return list(points), False
-    out: list[Point] = []
-    column: list[Point] = []
-    key = None
-    for point in points:
-        k = math.floor(point[0] / resolution)
-        if k != key and column:
-            out.extend(_column_extremes(column))
-            column = []
-        key = k
-        column.append(point)
-    out.extend(_column_extremes(column))
-    return out, len(out) < len(points)
+def circles_d(points: Iterable[Point], r: float = 4.5) -> str:
+    """Circles of radius `r` centred on each point, as two arcs each."""
+    d, rr = num(2 * r), num(r)
+    return "".join(
+        f"M{num(x - r)} {num(y)}a{rr} {rr} 0 1 0 {d} 0a{rr} {rr} 0 1 0 -{d} 0" for x, y in points
+    )
 
 
-def _column_extremes(column: list[Point]) -> list[Point]:
-    if len(column) <= 4:
-        return column
-    low = min(column, key=lambda p: p[1])
-    high = max(column, key=lambda p: p[1])
-    keep = {id(column[0]), id(low), id(high), id(column[-1])}
-    return [p for p in column if id(p) in keep]
+def diamonds_d(points: Iterable[Point], r: float = 5.5) -> str:
+    s = num(r)
+    return "".join(f"M{num(x)} {num(y - r)}l{s} {s}l-{s} {s}l-{s} -{s}z" for x, y in points)
 
 
-def dedupe(points: Iterable[Point]) -> tuple[list[Point], bool]:
-    """Drop points that land on the same 1 px cell as an earlier one (scatter plots)."""
-    seen: set[tuple[int, int]] = set()
-    out = []
-    total = 0
-    for x, y in points:
-        total += 1
-        cell = (round(x), round(y))
-        if cell not in seen:
-            seen.add(cell)
-            out.append((x, y))
-    return out, len(out) < total
+def crosses_d(points: Iterable[Point], r: float = 5.0) -> str:
+    d = num(2 * r)
+    return "".join(
+        f"M{num(x - r)} {num(y - r)}l{d} {d}M{num(x - r)} {num(y + r)}l{d} -{d}" for x, y in points
+    )
 
 
 SWATCH = {
@@ -228,19 +253,49 @@ SWATCH = {
     "tick": "M{m} {t}v8",
     "tri": "M{m} {y}l3.5 -3.5h-7z",
     "dot": "M{d} {e}h4v4h-4z",
+    "circle": "M{d} {c}a3.5 3.5 0 1 0 7 0a3.5 3.5 0 1 0 -7 0",
+    "diamond": "M{m} {t}l4 4l-4 4l-4 -4z",
+    "cross": "M{d} {t}l7 7M{d} {b}l7 -7",
 }
+LEGEND_ROW = 15.0  # px between the rows of a legend that wraps
 
 
-def legend(items: Sequence[tuple[str, str, str]], x: float, y: float) -> str:
-    """A row of (css class, label, swatch shape from SWATCH) starting at (x, y)."""
+def legend_layout(
+    items: Sequence[tuple[str, str, str]], x: float, right: float
+) -> list[tuple[float, int]]:
+    """Where each legend item goes, (x, row): a row wraps before an item would pass `right`."""
+    out = []
+    left, row = x, 0
+    for _, label, _ in items:
+        width = 18 + text_width(label)
+        if x > left and x + width > right:
+            x, row = left, row + 1
+        out.append((x, row))
+        x += width + 12
+    return out
+
+
+def legend_rows(items: Sequence[tuple[str, str, str]], x: float, right: float) -> int:
+    return 1 + max((row for _, row in legend_layout(items, x, right)), default=0)
+
+
+def legend(items: Sequence[tuple[str, str, str]], x: float, y: float, right: float = 944.0) -> str:
+    """Rows of (css class, label, swatch shape from SWATCH) from (x, y), wrapping at `right`."""
     parts = []
-    for cls, label, shape in items:
+    for (cls, label, shape), (at, row) in zip(items, legend_layout(items, x, right)):
+        base = y + row * LEGEND_ROW
         d = SWATCH[shape].format(
-            x=num(x), y=num(y - 2), t=num(y - 8), m=num(x + 7), d=num(x + 5.5), e=num(y - 5.5)
+            x=num(at),
+            y=num(base - 2),
+            t=num(base - 8),
+            b=num(base - 1),
+            c=num(base - 4),
+            m=num(at + 7),
+            d=num(at + 5.5),
+            e=num(base - 5.5),
         )
         parts.append(path(d, cls))
-        parts.append(text(x + 18, y, label))
-        x += 30 + 6.2 * len(label)
+        parts.append(text(at + 18, base, label))
     return "".join(parts)
 
 

@@ -14,20 +14,21 @@ from rich.table import Table
 from rich.text import Text
 
 from jobbench.render.cells import fmt
-from jobbench.render.resilience import HEAD, rep_notes, resilience_rows
+from jobbench.render.explain import PHASE_NAMES, ideal_lines, is_live, legend, scenario_title
+from jobbench.render.resilience import HEAD, LEGEND, rep_notes, resilience_rows
 from jobbench.results.model import Comparison, Result, ScenarioResult
 
+# (row title, summary key, unit); a phase row's title starts with the phase, named by the mode
 ROWS: tuple[tuple[str, str, str], ...] = (
     ("time to 50 %", "time_to_p50_s", "s"),
     ("time to 99 %", "time_to_p99_s", "s"),
     ("time to 100 %", "time_to_p100_s", "s"),
     ("throughput", "throughput_jps", "jobs/s"),
-    ("queue wait p50", "queue_wait_p50_s", "s"),
-    ("queue wait p99", "queue_wait_p99_s", "s"),
-    ("service p50", "service_p50_s", "s"),
-    ("service p99", "service_p99_s", "s"),
-    ("end-to-end p50", "e2e_p50_s", "s"),
-    ("end-to-end p99", "e2e_p99_s", "s"),
+    *(
+        (f"{phase} {stat}", f"{phase}_{stat}_s", "s")
+        for phase in ("queue_wait", "service", "e2e")
+        for stat in ("p50", "p99")
+    ),
     ("takes", "takes_count", ""),
     ("mean take size", "takes_got_mean", "jobs"),
     ("efficiency", "efficiency", "%"),
@@ -72,6 +73,10 @@ class RichProgress:
         if p99 is not None:
             self.console.print(f"[dim]{scenario} rep {rep}: time to 99 % {p99:.3f} s[/dim]")
 
+    def stop(self) -> None:
+        """Before a last message: the bar cleared (it is transient), the cursor shown again."""
+        self._bar.stop()
+
 
 def rich_progress() -> tuple[Console, RichProgress]:
     """(a console on stdout for the results, a progress bar on stderr)."""
@@ -82,19 +87,34 @@ def stdout_console() -> Console:
     return Console(file=sys.stdout, width=100)
 
 
+def row_title(title: str, live: bool) -> str:
+    """`service p50` -> `take to done p50` (fake) or `executionTime p50` (live)."""
+    phase, _, stat = title.partition(" ")
+    names = PHASE_NAMES[live]
+    return f"{names[phase]} {stat}" if phase in names else title
+
+
 def scenario_table(entry: ScenarioResult) -> Table:
-    table = Table(title=entry.name, title_justify="left", show_edge=False, pad_edge=False)
+    """Median / min / max over the reps; its title is printed above it (scenario_heading): a
+    table title wraps to the table's width, and a command line would fold into a column."""
+    table = Table(show_edge=False, pad_edge=False)
     table.add_column("metric")
     for column in ("median", "min", "max"):
         table.add_column(column, justify="right")
+    live = is_live(entry)
     for title, key, unit in ROWS:
         stats = entry.summary.get(key)
         if stats:
-            table.add_row(title, *(fmt(v, unit) for v in (stats.median, stats.min, stats.max)))
+            cells = (fmt(v, unit) for v in (stats.median, stats.min, stats.max))
+            table.add_row(row_title(title, live), *cells)
     return table
 
 
-def resilience_table(entry: ScenarioResult) -> Table | None:
+def scenario_heading(entry: ScenarioResult) -> Text:
+    return Text(scenario_title(entry), style="bold")
+
+
+def resilience_table(entry: ScenarioResult) -> Group | None:
     """Faults, lost jobs and stalls per rep (render/resilience.py), when there were any."""
     rows = resilience_rows(entry)
     if not rows:
@@ -104,13 +124,11 @@ def resilience_table(entry: ScenarioResult) -> Table | None:
         table.add_column(name, justify="left" if index < 2 else "right")
     for row in rows:
         table.add_row(*row)
-    return table
+    return Group(table, Text(LEGEND, style="dim"))
 
 
 def scenario_footer(entry: ScenarioResult) -> Text:
-    efficiency = entry.summary.get("efficiency")
-    eff = efficiency.median if efficiency else None
-    lines = [f"ideal {entry.ideal_s:.3f} s" + (f", efficiency {eff:.1%}" if eff else "")]
+    lines = ideal_lines(entry)
     lines += rep_notes(entry)
     for name, numbers in (entry.outliers or {}).items():
         if numbers:
@@ -155,9 +173,12 @@ def render_result(doc: Result, console: Console, saved_to: str | None = None) ->
     live = doc.target.kind == "live"
     for entry in doc.scenarios:
         footer = live_footer(entry) if live else scenario_footer(entry)
-        console.print(Group(scenario_table(entry), footer))
+        console.print(Group(scenario_heading(entry), scenario_table(entry), footer))
         if (resilience := resilience_table(entry)) is not None:
             console.print(resilience)
+        console.print()
+    if doc.scenarios:  # what each figure is, once for every table above
+        console.print(Text("\n".join(legend(live)), style="dim"))
         console.print()
     if live:
         console.print(f"target {doc.target.endpoint} (live)", highlight=False)
@@ -193,5 +214,7 @@ def render_comparison(
         roomy = Console(file=out, width=WIDE_WIDTH)
         console = Console(file=out, width=Measurement.get(roomy, roomy.options, table).maximum)
     console.print(table)
-    for line in [*legend(comparison), *verdict_lines(comparison)]:
-        console.print(line, style="dim" if line.startswith(("A, B:", "gated on:", "*:")) else "")
+    for line in legend(comparison, wide):
+        console.print(line, style="dim")
+    for line in verdict_lines(comparison):
+        console.print(line)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jobbench.measure.series import RepSeries, Take
-from jobbench.render import svg
+from jobbench.render import svg, thinning
 from jobbench.render.charts import WIDTH, Figure, Plotted
 from jobbench.render.lanes import Row, count_over_time, merge_close, slot_rows
 
@@ -107,12 +107,12 @@ def _bars(f: svg.Frame, rows: list[Row], y: float, row_h: float) -> tuple[list[s
 def _worker_block(
     f: svg.Frame, w: _Worker, y: float, row_h: float, cls: str, name: str
 ) -> tuple[list[str], float, bool]:
-    parts = [svg.text(f.left - 8, y + TRACK - 2, f"{name} takes", "lab small", "end")]
+    parts = [_row_label(f, y + TRACK - 2, f"{name} takes")]
     parts += _take_marks(f, w.takes, y + TRACK / 2)
     y += TRACK
     slots_h = len(w.rows) * row_h
     label_y = y + min(slots_h, 24) / 2 + 4
-    parts.append(svg.text(f.left - 8, label_y, f"{w.jobs} jobs", "lab small", "end"))
+    parts.append(_row_label(f, label_y, f"{w.jobs} jobs"))
     parts.append(
         f'<rect class="lane" x="{f.left}" y="{svg.num(y)}" '
         f'width="{svg.num(f.inner_w)}" height="{svg.num(slots_h)}"/>'
@@ -129,10 +129,15 @@ def _held_band(f: svg.Frame, held: list[tuple[float, int]], top: float, cls: str
     most = max(n for _, n in held) or 1
     base = top + HELD - 3
     points = [(f.x(t), base - n / most * (HELD - 6)) for t, n in held]
-    px, _ = svg.thin(svg.step_points(points))
+    px, _ = thinning.thin(svg.step_points(points))
     d = svg.polyline_d([(px[0][0], base), *px, (px[-1][0], base)]) + "z" if px else ""
-    label = svg.text(f.left - 8, top + HELD / 2 + 4, f"held, max {most}", "lab small", "end")
+    label = _row_label(f, top + HELD / 2 + 4, f"held, max {most}")
     return [label, svg.path(d, f"busy held-bar {cls}")]
+
+
+def _row_label(f: svg.Frame, y: float, body: str) -> str:
+    """A label left of the rows, cut to the margin (a worker name that is not shortened)."""
+    return svg.text(f.left - 8, y, svg.fit(body, f.left - 12, "lab small"), "lab small", "end")
 
 
 def _take_marks(f: svg.Frame, takes: list[Take], mid: float) -> list[str]:
@@ -156,18 +161,7 @@ def _take_marks(f: svg.Frame, takes: list[Take], mid: float) -> list[str]:
 
 
 def _x_axis(f: svg.Frame) -> str:
-    parts = []
-    step = svg.nice_step(f.x_max - f.x_min)
-    bottom = f.height - f.bottom + 4
-    for value in svg.ticks(f.x_min, f.x_max):
-        x = f.x(value)
-        parts.append(svg.line(x, f.top, x, bottom, "grid"))
-        parts.append(svg.text(x, bottom + 14, svg.tick_text(value, step), anchor="middle"))
-    parts.append(svg.line(f.left, bottom, f.width - f.right, bottom, "ax"))
-    parts.append(
-        svg.text(f.left + f.inner_w / 2, f.height - 6, "seconds from burst start", anchor="middle")
-    )
-    return "".join(parts)
+    return svg.x_axis(f, "seconds from burst start", f.height - f.bottom + 4)
 
 
 def _legend(f: svg.Frame, side: Plotted, held: bool) -> str:
@@ -178,4 +172,4 @@ def _legend(f: svg.Frame, side: Plotted, held: bool) -> str:
         ("arrive", "take arrived", "tick"),
         ("answer", "take answered", "tri"),
     ]
-    return svg.legend(items, f.left, 20)
+    return svg.legend(items, f.left, 20, f.width - f.right)

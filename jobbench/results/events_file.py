@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +51,29 @@ def read_rep_events(
     events: Path, wanted: dict[str, int]
 ) -> tuple[dict[str, list[dict[str, Any]]], int]:
     """The rows of the wanted rep of each scenario (name -> rep number), and how many lines were
-    unreadable: a torn last line (a file from before reps were written whole, cut by a Ctrl-C)
-    is skipped and counted, for the report to say so, not an error."""
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in wanted}
+    unreadable (each_rep_events)."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+
+    def keep(name: str, rep: int, found: list[dict[str, Any]]) -> None:
+        rows.setdefault(name, []).extend(found)
+
+    skipped = each_rep_events(events, {name: {rep} for name, rep in wanted.items()}, keep)
+    return rows, skipped
+
+
+def each_rep_events(
+    events: Path,
+    wanted: Mapping[str, Collection[int]],
+    take: Callable[[str, int, list[dict[str, Any]]], None],
+) -> int:
+    """Hand `take` the rows of each wanted rep (scenario name -> rep numbers) as the file is
+    read, one rep at a time (the writer writes a rep's lines together), so a page of many reps
+    never holds every rep's rows at once. Returns how many lines were unreadable: a torn last
+    line (a file from before reps were written whole, cut by a Ctrl-C) is skipped and counted,
+    for the report to say so, not an error."""
     skipped = 0
+    key: tuple[str, int] | None = None
+    rows: list[dict[str, Any]] = []
     with events.open(encoding="utf-8", errors="replace") as handle:  # a torn byte too
         for line in handle:
             try:
@@ -61,7 +81,22 @@ def read_rep_events(
             except ValueError:
                 skipped += line.strip() != ""
                 continue
-            name = row.get("scenario") if isinstance(row, dict) else None
-            if isinstance(name, str) and wanted.get(name) == row.get("rep"):
-                rows[name].append(row)
-    return {name: r for name, r in rows.items() if r}, skipped
+            found = _rep_of(row)
+            if found is None or found[1] not in wanted.get(found[0], ()):
+                continue
+            if found != key:
+                if key is not None:
+                    take(*key, rows)
+                key, rows = found, []
+            rows.append(row)
+    if key is not None:
+        take(*key, rows)
+    return skipped
+
+
+def _rep_of(row: Any) -> tuple[str, int] | None:
+    """A row's (scenario, rep), or None for a line that is not a rep's event."""
+    if not isinstance(row, dict):
+        return None
+    name, rep = row.get("scenario"), row.get("rep")
+    return (name, rep) if isinstance(name, str) and isinstance(rep, int) else None

@@ -113,6 +113,17 @@ class Health(Doc):
     max_workers_running: int | None
 
 
+class Machine(Doc):
+    """How busy the machine was during a fake-queue rep (procs/machine.py, Linux): every
+    process's CPU share from /proc/stat between the rep's start and end, and the 1-minute
+    load average at both ends; None where it could not be read."""
+
+    cpu_busy: Number | None  # 0.0-1.0, all CPUs, jobbench's own processes included
+    load1_start: Number | None
+    load1_end: Number | None
+    cpus: int | None
+
+
 class Rep(Doc):
     """One rep's figures (docs/metrics.md), as measure/ computes them."""
 
@@ -135,6 +146,7 @@ class Rep(Doc):
     anomalies: list[Anomaly] | None = None  # what the runner flagged; such reps never count
     faults: dict[str, int] | None = None  # injected faults by "route:kind" (absent: none)
     lost_jobs: list[str] | None = None  # ids of the jobs a worker lost (jobs.lost counts them)
+    machine: Machine | None = None  # the machine's load during the rep (absent: before issue 14)
 
 
 class Spread(Doc):

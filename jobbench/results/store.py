@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from jobbench import __version__
 from jobbench.errors import ResultsError
+from jobbench.results.history import archive, parse_ref, run_back, saved_runs
 from jobbench.results.model import (
     COMPARISON_SCHEMA,
     READABLE_COMPARISON_SCHEMAS,
@@ -83,10 +84,16 @@ def safe_label(name: str) -> str:
 
 def find_result(name: str, out: Path) -> Path:
     """Where `name`'s result is: a file as given, else its saved label in `out`, where `run`
-    and `compare` save it. A missing path is returned as is, so the error names it."""
+    and `compare` save it; `LABEL~N` (or `FILE.json~N`) is the run N before that one, from
+    its history (results/history.py). A missing path is returned as is, so the error names it."""
     path = Path(name)
     if path.is_file():
         return path
+    ref = parse_ref(name)
+    if ref is not None:
+        base, back = ref
+        current = Path(base) if base.endswith(".json") else result_path(out, safe_label(base))
+        return run_back(current, back, name)
     if name.endswith(".json") and path.name != name:
         return path  # missing, in another folder: no guessing at a file of that name in `out`
     return result_path(out, safe_label(name))
@@ -97,9 +104,48 @@ def write_document(doc: Result | Comparison, path: Path) -> Path:
     return write_json(to_json(doc), path)
 
 
+def save_document(doc: Result | Comparison, path: Path) -> Path:
+    """Write `doc` at `path`, the document there (if worth keeping) moved to its history first:
+    a new comparison never loses the one before it."""
+    kept = archive(path)
+    if kept is not None and isinstance(doc, Comparison):
+        _repoint_sides(kept, path.parent)
+    return write_document(doc, path)
+
+
+def _repoint_sides(kept: Path, folder: Path) -> None:
+    """A comparison moved from `folder` to its history records its sides relative to where it
+    was: point each, from where it is now, at the saved run it compared (same `created`; its
+    label's history has it if that label ran since), so `report` still reads the right ones."""
+    try:
+        data = load_json(kept)
+    except ResultsError:
+        return  # not readable here: kept as it is
+    for key in ("baseline", "candidate"):
+        side = data.get(key)
+        if not isinstance(side, dict) or not isinstance(side.get("label"), str):
+            continue
+        written = side.get("path")
+        was = folder / (
+            written if isinstance(written, str) else f"{safe_label(side['label'])}.json"
+        )
+        side["path"] = os.path.relpath(_same_run(was, side.get("created")), kept.parent)
+    write_json(data, kept)
+
+
+def _same_run(was: Path, created: object) -> Path:
+    for path in (was, *reversed(saved_runs(was))):
+        try:
+            if json.loads(path.read_text()).get("created") == created:
+                return path
+        except (OSError, ValueError, AttributeError):
+            continue
+    return was
+
+
 def write_json(data: dict[str, Any], path: Path) -> Path:
     """Write atomically: a reader never sees half a file, a crash leaves the previous one.
-    The one writer under write_document and write_document."""
+    The one writer under write_document."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -10,6 +10,7 @@ import shlex
 import site
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,10 @@ RUNPOD_ENTRY = HERE / "runpod_entry.py"
 LOCAL_KEY = "jobbench-local"  # what workers send when the fake queue needs no key
 WORKER_TMP, WORKER_HOME = "tmp", "home"  # in each worker's own folder
 
-# Read the SDK's version and whether it knows take_ahead without importing it (import is ~2 s).
+# The SDK's version, where it is, whether it knows take_ahead, and whether runpod.serverless
+# imports with this python (its dependencies there): once per side, ~2 s, before any worker starts.
 _SDK_PROBE = r"""
-import importlib.metadata as md, importlib.util, json, pathlib
+import importlib.metadata as md, importlib.util, json, pathlib, sys
 spec = importlib.util.find_spec("runpod")
 if spec is None or not spec.origin:
     print(json.dumps(None))
@@ -38,8 +40,16 @@ else:
     except md.PackageNotFoundError:
         version = None
     serverless = " ".join(p.read_text(errors="ignore") for p in (root / "serverless").rglob("*.py"))
-    print(json.dumps({"version": version, "path": str(root),
-                      "take_ahead": "take_ahead" in serverless.lower()}))
+    try:
+        import runpod.serverless
+        problem = None
+    except ImportError as exc:
+        problem = str(exc)
+    except Exception as exc:  # an SDK too old or too new for this python fails in its own way
+        problem = f"{type(exc).__name__}: {exc}"
+    print()  # whatever the SDK printed while importing stays on the lines before
+    print(json.dumps({"version": version, "path": str(root), "python": sys.executable,
+                      "take_ahead": "take_ahead" in serverless.lower(), "problem": problem}))
 """
 
 
@@ -54,28 +64,49 @@ def _base_env(spec: WorkerSpec) -> dict[str, str]:
 
 
 def sdk_info(spec: WorkerSpec) -> dict[str, Any]:
-    """Version, path and take-ahead support of the runpod SDK the workers will import."""
+    """Version, path, python and take-ahead support of the runpod SDK the workers will import;
+    an SDK that does not import there is refused, naming what is missing."""
     python = spec.python or sys.executable
-    try:
-        out = subprocess.run(
-            [python, "-c", _SDK_PROBE],
-            env=_base_env(spec),
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise UsageError(
-            f"--python {python}: cannot run it to find the runpod SDK ({exc})"
-        ) from None
-    info = json.loads(out.strip().splitlines()[-1])
+    info = json.loads(_run_probe(spec, python).strip().splitlines()[-1])
     if info is None:
         raise UsageError(
             f"--worker runpod: the runpod SDK is not importable by {python}; "
             "pip install runpod there, or pass --sdk PATH to a checkout"
         )
+    problem = info.pop("problem")
+    if problem is not None:
+        flag = f"--sdk {spec.sdk_path}" if spec.sdk_path is not None else f"--python {python}"
+        raise UsageError(
+            f"{flag}: runpod at {info['path']} cannot be imported by {python}: {problem}; "
+            "declare what is missing in the SDK's requirements, or pass --python PYTHON with "
+            "it installed"
+        )
     return dict(info)
+
+
+def _run_probe(spec: WorkerSpec, python: str) -> str:
+    """The probe's output, run as a worker runs: from a folder of its own, so nothing the import
+    writes lands in the user's and no `runpod/` folder there is found in place of the SDK."""
+    launched_in = Path.cwd()
+    try:
+        with tempfile.TemporaryDirectory(prefix="jobbench-probe-") as probe_dir:
+            folder = worker_folder(Path(probe_dir), "probe")
+            env = _base_env(spec)
+            own = _own_folders_env(folder).items()
+            env.update({k: v for k, v in own if k not in dict(spec.env)})
+            return subprocess.run(
+                [_program(python, launched_in), "-c", _SDK_PROBE],
+                env=env,
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                timeout=120,  # importing the SDK on a busy two-core box
+                check=True,
+            ).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise UsageError(
+            f"--python {python}: cannot run it to find the runpod SDK ({exc})"
+        ) from None
 
 
 def worker_folder(workdir: Path, worker_id: str) -> Path:

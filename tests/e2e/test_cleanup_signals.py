@@ -233,7 +233,8 @@ def test_workers_second_sigterm_while_stopping_still_kills_every_worker(
 
 def test_run_second_ctrl_c_while_stopping_still_stops_the_queue(tmp_path: Path) -> None:
     marker = tmp_path / "sigterm"
-    args = ["run", "--worker", stubborn(marker), "--workers", "1", "--burst", "4", "--reps", "1"]
+    args = ["run", "--worker", stubborn(marker), "--workers", "1", "--slots", "1", "--burst", "4"]
+    args += ["--reps", "1"]
     with jobbench(*args, "--no-pin-queue", *FAST, cwd=tmp_path) as (proc, _, stderr):
         stderr.wait_for("rep 1/1")  # a rep under way: the queue and the worker are up
         groups = groups_of(proc)

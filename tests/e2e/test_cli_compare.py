@@ -85,7 +85,10 @@ def test_saved_labels_are_reused_and_gate_flags_the_slower_side(
     again = jobbench("compare", "main", "pr", "--suite", "fast", "--format", "markdown", cwd=folder)
     assert again.returncode == 0, again.stderr
     assert "result reports/main.json (" in again.stderr and ": rep " not in again.stderr
-    assert again.stdout.startswith("### jobbench: A = main (baseline), B = pr (candidate)")
+    assert again.stdout.startswith(
+        "### jobbench: A = main (baseline: model worker (drain)), "
+        "B = pr (candidate: model worker (take-ahead, take-ahead 32))"
+    )
     summary, comment = tmp_path / "summary.md", tmp_path / "comment.md"
     gate = jobbench(
         "gate",

@@ -56,6 +56,8 @@ def test_worker_command_that_cannot_start_exits_4_naming_it(tmp_path: Path) -> N
         "python no_such_handler.py",
         "--workers",
         "1",
+        "--slots",
+        "1",
         "--burst",
         "4",
         "--reps",

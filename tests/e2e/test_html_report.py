@@ -5,6 +5,7 @@ on a saved comparison. Generated results are tested in tests/unit/test_html_repo
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -13,8 +14,10 @@ import pytest
 
 from jobbench.commands.report import ReportRequest, report_command
 from jobbench.errors import UsageError
+from jobbench.render.rep_strip import machine_text
+from jobbench.results.store import read_result
 from tests.e2e.helpers import run_jobbench
-from tests.unit.test_html_report import PLOTS, labels, svgs
+from tests.unit.test_html_report import PLOTS, labels, plotted, rep_blocks, svgs
 
 RUN = [
     "run", "--worker", "model", "--policy", "drain", "--workers", "2", "--slots", "4",
@@ -43,10 +46,10 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_run_html_has_one_svg_per_plot(folder: Path) -> None:
     page = (folder / "x.html").read_text()
-    assert len(svgs(page)) == len(PLOTS)
-    for plot, label in zip(PLOTS, labels(page)):
+    assert len(svgs(plotted(page))) == len(PLOTS)
+    for plot, label in zip(PLOTS, labels(plotted(page))):
         assert plot in label
-    assert page.count("<table") == 1 and "time to 99 %" in page
+    assert page.count('<table class="num">') == 1 and "time to 99 %" in page
     assert "x: rep 2 of 2" in page  # says which rep the plots show
     doc = json.loads((folder / "reports" / "x.json").read_text())
     p99 = doc["scenarios"][0]["summary"]["time_to_p99_s"]["median"]
@@ -77,12 +80,32 @@ def test_dark_mode_uses_css_variables(folder: Path) -> None:
 
 def test_comparison_page_has_both_sides_on_shared_axes(folder: Path) -> None:
     page = (folder / "xy.html").read_text()
-    found = labels(page)
+    found = labels(plotted(page))
     assert len(found) == len(PLOTS) + 1  # a timeline per side, the rest overlaid
     assert "slot timeline of A = x" in found[0] and "slot timeline of B = y" in found[1]
     assert "A = x" in page and "B = y" in page and "B vs A" in page
-    for chunk in svgs(page)[2:]:
+    for chunk in svgs(plotted(page))[2:]:
         assert ' a"' in chunk and ' b"' in chunk  # both sides drawn on each overlay
+    (rep_1,) = rep_blocks(page).values()  # rep 2 is plotted in full: rep 1 in its block
+    assert [label.split(":")[0] for label in labels(rep_1)] == [
+        "slot timeline of A = x",
+        "slot timeline of B = y",
+        "completion",
+    ]
+
+
+def test_every_rep_shows_the_machine_load_it_recorded(folder: Path) -> None:
+    """A real run records how busy the machine was during each rep; the page shows it."""
+    page = (folder / "x.html").read_text()
+    reps = read_result(folder / "reports" / "x.json").scenarios[0].reps
+    assert len(reps) == 2
+    for rep in reps:
+        machine = rep.machine
+        assert machine is not None and machine.cpus == os.cpu_count()
+        assert machine.cpu_busy is not None and 0.0 < machine.cpu_busy <= 1.0  # workers ran
+        assert machine.load1_start is not None and machine.load1_end is not None
+        assert f'<td class="txt">{machine_text(machine)}</td>' in page
+    assert "every rep: time to 99 % done" in page and ">counted (2)" in page
 
 
 def test_report_command_reads_a_comparison_file_and_a_rep(folder: Path) -> None:

@@ -1,21 +1,29 @@
 """The HTML report in a real browser: headless Chromium loads it from disk (file://), logs no
 console message (the page has no scripts, so any message is an error or a blocked fetch), and
-draws a picture that is not blank, in light and in dark mode.
+draws a picture that is not blank, in light and in dark mode. At 1,400 px, the window of the
+issue 14 report, nothing overflows and no label is clipped: a script measures the laid-out page
+(LAYOUT_CHECK) in a copy whose policy lets it run, every rep's <details> opened.
 
 Needs /usr/bin/chromium (Debian: `apt-get install -y chromium`); without it this test fails.
 """
 
 from __future__ import annotations
 
+import html
+import json
+import re
 import struct
 import subprocess
 import zlib
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from jobbench.core.rep_drive import RepEnd
 from tests.e2e.helpers import run_jobbench
+from tests.unit.test_html_report import BUSY, STALL, small
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
@@ -45,12 +53,31 @@ def jobbench(*args: str, cwd: Path) -> None:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A comparison report of two real runs (drain vs take-ahead): every kind of plot."""
+    """A comparison report of two real runs (drain vs take-ahead): every kind of plot; beside
+    it run.html, the take-ahead run's own page (close to its ideal: the ideal's label sits at
+    the completion plot's right edge)."""
     folder = tmp_path_factory.mktemp("browser")
     jobbench(*RUN, "--policy", "drain", "--label", "main", cwd=folder)
     jobbench(*RUN, "--policy", "take-ahead", "--take-ahead", "4", "--label", "pr", cwd=folder)
     jobbench("compare", "main", "pr", "--html", "report.html", cwd=folder)
+    jobbench("report", "pr", "--html", "run.html", cwd=folder)
     return folder / "report.html"
+
+
+@pytest.fixture(scope="module")
+def crowded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A comparison of generated results with long labels, 8 reps against 6, a stalled, a
+    partial and an outlier rep, machine load, and an incomplete side: the widest page."""
+    folder = tmp_path_factory.mktemp("crowded")
+    reports = folder / "reports"
+    reports.mkdir()
+    a, b = "runpod-sdk-1.10.0-baseline-with-a-long-label", "runpod-sdk-1.12.0-take-ahead-candidate"
+    flagged = {2: RepEnd(anomalies=[STALL], machine=BUSY), 3: RepEnd(partial="worker died")}
+    small(reports, a, (0.5, 0.51, 0.49, 0.5, 0.5, 0.505, 0.495, 0.9), ends=flagged)
+    small(reports, b, (0.45, 0.46, 0.44, 0.45, 0.45, 0.455), error="interrupted (Ctrl-C)")
+    done = run_jobbench("compare", a, b, "--html", "crowded.html", cwd=folder, timeout_s=180)
+    assert (folder / "crowded.html").is_file(), done.stderr
+    return folder / "crowded.html"
 
 
 def screenshot(url: str, png: Path, *extra: str) -> str:
@@ -150,3 +177,98 @@ def test_chromium_in_dark_mode_draws_on_a_dark_background(page: Path, tmp_path: 
     (background, _), *_ = seen.most_common(1)
     assert sum(background) < 150, f"dark mode background is {background}"
     assert len(seen) >= 50, f"only {len(seen)} distinct colours: a blank page?"
+
+
+# --- layout at 1,400 px ---------------------------------------------------------------------
+
+LAYOUT_CHECK = """
+for (const d of document.querySelectorAll("details")) d.open = true;
+const out = {width: innerWidth, page: [document.documentElement.scrollWidth,
+  document.documentElement.clientWidth], overflow: [], clipped: [], texts: 0, cells: 0};
+for (const el of document.body.querySelectorAll("*")) {
+  if (el instanceof SVGElement || el.clientWidth === 0) continue;
+  out.cells += el.matches("td, th");
+  if (el.scrollWidth > el.clientWidth)
+    out.overflow.push(`${el.tagName}.${el.className} ${el.scrollWidth} > ${el.clientWidth}: ` +
+      el.textContent.slice(0, 60));
+}
+for (const svg of document.querySelectorAll("svg")) {
+  const box = svg.viewBox.baseVal, toSvg = svg.getScreenCTM().inverse();
+  for (const text of svg.querySelectorAll("text")) {
+    out.texts += 1;
+    const b = text.getBBox(), m = toSvg.multiply(text.getScreenCTM());
+    const corners = [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height],
+      [b.x + b.width, b.y + b.height]].map(([x, y]) => new DOMPoint(x, y).matrixTransform(m));
+    const xs = corners.map(p => p.x), ys = corners.map(p => p.y);
+    if (Math.min(...xs) < box.x - 0.5 || Math.max(...xs) > box.x + box.width + 0.5 ||
+        Math.min(...ys) < box.y - 0.5 || Math.max(...ys) > box.y + box.height + 0.5)
+      out.clipped.push(`"${text.textContent}" x ${Math.min(...xs).toFixed(1)}..` +
+        `${Math.max(...xs).toFixed(1)} of ${box.width} in ${svg.getAttribute("aria-label")}`);
+  }
+}
+const pre = document.createElement("pre");
+pre.id = "layout-check";
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+"""
+
+
+def layout(page: Path, width: int = 1400) -> dict[str, Any]:
+    """LAYOUT_CHECK's findings on `page` in a `width` px window: a copy of the page whose
+    policy lets that one inline script run (the page itself runs none)."""
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: install it with `apt-get install -y chromium`")
+    text = page.read_text()
+    policy = "default-src 'none'; style-src 'unsafe-inline'"
+    assert policy in text or "Content-Security-Policy" not in text
+    text = text.replace(policy, f"{policy}; script-src 'unsafe-inline'")
+    copy = page.with_name(f"{page.stem}.checked.html")
+    script = f"<script>{LAYOUT_CHECK}</script>"
+    copy.write_text(
+        text.replace("</body>", f"{script}</body>") if "</body>" in text else text + script
+    )
+    profile = page.with_name(f"{page.stem}.profile")
+    where = [f"--user-data-dir={profile}", f"--window-size={width},1000", "--dump-dom"]
+    done = subprocess.run(
+        [str(CHROMIUM), *FLAGS, *where, copy.as_uri()], capture_output=True, text=True, timeout=120
+    )
+    found = re.search(r'<pre id="layout-check">(.*?)</pre>', done.stdout, flags=re.S)
+    assert found, f"the check did not run (exit {done.returncode}): {done.stderr[-2000:]}"
+    result: dict[str, Any] = json.loads(html.unescape(found.group(1)))
+    assert result["width"] == width, result
+    return result
+
+
+def assert_fits(result: dict[str, Any]) -> None:
+    scroll, client = result["page"]
+    assert scroll <= client, f"the page scrolls sideways: {scroll} px in {client} px"
+    assert result["overflow"] == [], "\n".join(result["overflow"])
+    assert result["clipped"] == [], "\n".join(result["clipped"])
+
+
+def test_the_layout_check_sees_overflow_and_clipped_labels(tmp_path: Path) -> None:
+    """Proof the checks below can fail: a table wider than its box, a label past the edge."""
+    bad = tmp_path / "bad.html"
+    cells = "".join(f"<td>{'figure ' * 3}{i}</td>" for i in range(40))
+    bad.write_text(
+        '<!DOCTYPE html><div style="overflow-x:auto"><table><tr>'
+        f'{cells}</tr></table></div><svg viewBox="0 0 100 40" width="100">'
+        '<text x="90" y="20">ideal 16.050 s</text></svg>'
+    )
+    result = layout(bad)
+    assert any(line.startswith("DIV.") for line in result["overflow"]), result
+    (clipped,) = result["clipped"]
+    assert clipped.startswith('"ideal 16.050 s" x 90.0..'), clipped
+
+
+@pytest.mark.parametrize("name", ["report.html", "run.html"])
+def test_pages_of_real_runs_fit_1400_px(page: Path, name: str) -> None:
+    result = layout(page.with_name(name))
+    assert result["texts"] > 50 and result["cells"] > 50  # it measured the page
+    assert_fits(result)
+
+
+def test_the_widest_page_fits_1400_px(crowded: Path) -> None:
+    result = layout(crowded)
+    assert result["texts"] > 200 and result["cells"] > 150
+    assert_fits(result)

@@ -1,6 +1,6 @@
 """`jobbench serve` / `python -m fake_queue` as a user starts them: banner, config, shutdown;
-and the one option definition both share (fake_queue.options): same flags, same help texts,
-same settings."""
+and the one parser both share (fake_queue.options): same flags, same help, same one-line
+errors, same settings."""
 
 from __future__ import annotations
 
@@ -16,14 +16,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-import typer
 
 import jobbench.commands.serve
-from fake_queue.__main__ import parse_options, parser
 from fake_queue.command import ready_banner
 from fake_queue.faults import parse_fault
 from fake_queue.latency import Distribution, parse_distribution
-from fake_queue.options import SERVE_HELP, ServeOptions
+from fake_queue.options import SERVE_FLAGS, SERVE_HELP, ServeOptions, parse_options
 from fake_queue.server import RunningServer
 from fake_queue.settings import (
     ServerSettings,
@@ -32,7 +30,6 @@ from fake_queue.settings import (
     settings_from_mapping,
     settings_from_options,
 )
-from jobbench.cli import app
 from tests.unit.cli import run_cli
 
 
@@ -151,15 +148,6 @@ def typer_options(monkeypatch: pytest.MonkeyPatch, args: list[str], cwd: Path) -
     return seen[0]
 
 
-def serve_params() -> dict[str, typer.core.TyperOption]:
-    """`jobbench serve`'s options, by flag, as Typer built them (its click is vendored)."""
-    group = typer.main.get_command(app)
-    assert isinstance(group, typer.core.TyperGroup)
-    params = group.commands["serve"].params
-    assert all(isinstance(param, typer.core.TyperOption) for param in params)
-    return {param.opts[0]: param for param in params if isinstance(param, typer.core.TyperOption)}
-
-
 def test_both_entry_points_parse_the_same_flags_into_the_same_settings(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -246,19 +234,52 @@ def test_jobbench_serve_exits_2_with_the_settings_error(
     assert capsys.readouterr().err == "error: --rate-limits 'some': use off or runpod\n"
 
 
-def test_both_parsers_have_the_same_flags_with_the_same_help_text() -> None:
-    argparse_help = {
-        action.option_strings[0]: action.help
-        for action in parser()._actions
-        if action.option_strings[0] != "-h"
-    }
-    typer_help = {name: param.help for name, param in serve_params().items()}
-    assert argparse_help == typer_help == SERVE_HELP
-    assert typer_help["--take-latency"] == argparse_help["--take-latency"]
-    # spelled as before: --fault repeatable, --ready-json a flag without --no-ready-json
-    fault, ready = serve_params()["--fault"], serve_params()["--ready-json"]
-    assert fault.multiple and ready.is_flag
-    assert ready.secondary_opts == []
+def program(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *argv], cwd=cwd, text=True, capture_output=True, timeout=30
+    )
+
+
+def test_both_entry_points_list_the_same_flags_with_the_same_help(tmp_path: Path) -> None:
+    alone = program("fake_queue", "-h", cwd=tmp_path)
+    served = program("jobbench", "serve", "-h", cwd=tmp_path)
+    assert alone.returncode == served.returncode == 0, alone.stderr + served.stderr
+    assert alone.stdout.startswith("Usage: python -m fake_queue [OPTIONS]\n")
+    assert served.stdout.startswith("Usage: python -m jobbench serve [OPTIONS]\n")
+    body = alone.stdout.split("\n", 1)[1]
+    assert served.stdout.split("\n", 1)[1] == body  # one parser: the rest is the same help
+    listed = re.findall(r"^  (-h, --help|--[a-z-]+)( [A-Z:]+)?", body, re.M)
+    assert [name for name, _ in listed] == ["-h, --help", *(f.name for f in SERVE_FLAGS)]
+    for spec in SERVE_FLAGS:  # each flag with its value's name and its whole help text
+        assert f"{spec.name} {spec.metavar}".strip() in body, spec.name
+        assert spec.help.split()[-1] in body, spec.name
+    assert "<" not in body  # no Python type (<int>, <list[str]>) anywhere
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--port", "8e3"], "--port 8e3: write a whole number, e.g. 8000"),
+        (["--idle-timeout", "soon"], "--idle-timeout soon: write a number of seconds, e.g. 60"),
+        (["--hots", "1.2.3.4"], "--hots: no such option; did you mean --host (or --hold"),
+        (["--port"], "--port: needs a value; see `"),
+        (["8000"], "8000: unexpected argument; see `"),
+    ],
+)
+def test_both_entry_points_refuse_bad_flags_in_one_line_alike(
+    tmp_path: Path, args: list[str], line: str
+) -> None:
+    for argv, prog in (
+        (["fake_queue"], "python -m fake_queue"),
+        (["jobbench", "serve"], "python -m jobbench serve"),
+    ):
+        result = program(*argv, *args, cwd=tmp_path)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.startswith(f"error: {line}") and result.stderr.count("\n") == 1
+        assert "Usage" not in result.stderr
+        if "see `" in line:
+            assert f"see `{prog} -h`" in result.stderr, result.stderr
+    assert not list(tmp_path.iterdir())
 
 
 def test_the_help_texts_quote_the_real_defaults() -> None:

@@ -102,8 +102,8 @@ def test_faults_asked_for_are_measured_not_failed(tmp_path: Path) -> None:
 def test_jobs_lost_without_faults_fail_the_run_naming_them(tmp_path: Path) -> None:
     worker = f"{sys.executable} {STUBBORN}"  # takes jobs, never reports one
     result = run_jobbench(
-        "run", "--worker", worker, "--workers", "1", "--burst", "3", "--job-seconds", "0.1",
-        "--reps", "2", *FAST, cwd=tmp_path,
+        "run", "--worker", worker, "--workers", "1", "--slots", "1", "--burst", "3",
+        "--job-seconds", "0.1", "--reps", "2", *FAST, cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 4
     assert "3 jobs lost by the workers" in result.stderr and "job-1" in result.stderr

@@ -74,6 +74,37 @@ def test_a_fleet_that_does_not_fit_in_memory_says_how_many_do(
     checks.check_memory(1000, "runpod", 1_000_000)
 
 
+WHOLE, SECONDS = "write a whole number, e.g.", "write a number of seconds, e.g."
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        ([*MODEL, "--burst", "1e3"], f"--burst 1e3: {WHOLE} 1000"),
+        ([*MODEL, "-b", "2.5"], f"--burst 2.5: {WHOLE} 2"),
+        ([*MODEL, "--workers", ""], f"--workers '': {WHOLE} 4"),
+        ([*MODEL, "--seed", "abc"], f"--seed abc: {WHOLE} 7"),
+        ([*MODEL, "--job-seconds", "abc"], f"--job-seconds abc: {SECONDS} 0.5"),
+        ([*MODEL, "--stall-after", "soon"], f"--stall-after soon: {SECONDS} 10"),
+        (["gate", "a", "b", "--max-reps", "1e2"], f"--max-reps 1e2: {WHOLE} 100"),
+        (["report", "x", "--html", "r.html", "--rep", "last"], f"--rep last: {WHOLE} 1"),
+        (["locust", "--spawn-rate", "fast"], "--spawn-rate fast: write a number, e.g. 10"),
+        (["locust", "-u", "ten"], f"--users ten: {WHOLE} 10"),
+        (["serve", "--port", "8e3"], f"--port 8e3: {WHOLE} 8000"),
+    ],
+)
+def test_a_number_that_is_not_one_says_what_to_write_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    args: list[str],
+    line: str,
+) -> None:
+    assert run_cli(monkeypatch, *args, cwd=tmp_path) == EXIT_USAGE
+    assert one_error_line(capsys) == f"error: {line}"  # jobbench's words, not pydantic's
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [

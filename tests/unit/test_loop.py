@@ -90,7 +90,7 @@ class ScriptedTarget:
     def describe(self) -> Target:
         return Target(kind="fake", endpoint=f"scripted {self.side}")
 
-    def preflight(self, scenarios: Sequence[Scenario]) -> None:
+    def preflight(self, scenarios: Sequence[Scenario], progress: Progress) -> None:
         self.script.log.append(f"preflight {self.side}")
 
     def header(self, scenarios: Sequence[Scenario], reps: int) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from jobbench.render import renderer
+from jobbench.render.cells import legend, verdict_lines
 from jobbench.results.compare import compare_docs
 from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import Comparison
@@ -94,3 +95,51 @@ def test_the_wide_table_adds_every_metric_and_the_reps() -> None:
     header = next(line for line in text.splitlines() if line.startswith("scenario"))
     for column in ("reps A/B", "set aside", "detectable", "A e2e p99", "eff B"):
         assert column in header
+
+
+def test_the_title_names_each_sides_workers() -> None:
+    doc = comparison()
+    doc.candidate.workers = ["model worker (take-ahead, take-ahead 32)"]
+    out = io.StringIO()
+    renderer("table")(doc, out, 100, False)
+    lines = out.getvalue().splitlines()
+    head = lines[: next(i for i, line in enumerate(lines) if line.startswith("scenario"))]
+    assert " ".join(line.strip() for line in head) == (
+        "A = main (baseline: model worker (p)), B = slower-recheck (candidate: model worker "
+        "(take-ahead, take-ahead 32))"
+    )
+
+
+def test_the_verdict_column_says_the_word_the_verdict_lines_say() -> None:
+    """One word per verdict: the table's cell is the verdict text's word (REGRESSION in capitals
+    to stand out), never another one such as "ok"."""
+    doc = comparison()
+    text = rendered("table")
+    rows = [line.split() for line in text.splitlines() if line.split()[:1] in (["1w-512j-0.5s"],
+            ["4w-64j-0.5s-shallow"], ["1w-256j-2s"])]  # fmt: skip
+    cells = {row[0]: row[-1] for row in rows}
+    for row in doc.rows:
+        line = next(v for v in verdict_lines(doc) if v.startswith(f"{row.scenario}: "))
+        word = line.split(": ")[1]
+        assert cells[row.scenario].lower() == word == row.verdict, (cells, line)
+    legend = " ".join(text.split())
+    for word in ("REGRESSION =", "better =", "pass =", "inconclusive ="):
+        assert word in legend
+
+
+def test_the_legend_defines_every_column_of_each_table() -> None:
+    narrow = " ".join(rendered("table").split())
+    wide = " ".join(rendered("table", wide=True).split())
+    markdown = rendered("markdown")
+    for clause in ("A, B: median over the reps that count", "change: B/A - 1", "noise:"):
+        assert clause in narrow and clause in wide and clause in markdown
+    wide_only = (
+        "reps A/B: reps each side ran",
+        "set aside: reps that do not count",
+        "detectable: the smallest slowdown these reps flag with 95 % power",
+        "ideal = wake + ceil(burst / (workers x slots)) x job",
+        "eff A, eff B = ideal / that side's time to 99 %",
+    )
+    for clause in wide_only:  # the narrow table has none of these columns
+        assert clause in wide and clause in markdown and clause not in narrow
+    assert legend(comparison()) == legend(comparison(), wide=True)  # the page's wide table

@@ -17,18 +17,23 @@ from typing import Any
 from rich.console import Console
 
 from fake_queue.latency import Distribution, LatencyModel
+from jobbench.clients.live_records import BurstRecord
 from jobbench.core.config import Scenario
 from jobbench.core.fake_target import note_rep_end, scenario_entry
 from jobbench.core.loop import add_rep, mark_failed
 from jobbench.core.rep_drive import RepEnd
 from jobbench.measure import metrics
+from jobbench.measure.analytic import expected_time_s
 from jobbench.measure.figures import PhaseSamples, RepMeasure
+from jobbench.measure.live_metrics import live_rep_measure
 from jobbench.render import html_tables
 from jobbench.render.cells import fmt
+from jobbench.render.explain import FAKE_LEGEND, LIVE_LEGEND, scenario_title
 from jobbench.render.terminal import render_result, scenario_footer, scenario_table
-from jobbench.results.model import Environment, Result, ScenarioResult, Target
+from jobbench.results.model import Environment, Result, ScenarioResult, Sdk, Target
 from jobbench.results.store import new_document
 from jobbench.workers.spec import WorkerSpec
+from tests.unit.test_live_metrics import record
 from tests.unit.test_render_compare import check_golden
 
 NS = 1_000_000_000
@@ -172,8 +177,7 @@ def test_each_row_is_the_median_min_and_max_of_the_reps() -> None:
     entry = complete_run().scenarios[0]
     text = printed(scenario_table(entry))
     lines = text.splitlines()
-    assert lines[0].strip() == entry.name  # the title
-    assert cells(lines[1]) == ["metric", "median", "min", "max"]
+    assert cells(lines[0]) == ["metric", "median", "min", "max"]
     p99s = sorted(rep.time_to_p99_s or 0 for rep in entry.reps)
     row = next(cells(line) for line in lines if line.startswith("time to 99 %"))
     assert row == ["time to 99 %", *(fmt(v, "s") for v in (p99s[2], p99s[0], p99s[-1]))]
@@ -181,7 +185,7 @@ def test_each_row_is_the_median_min_and_max_of_the_reps() -> None:
     row = next(cells(line) for line in lines if line.startswith("takes"))
     assert row == ["takes", *(str(n) for n in (counts[2], counts[0], counts[-1]))]
     # rows in the documented order, one per figure the summary has
-    titles = [cells(line)[0] for line in lines[3:]]
+    titles = [cells(line)[0] for line in lines[2:]]
     assert titles[:3] == ["time to 50 %", "time to 99 %", "time to 100 %"]
     assert titles[-1] == "efficiency" and len(titles) == 13
 
@@ -190,7 +194,7 @@ def test_a_figure_no_rep_has_is_left_out_of_the_table() -> None:
     entry = complete_run().scenarios[0]
     entry.summary["service_p99_s"] = None
     text = printed(scenario_table(entry))
-    assert "service p50" in text and "service p99" not in text
+    assert "take to done p50" in text and "take to done p99" not in text
 
 
 def test_the_footer_names_the_ideal_the_outlier_reps_and_the_split() -> None:
@@ -198,7 +202,8 @@ def test_the_footer_names_the_ideal_the_outlier_reps_and_the_split() -> None:
     footer = printed(scenario_footer(stalled)).splitlines()
     efficiency = stalled.summary["efficiency"]
     assert efficiency is not None and stalled.ideal_s is not None
-    assert footer[0] == f"ideal {stalled.ideal_s:.3f} s, efficiency {efficiency.median:.1%}"
+    assert footer[0].startswith(f"ideal {stalled.ideal_s:.3f} s = ")
+    assert footer[1].startswith(f"efficiency {efficiency.median:.1%} = ideal / time to 99 %")
     # the stalled fifth rep is an outlier of time to 99 % (marked by metrics.outlier_reps)
     assert stalled.outliers is not None and stalled.outliers["time_to_p99_s"] == [5]
     assert "outlier reps in time_to_p99_s: 5 (a gate sets them aside)" in footer
@@ -272,3 +277,125 @@ def test_an_undisturbed_run_has_no_faults_table() -> None:
     doc = complete_run()
     assert "faults and losses" not in rendered(doc)
     assert html_tables.resilience_table(doc.scenarios[0]) == ""
+
+
+def test_the_title_names_the_worker_its_policy_take_ahead_and_slots() -> None:
+    """Two runs of one scenario name, drain and take-ahead, tell themselves apart."""
+    take_ahead = replace(DRAIN, worker=WorkerSpec("model", "take-ahead", take_ahead=4))
+    drain_entry, ahead_entry = (measured(s, [drain_rep(s, 1)]) for s in (DRAIN, take_ahead))
+    assert drain_entry.name == ahead_entry.name == "2w-8j-0.5s"
+    assert scenario_title(drain_entry) == (
+        "2w-8j-0.5s · model worker, policy drain, no take-ahead · 2 x 2 slots"
+    )
+    assert scenario_title(ahead_entry) == (
+        "2w-8j-0.5s · model worker, policy take-ahead, take-ahead 4 · 2 x 2 slots"
+    )
+    sdk = replace(DRAIN, worker=WorkerSpec("runpod", take_ahead=32))
+    runpod = scenario_entry(sdk, {"version": "1.12.0", "path": "/x/runpod", "take_ahead": True})
+    assert scenario_title(runpod) == (
+        "2w-8j-0.5s · runpod SDK 1.12.0 worker, take-ahead 32 · 2 x 2 slots"
+    )
+    runpod.sdk = Sdk(version=None, path="/checkout/runpod", take_ahead=False)
+    assert "runpod SDK /checkout/runpod worker" in scenario_title(runpod)
+    command = replace(DRAIN, worker=WorkerSpec("command", command="python h.py"), slots=1)
+    assert scenario_title(scenario_entry(command, None)) == (
+        "2w-8j-0.5s · command 'python h.py' · 2 x 1 slot"
+    )
+    # the title heads each table, on its own line: a long command is not folded into a column
+    text = rendered(complete_run())
+    lines = text.splitlines()
+    for entry in complete_run().scenarios:
+        title = scenario_title(entry)
+        assert cells(lines[lines.index(title) + 1]) == ["metric", "median", "min", "max"]
+
+
+def test_the_ideal_is_stated_with_its_formula_and_the_scenarios_numbers() -> None:
+    entry = complete_run().scenarios[0]
+    line = printed(scenario_footer(entry)).splitlines()[0]
+    formula, numbers = line.split(" = ")[1:]
+    assert formula == "wake + ceil(burst / (workers x slots)) x job"
+    assert numbers == "0.005 + ceil(8 / (2 x 2)) x 0.5"
+    assert entry.ideal_s == metrics.ideal_time(8, 2, 2, 0.5, WAKE_S) == WAKE_S + 2 * 0.5
+
+
+def test_the_efficiency_is_read_against_what_the_model_expects_of_each_policy() -> None:
+    entry = complete_run().scenarios[0]
+    text = " ".join(printed(scenario_footer(entry)).split())
+    assert entry.ideal_s is not None
+    for policy in ("drain", "take-ahead", "sdk-1.12"):
+        time = expected_time_s(
+            policy, burst=8, workers=2, slots=2, job_seconds=0.5, take_s=TAKE_S, wake_s=WAKE_S
+        )
+        mine = " (this worker's policy)" if policy == "drain" else ""
+        assert f"{policy} {fmt(entry.ideal_s / time, '%')}{mine}" in text
+    # the drain model's figure is what this drain run got, within the harness's few percent
+    measured_eff = entry.summary["efficiency"]
+    assert measured_eff is not None
+    drain = expected_time_s(
+        "drain", burst=8, workers=2, slots=2, job_seconds=0.5, take_s=TAKE_S, wake_s=WAKE_S
+    )
+    assert abs(measured_eff.median - entry.ideal_s / drain) < 0.05
+
+
+def legend_of(text: str) -> str:
+    """The legend: the lines after the last table's blank line, up to the `saved` line."""
+    block = text.rstrip().split("\n\n")[-2]
+    return " ".join(block.split())
+
+
+def test_one_legend_under_the_tables_defines_every_figure_they_show() -> None:
+    text = rendered(complete_run())
+    legend = legend_of(text)
+    assert legend == " ".join(" ".join(FAKE_LEGEND).split())
+    assert text.count(FAKE_LEGEND[0].split(";")[0]) == 1  # once, not per scenario
+    assert text.index("1w-6j-0.2s") < text.index("time to X %:") < text.index("saved")
+    for term in (
+        "time to X %:", "throughput:", "median / min / max:", "queue wait:", "take to done:",
+        "end-to-end:", "takes:", "mean take size:", "split:", "ideal:", "efficiency",
+    ):  # fmt: skip
+        assert term in legend, term
+    assert "service" not in text  # fake mode's claim -> done is not the platform's service
+    assert "docs/workers.md" in legend  # what the ideal assumes of a worker
+
+
+def live_run() -> Result:
+    """Two live reps of the same client-side records, as LiveSession.entry starts them."""
+    doc = new_document("live", Target(kind="live", endpoint="http://127.0.0.1:8000/v2/ep"), ENV)
+    entry = ScenarioResult.model_validate(
+        {
+            "name": "live-10j-1s",
+            "params": {"workers": None, "slots": None, "burst": 10, "job_seconds": 1.0}
+            | {"take_ahead": None, "worker": "live", "policy": None, "latency": None}
+            | {"submit_rate": "100/s", "inputs": None},
+            "ideal_s": None,
+            "worker": "live endpoint",
+            "sdk": None,
+            "reps": [],
+            "summary": {},
+        }
+    )
+    samples: list[PhaseSamples] = []
+    for _ in range(2):
+        burst: BurstRecord = record()
+        add_rep(entry, live_rep_measure(burst), samples)
+    doc.scenarios.append(entry)
+    doc.complete = True
+    return doc
+
+
+def test_a_live_run_renders_as_its_golden_file() -> None:
+    check_golden("run_live.txt", rendered(live_run(), saved_to="reports/live.json"))
+
+
+def test_live_tables_name_the_platforms_figures_for_what_they_are() -> None:
+    doc = live_run()
+    text = rendered(doc)
+    assert text.splitlines()[0] == "live-10j-1s · live endpoint, submit rate 100/s"
+    rows = {cells(line)[0]: cells(line)[1:] for line in text.splitlines() if "│" in line}
+    assert rows["delayTime p50"][0] == "0.500 s"  # the platform's delayTime, as recorded
+    assert rows["executionTime p50"][0] == "1.000 s"
+    assert not {"take to done p50", "queue wait p50", "efficiency", "takes"} & set(rows)
+    assert "ideal" not in text  # a client cannot know the fleet: no ideal, no efficiency
+    assert legend_of(text.replace("\ntarget ", "\n\ntarget ")) == " ".join(
+        " ".join(LIVE_LEGEND).split()
+    )

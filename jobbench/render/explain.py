@@ -1,0 +1,124 @@
+"""The words beside a run's figures, for the terminal and the HTML page alike: a scenario's title
+(worker, policy, take-ahead, slots), the names of the job phases (fake and live mode measure them
+differently, so they are named differently), and the legend under the run table: one clause per
+figure, the ideal's formula with the scenario's numbers, and what the latency model expects of
+each policy, which is how an efficiency reads (docs/metrics.md)."""
+
+from __future__ import annotations
+
+from fake_queue.latency import LatencySpecError, parse_distribution
+from fake_queue.protocol import DRAIN, SDK_112, TAKE_AHEAD
+from jobbench.measure.analytic import expected_time_s
+from jobbench.render.cells import fmt
+from jobbench.results.model import LatencyDistribution, ScenarioResult
+
+# The result keeps `phases.service` in both modes, but not the same span (docs/metrics.md):
+# claim -> done in fake mode, the platform's executionTime live. Each is named for what it is.
+PHASE_NAMES = {
+    False: {"queue_wait": "queue wait", "service": "take to done", "e2e": "end-to-end"},
+    True: {"queue_wait": "delayTime", "service": "executionTime", "e2e": "end-to-end"},
+}
+MODELLED = (DRAIN, TAKE_AHEAD, SDK_112)  # the policies whose efficiency the legend foretells
+
+FAKE_LEGEND = (
+    "time to X %: from the burst's submit until X % of its jobs ended; throughput: completed jobs "
+    "/ time to 100 %; median / min / max: over the reps.",
+    "queue wait: submit until a take claimed the job; take to done: that claim until done (the "
+    "take's answer, any wait in a take-ahead buffer, the handler, the done report: more than the "
+    "job); end-to-end: submit until done.",
+    "takes: job-take requests answered; mean take size: jobs per take; split: jobs each worker "
+    "served.",
+    "ideal: every slot busy from the first wake, nothing between waves; it and efficiency assume "
+    "each job lasts the job length (--job-seconds) and each worker runs its slots (--slots) at "
+    "once (docs/workers.md).",
+)
+LIVE_LEGEND = (
+    "time to X %: from the first accepted /run until X % of the jobs were seen ended "
+    "(client-observed, late by up to one poll); throughput: completed jobs / time to 100 %; "
+    "median / min / max: over the reps.",
+    "delayTime, executionTime: the platform's own figures from /status (in the queue until a "
+    "worker got the job; from then until done), not fake mode's queue wait and take to done; "
+    "end-to-end: /run sent until its end was seen.",
+)
+
+
+def is_live(entry: ScenarioResult) -> bool:
+    """A live endpoint's scenario: no workers of ours."""
+    return entry.params.workers is None
+
+
+def phase_title(phase: str, live: bool) -> str:
+    """A phase's row name: `queue_wait`, `service` or `e2e` as this mode measures it."""
+    return PHASE_NAMES[live][phase]
+
+
+def legend(live: bool) -> tuple[str, ...]:
+    """What every figure of the run table is, one clause each (once, under the tables)."""
+    return LIVE_LEGEND if live else FAKE_LEGEND
+
+
+def worker_title(entry: ScenarioResult) -> str:
+    """Who ran the jobs: the worker kind, its policy and take-ahead (what tells two runs of the
+    same scenario apart)."""
+    p = entry.params
+    if is_live(entry):
+        return "live endpoint" + (f", submit rate {p.submit_rate}" if p.submit_rate else "")
+    take_ahead = f"take-ahead {p.take_ahead}" if p.take_ahead else "no take-ahead"
+    if p.worker == "model":
+        return f"model worker, policy {p.policy}, {take_ahead}"
+    if p.worker == "runpod":
+        sdk = entry.sdk
+        version = (sdk.version or sdk.path) if sdk else None
+        return f"runpod SDK {version or '(version unknown)'} worker, {take_ahead}"
+    return f"command {p.worker!r}" if p.worker else entry.worker
+
+
+def scenario_title(entry: ScenarioResult) -> str:
+    """`1w-512j-0.5s · model worker, policy drain, no take-ahead · 1 x 32 slots`."""
+    parts = [entry.name, worker_title(entry)]
+    if not is_live(entry):
+        slots = entry.params.slots
+        parts.append(f"{entry.params.workers} x {slots} slot" + ("" if slots == 1 else "s"))
+    return " · ".join(parts)
+
+
+def _mean_latency(entry: ScenarioResult, name: str) -> float | None:
+    value = (entry.params.latency or {}).get(name)
+    if value is None:
+        return None
+    written = value.as_written() if isinstance(value, LatencyDistribution) else value
+    try:
+        return parse_distribution(written, name).mean
+    except LatencySpecError:  # a samples file's form the result cannot rebuild
+        return None
+
+
+def ideal_lines(entry: ScenarioResult) -> list[str]:
+    """The ideal with its formula and this scenario's numbers, and the efficiency against what
+    the latency model expects of each policy; none for a live endpoint (no ideal)."""
+    p, ideal = entry.params, entry.ideal_s
+    if ideal is None or p.workers is None or p.slots is None:
+        return []
+    wake, take = _mean_latency(entry, "wake"), _mean_latency(entry, "take")
+    line = f"ideal {fmt(ideal, 's')} = wake + ceil(burst / (workers x slots)) x job"
+    if wake is not None:
+        line += f" = {wake:g} + ceil({p.burst} / ({p.workers} x {p.slots})) x {p.job_seconds:g}"
+    efficiency = entry.summary.get("efficiency")
+    median = efficiency.median if efficiency else None
+    text = f"efficiency {fmt(median, '%')} = ideal / time to 99 %"
+    if wake is not None and take is not None:
+        expected = []
+        for policy in MODELLED:
+            time = expected_time_s(
+                policy,
+                burst=p.burst,
+                workers=p.workers,
+                slots=p.slots,
+                job_seconds=p.job_seconds,
+                take_s=take,
+                wake_s=wake,
+            )
+            mine = " (this worker's policy)" if p.worker == "model" and p.policy == policy else ""
+            expected.append(f"{policy} {fmt(ideal / time if time > 0 else None, '%')}{mine}")
+        text += " (100 %: the limit); the latency model expects " + ", ".join(expected)
+    return [line, text]
