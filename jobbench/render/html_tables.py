@@ -17,30 +17,32 @@ from jobbench.render.cells import (
     interval,
     noise,
 )
+from jobbench.render.explain import is_live, phase_title
 from jobbench.render.resilience import HEAD, rep_notes, resilience_rows
 from jobbench.results.model import Comparison, ScenarioResult, Spread
 
-# (row title, summary key, unit); every figure of `scenarios[].summary` that a reader asks for.
-FIGURES: tuple[tuple[str, str, str], ...] = (
-    ("time to first done", "time_to_first_s", "s"),
-    ("time to 50 %", "time_to_p50_s", "s"),
-    ("time to 99 %", "time_to_p99_s", "s"),
-    ("time to 100 %", "time_to_p100_s", "s"),
-    ("throughput", "throughput_jps", "jobs/s"),
-    ("utilisation", "utilisation", "%"),
-    ("efficiency", "efficiency", "%"),
-    *(
-        (f"{title} {stat}", f"{key}_{stat}_s", "s")
-        for key, title in (
-            ("queue_wait", "queue wait"),
-            ("service", "service"),
-            ("e2e", "end-to-end"),
-        )
-        for stat in ("p50", "p90", "p99", "max")
-    ),
-    ("takes", "takes_count", ""),
-    ("mean take size", "takes_got_mean", "jobs"),
-)
+
+def figures(live: bool) -> tuple[tuple[str, str, str], ...]:
+    """(row title, summary key, unit): every figure of `scenarios[].summary` that a reader asks
+    for, the job phases named as the terminal names them for this mode (render/explain.py)."""
+    return (
+        ("time to first done", "time_to_first_s", "s"),
+        ("time to 50 %", "time_to_p50_s", "s"),
+        ("time to 99 %", "time_to_p99_s", "s"),
+        ("time to 100 %", "time_to_p100_s", "s"),
+        ("throughput", "throughput_jps", "jobs/s"),
+        ("utilisation", "utilisation", "%"),
+        ("efficiency", "efficiency", "%"),
+        *(
+            (f"{phase_title(key, live)} {stat}", f"{key}_{stat}_s", "s")
+            for key in ("queue_wait", "service", "e2e")
+            for stat in ("p50", "p90", "p99", "max")
+        ),
+        ("takes", "takes_count", ""),
+        ("mean take size", "takes_got_mean", "jobs"),
+    )
+
+
 STATS = ("median", "min", "max")
 
 
@@ -64,7 +66,7 @@ def summary_table(entries: Sequence[ScenarioResult], labels: Sequence[str]) -> s
     head = ["figure"] + [f"{label} {stat}".strip() for label in labels for stat in STATS]
     head += ["B vs A"] if two else []
     rows = []
-    for title, key, unit in FIGURES:
+    for title, key, unit in figures(is_live(entries[0])):
         stats = [entry.summary.get(key) for entry in entries]
         if not any(stats):
             continue
@@ -86,7 +88,7 @@ def facts(entry: ScenarioResult, label: str) -> str:
     per_worker = split.jobs_per_worker if split else {}
     ideal = entry.ideal_s
     items = [
-        ("ideal", fmt(ideal, "s") + " (first wake + one job length per wave of slots)"),
+        ("ideal", fmt(ideal, "s") + " (wake + ceil(burst / (workers x slots)) x job)"),
         ("efficiency", fmt(eff, "%") + " (ideal / time to 99 %, median)"),
         ("reps", str(len(reps))),
         ("split, last rep", ", ".join(f"{w} {n}" for w, n in per_worker.items()) or "-"),

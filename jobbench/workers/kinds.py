@@ -22,11 +22,18 @@ HERE = Path(__file__).resolve().parent
 RUNPOD_ENTRY = HERE / "runpod_entry.py"
 LOCAL_KEY = "jobbench-local"  # what workers send when the fake queue needs no key
 WORKER_TMP, WORKER_HOME = "tmp", "home"  # in each worker's own folder
+# What worker_env sets that a variant's env may still change: how the SDK runs, not where the
+# queue is.
+VARIANT_MAY_SET = frozenset(
+    {"RUNPOD_LOG_LEVEL", "RUNPOD_SKIP_AUTO_SYSTEM_CHECKS", "RUNPOD_SKIP_GPU_CHECK"}
+)
 
 # The SDK's version, where it is, whether it knows take_ahead, and whether runpod.serverless
 # imports with this python (its dependencies there): once per side, ~2 s, before any worker starts.
+# The runpod pip installed beside jobbench came with its dependencies: not imported (argv[1]).
 _SDK_PROBE = r"""
 import importlib.metadata as md, importlib.util, json, pathlib, sys
+check_import = sys.argv[1] == "import"
 spec = importlib.util.find_spec("runpod")
 if spec is None or not spec.origin:
     print(json.dumps(None))
@@ -41,7 +48,8 @@ else:
         version = None
     serverless = " ".join(p.read_text(errors="ignore") for p in (root / "serverless").rglob("*.py"))
     try:
-        import runpod.serverless
+        if check_import or version is None:
+            import runpod.serverless
         problem = None
     except ImportError as exc:
         problem = str(exc)
@@ -84,6 +92,12 @@ def sdk_info(spec: WorkerSpec) -> dict[str, Any]:
     return dict(info)
 
 
+def _import_check(spec: WorkerSpec) -> str:
+    """`import` for an SDK whose dependencies nobody vouches for: a checkout, another python.
+    jobbench's own runpod (installed, so `version` is known) came with its dependencies."""
+    return "import" if spec.sdk_path is not None or spec.python is not None else "installed"
+
+
 def _run_probe(spec: WorkerSpec, python: str) -> str:
     """The probe's output, run as a worker runs: from a folder of its own, so nothing the import
     writes lands in the user's and no `runpod/` folder there is found in place of the SDK."""
@@ -95,7 +109,7 @@ def _run_probe(spec: WorkerSpec, python: str) -> str:
             own = _own_folders_env(folder).items()
             env.update({k: v for k, v in own if k not in dict(spec.env)})
             return subprocess.run(
-                [_program(python, launched_in), "-c", _SDK_PROBE],
+                [_program(python, launched_in), "-c", _SDK_PROBE, _import_check(spec)],
                 env=env,
                 cwd=folder,
                 capture_output=True,
@@ -141,8 +155,10 @@ def worker_process_spec(
         }
     )
     # Its own HOME for the SDK too: no ~/.runpod/config.toml overrides the key. A variant's env
-    # may still set any of these.
+    # may still set any of these, and the SDK's tuning (its log level, its checks); the wiring to
+    # the queue and the slots are jobbench's.
     env.update({k: v for k, v in _own_folders_env(folder).items() if k not in dict(spec.env)})
+    env.update({k: v for k, v in spec.env if k in VARIANT_MAY_SET})
     if spec.take_ahead:
         env["RUNPOD_TAKE_AHEAD"] = str(spec.take_ahead)
     if spec.kind == "model":

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +66,8 @@ def validate_worker(w: WorkerSpec) -> WorkerSpec:
         )
     if w.kind == "command" and not (w.command or "").strip():
         raise UsageError("--worker: the command is empty; give e.g. --worker 'python handler.py'")
+    if w.kind == "command":
+        check_command_files(w.command or "")
     if w.kind == "command" and w.take_ahead:
         raise UsageError(
             "--take-ahead: a user command gets RUNPOD_TAKE_AHEAD only via its own "
@@ -71,6 +76,32 @@ def validate_worker(w: WorkerSpec) -> WorkerSpec:
     if w.sdk_path is not None and not w.sdk_path.is_dir():
         raise UsageError(f"--sdk {w.sdk_path}: not a folder; give a runpod-python checkout")
     return w
+
+
+def check_command_files(command: str) -> None:
+    """The program of a user command, and the .py script it runs, exist where it was typed:
+    found now, in one line, not as N workers that each die at start in their own folder."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return  # workers/kinds.py names the quoting error
+    if not words:
+        return
+    program, here = words[0], Path.cwd()
+    found = (here / program).exists() if os.sep in program else shutil.which(program)
+    if not found:
+        raise UsageError(
+            f"--worker {command!r}: {program}: no such program here or on PATH; "
+            "give its path or install it"
+        )
+    if "-m" in words or "-c" in words:
+        return
+    script = next((w for w in words[1:] if not w.startswith("-")), None)
+    if script is not None and script.endswith(".py") and not (here / script).is_file():
+        raise UsageError(
+            f"--worker {command!r}: {script}: no such file in {here}; give its path from the "
+            "folder you run jobbench in"
+        )
 
 
 def worker_spec(

@@ -271,6 +271,10 @@ def test_report_interrupted_while_reading_exits_130_writing_nothing(
             return writer >= 0
 
         wait_for(opened_by_report, lambda: "the report never opened its result")
+        # Its open() has returned: give it time to block in read(). A signal that lands in the
+        # microseconds between the two is CPython's own race (the handler runs only after the
+        # read returns), which a user would meet as needing a second Ctrl-C.
+        time.sleep(0.5)
         try:
             stop(proc, sig)
         finally:

@@ -50,10 +50,11 @@ def test_bad_input_exits_2_with_one_line_naming_the_flag(
 
 
 def test_worker_command_that_cannot_start_exits_4_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "broken_handler.py").write_text("import no_such_module_xyz\n")
     result = jobbench(
         "run",
         "--worker",
-        "python no_such_handler.py",
+        f"{sys.executable} broken_handler.py",
         "--workers",
         "1",
         "--slots",
@@ -67,7 +68,7 @@ def test_worker_command_that_cannot_start_exits_4_naming_it(tmp_path: Path) -> N
     )
     assert result.returncode == 4, result.stderr
     assert "worker 1w-4j-0.5s-w0" in result.stderr
-    assert "no_such_handler.py" in result.stderr  # the tail of its stderr
+    assert "no_such_module_xyz" in result.stderr  # the tail of its stderr
     doc = json.loads((tmp_path / "reports" / "run.json").read_text())
     assert doc["complete"] is False and "exited before it started polling" in doc["error"]
 

@@ -5,13 +5,16 @@ workers, loopback only."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from tests.e2e.helpers import run_jobbench
 
 FAST = ["--take-latency", "0.01", "--wake-latency", "0.01"]
 GOOD = ["--worker", "model", "--workers", "1", "--burst", "16", "--job-seconds", "0.05"]
-BROKEN = ["--worker", "python no_such_handler.py", "--workers", "1", "--slots", "1"]
+# A worker that dies at start (its script imports what is not there): the run fails, exit 4.
+BROKEN_HANDLER = "import no_such_module_xyz\n"
+BROKEN = ["--worker", f"{sys.executable} broken_handler.py", "--workers", "1", "--slots", "1"]
 
 
 def jobbench(*args: str, cwd: Path, code: int = 0) -> str:
@@ -25,10 +28,11 @@ def test_a_failed_run_keeps_the_good_result_and_the_next_run_archives_it(tmp_pat
     jobbench("run", *GOOD, "--reps", "1", *FAST, cwd=tmp_path)
     good = {name: (reports / name).read_bytes() for name in ("run.json", "run.events.jsonl")}
 
+    (tmp_path / "broken_handler.py").write_text(BROKEN_HANDLER)
     stderr = jobbench("run", *BROKEN, "--reps", "1", *FAST, cwd=tmp_path, code=4)
     assert {name: (reports / name).read_bytes() for name in good} == good  # byte for byte
     failed = json.loads((reports / "run.failed.json").read_text())
-    assert failed["complete"] is False and "no_such_handler.py" in failed["error"]
+    assert failed["complete"] is False and "no_such_module_xyz" in failed["error"]
     error = stderr.strip().splitlines()[-1]
     assert error.endswith(
         "result saved in reports/run.failed.json (no rep ran: reports/run.json, an earlier run, "

@@ -253,3 +253,38 @@ def test_the_documented_bounds_are_the_checked_ones() -> None:
         assert float(most.replace(",", "").split()[0]) == bound.most, bound.flag
     assert checks.BURST.most == MAX_BURST  # the queue's own limit on a burst
     assert float(documented["--take-latency"][1].split()[0]) == MAX_LATENCY_S
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("python nothere.py --flag", "nothere.py: no such file in"),
+        ("./run_worker.sh", "./run_worker.sh: no such program here or on PATH"),
+        ("no-such-program-xyz handler.py", "no-such-program-xyz: no such program"),
+    ],
+)
+def test_a_worker_command_whose_program_or_script_is_missing_is_refused_before_it_starts(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    command: str,
+    said: str,
+) -> None:
+    """Found where it was typed, in one line, not as workers dying in their own folders."""
+    code = run_cli(monkeypatch, "run", "--worker", command, "--slots", "1", cwd=tmp_path)
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE and err.count("\n") == 1 and said in err, err
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_a_worker_command_with_its_script_present_passes_the_check(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from jobbench.workers.spec import check_command_files
+
+    (tmp_path / "handler.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    check_command_files("python -u handler.py --x 1")  # no error
+    check_command_files("python -m my_package.worker")  # a module: not a file to look for
+    with pytest.raises(UsageError, match=r"other\.py"):
+        check_command_files("python other.py")

@@ -22,6 +22,13 @@ SAID = (
 )
 
 
+@pytest.fixture(autouse=True)
+def in_a_folder_with_the_handler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command's script exists where jobbench runs (a missing one is refused first)."""
+    (tmp_path / "my_handler.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+
+
 def one_line(capsys: pytest.CaptureFixture[str]) -> str:
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err  # one line, no traceback
@@ -45,7 +52,7 @@ def test_a_command_worker_without_slots_is_a_usage_error_before_anything_starts(
 ) -> None:
     assert run_cli(monkeypatch, *args, cwd=tmp_path) == EXIT_USAGE
     assert one_line(capsys) == SAID
-    assert list(tmp_path.iterdir()) == []  # no reports/, nothing written
+    assert [p.name for p in tmp_path.iterdir()] == ["my_handler.py"]  # no reports/, nothing written
 
 
 def test_a_command_worker_runs_the_slots_it_was_given() -> None:
@@ -113,4 +120,4 @@ def test_compare_refuses_a_command_variant_on_rows_without_slots_in_one_line(
     line = one_line(capsys)
     assert line.startswith("error: ") and "variant mine runs a command" in line, line
     assert "slots = 1 for a plain sync handler" in line
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["jobbench.toml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jobbench.toml", "my_handler.py"]

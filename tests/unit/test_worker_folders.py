@@ -44,6 +44,13 @@ def test_a_variants_env_still_sets_what_it_names(tmp_path: Path) -> None:
     assert env["HOME"] == "/srv/models" and env["TMPDIR"] == str(folder / "tmp")
 
 
+def test_a_variant_may_set_the_sdks_log_level_but_not_where_the_queue_is(tmp_path: Path) -> None:
+    wiring = (("RUNPOD_LOG_LEVEL", "ERROR"), ("RUNPOD_POD_ID", "mine"), ("JOBBENCH_SLOTS", "99"))
+    _, _, env = spec_in(tmp_path, WorkerSpec("runpod", env=wiring))
+    assert env["RUNPOD_LOG_LEVEL"] == "ERROR"  # as examples/jobbench.toml sets it
+    assert env["RUNPOD_POD_ID"] == "w0" and env["JOBBENCH_SLOTS"] == "4"
+
+
 def test_a_commands_relative_paths_are_read_against_the_folder_it_was_typed_in(
     tmp_path: Path,
 ) -> None:
