@@ -81,7 +81,7 @@ def _git_side(name: str, repo: Path) -> Side | None:
     if commit is None:
         return None
     tree = worktree_for(repo, commit)
-    worker = replace(WorkerSpec(kind="runpod"), sdk_path=tree)
+    worker = WorkerSpec(kind="runpod", sdk_path=tree, sdk_name=f"git ref {name} ({commit[:12]})")
     variant = Variant(name, worker)
     return Side(
         name,

@@ -67,9 +67,10 @@ def worker_title(entry: ScenarioResult) -> str:
     if p.worker == "model":
         return f"model worker, policy {p.policy}, {take_ahead}"
     if p.worker == "runpod":
-        sdk = entry.sdk
-        version = (sdk.version or sdk.path) if sdk else None
-        return f"runpod SDK {version or '(version unknown)'} worker, {take_ahead}"
+        version = entry.sdk.version if entry.sdk else None
+        if version is None:  # a checkout: the worker's own words name it (a git ref, a path)
+            return entry.worker if p.take_ahead else f"{entry.worker}, {take_ahead}"
+        return f"runpod SDK {version} worker, {take_ahead}"
     return f"command {p.worker!r}" if p.worker else entry.worker
 
 

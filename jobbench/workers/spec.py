@@ -34,6 +34,7 @@ class WorkerSpec:
     python: str | None = None
     command: str | None = None
     env: tuple[tuple[str, str], ...] = ()
+    sdk_name: str | None = None  # how titles name `sdk_path`: a git ref's `v1.10.0 (79f6c12c1565)`
 
     def describe(self) -> str:
         if self.kind == "model":
@@ -41,7 +42,7 @@ class WorkerSpec:
             return f"model worker ({self.policy}{extra})"
         if self.kind == "command":
             return f"command {self.command!r}"
-        sdk = f" from {self.sdk_path}" if self.sdk_path else ""
+        sdk = f" from {self.sdk_name or self.sdk_path}" if self.sdk_path else ""
         extra = f", take-ahead {self.take_ahead}" if self.take_ahead else ""
         return f"runpod SDK worker{sdk}{extra}"
 

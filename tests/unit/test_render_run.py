@@ -12,6 +12,7 @@ import heapq
 import io
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -30,7 +31,7 @@ from jobbench.render import html_tables
 from jobbench.render.cells import fmt
 from jobbench.render.explain import FAKE_LEGEND, LIVE_LEGEND, scenario_title
 from jobbench.render.terminal import render_result, scenario_footer, scenario_table
-from jobbench.results.model import Environment, Result, ScenarioResult, Sdk, Target
+from jobbench.results.model import Environment, Result, ScenarioResult, Target
 from jobbench.results.store import new_document
 from jobbench.workers.spec import WorkerSpec
 from tests.unit.test_live_metrics import record
@@ -295,8 +296,14 @@ def test_the_title_names_the_worker_its_policy_take_ahead_and_slots() -> None:
     assert scenario_title(runpod) == (
         "2w-8j-0.5s · runpod SDK 1.12.0 worker, take-ahead 32 · 2 x 2 slots"
     )
-    runpod.sdk = Sdk(version=None, path="/checkout/runpod", take_ahead=False)
-    assert "runpod SDK /checkout/runpod worker" in scenario_title(runpod)
+    # a checkout has no installed version: the title names it as the worker does, a git ref so
+    checkout = WorkerSpec("runpod", sdk_path=Path("/c/runpod"), sdk_name="git ref v1.10.0 (79f6c)")
+    ref = scenario_entry(
+        replace(DRAIN, worker=checkout), {"version": None, "path": "/c/runpod", "take_ahead": False}
+    )
+    assert scenario_title(ref) == (
+        "2w-8j-0.5s · runpod SDK worker from git ref v1.10.0 (79f6c), no take-ahead · 2 x 2 slots"
+    )
     command = replace(DRAIN, worker=WorkerSpec("command", command="python h.py"), slots=1)
     assert scenario_title(scenario_entry(command, None)) == (
         "2w-8j-0.5s · command 'python h.py' · 2 x 1 slot"
