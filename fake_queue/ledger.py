@@ -12,6 +12,7 @@ import itertools
 from collections import Counter, deque
 
 from fake_queue.clock import MONOTONIC, Clock
+from fake_queue.event_log import EventLog
 from fake_queue.jobs import Event, Job, Take, WorkerSeen
 from fake_queue.latency import LatencySampler
 from fake_queue.protocol import TIMED_OUT
@@ -28,7 +29,7 @@ class QueueLedger:
         self.queued: deque[Job] = deque()
         self.waiting: deque[Take] = deque()
         self.workers: dict[str, WorkerSeen] = {}
-        self.events: list[Event] = []
+        self.events: EventLog = []  # the simulator's is compact (fake_queue.event_log)
         self.events_base = 0
         self.retried = 0
         # jobs per status, kept as they move: /_bench/counts must not walk 100k jobs per poll

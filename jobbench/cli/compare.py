@@ -25,6 +25,11 @@ from jobbench.cli.app import (
 )
 from jobbench.core.settle import DEFAULT_MAX_REPS
 
+SimOrFake = Annotated[
+    str,
+    Opt(metavar="fake|sim", help="sides that run now: fake queue and workers, or simulated"),
+]
+
 
 @app.command()
 def compare(
@@ -56,6 +61,7 @@ def compare(
         Path | None, Opt(metavar="FILE", help="also write the HTML report (A and B plots)")
     ] = None,
     pin_queue: PinQueue = True,
+    target: SimOrFake = "fake",
 ) -> None:
     """Compare a candidate against a baseline, side by side, with a verdict.
 
@@ -79,6 +85,7 @@ def compare(
         quiet=quiet,
         html=html,
         pin_queue=pin_queue,
+        target=target,
     )
 
 
@@ -105,6 +112,7 @@ def gate(
     ] = None,
     fmt: Format = "table",
     quiet: Quiet = False,
+    target: SimOrFake = "fake",
 ) -> None:
     """CI perf gate: exit 0 pass, 1 regression, 3 inconclusive."""
     _compare(
@@ -126,6 +134,7 @@ def gate(
         quiet=quiet,
         html=None,
         pin_queue=True,
+        target=target,
     )
 
 
@@ -149,6 +158,7 @@ def _compare(
     quiet: bool,
     html: Path | None,
     pin_queue: bool,
+    target: str,
 ) -> NoReturn:
     """compare and gate: the same request, the gate always failing on a regression."""
     from jobbench.commands.compare import CompareRequest, compare_command
@@ -175,6 +185,7 @@ def _compare(
             markdown_file=markdown,
             html=html,
             pin_queue=pin_queue,
+            target=target,
         )
         return compare_command(request, make_progress(quiet)[1])
 

@@ -107,6 +107,13 @@ def run(
             help="worker fault each rep, repeatable: kill:AT[:wN] or pause:AT:FOR[:wN]",
         ),
     ] = None,
+    target: Annotated[
+        str,
+        Opt(
+            metavar="fake|sim",
+            help="fake: the fake queue and worker processes; sim: simulated in virtual time",
+        ),
+    ] = "fake",
     stall_after: Annotated[
         float | None,
         Opt(
@@ -150,5 +157,6 @@ def run(
         faults=tuple(fault or ()),
         worker_faults=tuple(worker_fault or ()),
         stall_after=stall_after,
+        target=target,
     )
     exit_with(lambda: run_command(request))

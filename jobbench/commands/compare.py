@@ -17,6 +17,7 @@ from jobbench.core.loop import run_plans
 from jobbench.core.project import Project, Suite, apply_variant, load_project
 from jobbench.core.resolve import Side, resolve
 from jobbench.core.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
+from jobbench.core.sim_target import Simulated
 from jobbench.core.target import Plan, Progress
 from jobbench.errors import EXIT_OK, UsageError
 from jobbench.render import FORMATS, renderer
@@ -46,6 +47,7 @@ class CompareRequest:
     folder: Path = Path(".")
     html: Path | None = None
     pin_queue: bool = True
+    target: str = "fake"  # where sides that run now run: fake | sim (core/sim_target.py)
 
 
 def pick_suite(project: Project, name: str | None) -> Suite:
@@ -157,7 +159,7 @@ def run_sides(
                 label=s.label,
                 out=request.out,
             ),
-            FakeQueue(pin_queue=request.pin_queue),
+            Simulated() if request.target == "sim" else FakeQueue(pin_queue=request.pin_queue),
         )
         for s in sides
         if s.variant is not None
@@ -170,6 +172,8 @@ def run_sides(
 def compare_command(request: CompareRequest, progress: Progress) -> int:
     if request.fmt not in FORMATS:
         raise UsageError(f"--format {request.fmt}: use one of {', '.join(FORMATS)}")
+    if request.target not in ("fake", "sim"):
+        raise UsageError(f"--target {request.target!r}: use fake or sim")
     request.gate.validate()
     for flag, path in (("--html", request.html), ("--markdown", request.markdown_file)):
         if path is not None:

@@ -1,5 +1,5 @@
-"""`jobbench run`: a RunRequest -> a plan on the fake queue or a live endpoint -> the one run loop
--> the run table (or JSON) -> exit code."""
+"""`jobbench run`: a RunRequest -> a plan on the fake queue, simulated or at a live endpoint -> the
+one run loop -> the run table (or JSON) -> exit code."""
 
 from __future__ import annotations
 
@@ -26,10 +26,12 @@ from jobbench.core.config import (
     resolve_slots,
     scenario_name,
     validate_run,
+    validate_scenario,
 )
 from jobbench.core.fake_target import FakeQueue
 from jobbench.core.faults import queue_faults, worker_faults
 from jobbench.core.loop import run_plans
+from jobbench.core.sim_target import Simulated
 from jobbench.core.target import Plan, Target
 from jobbench.errors import EXIT_OK, UsageError
 from jobbench.render.progress import make_progress, stdout_console
@@ -70,10 +72,14 @@ class RunRequest:
     faults: tuple[str, ...] = ()  # --fault ROUTE:KIND:RATE
     worker_faults: tuple[str, ...] = ()  # --worker-fault kill:AT[:wN] | pause:AT:FOR[:wN]
     stall_after: float | None = None  # the watchdog's stall bound (core/watchdog.py)
+    target: str = "fake"  # fake | sim (--target); a live endpoint is --endpoint
+
+
+TARGETS = ("fake", "sim")
 
 
 def run_command(req: RunRequest) -> int:
-    plan = live_plan(req) if req.endpoint else fake_plan(req)
+    plan = pick_plan(req)
     if req.html is not None:
         check_writable_file(req.html, "--html")
     check_writable_folder(req.out, "--out")
@@ -91,13 +97,45 @@ def run_command(req: RunRequest) -> int:
     return EXIT_OK
 
 
+def pick_plan(req: RunRequest) -> Plan:
+    if req.target not in TARGETS:
+        raise UsageError(
+            f"--target {req.target!r}: use fake or sim (a live endpoint is --endpoint URL|ID)"
+        )
+    if req.target == "sim":
+        return sim_plan(req)
+    return live_plan(req) if req.endpoint else fake_plan(req)
+
+
 def fake_plan(req: RunRequest) -> Plan:
     if req.submit_rate is not None:
         raise UsageError("--submit-rate: only live mode paces submissions; add --endpoint URL|ID")
     if req.server:  # a malformed URL, no queue there or a key it refuses: before anything runs
         probe_server(req.server, req.api_key)
+    target = FakeQueue(req.server, req.api_key, seed=req.seed, pin_queue=req.pin_queue)
+    return Plan(validate_run(_config(req, queue_scenario(req))), target)
+
+
+def sim_plan(req: RunRequest) -> Plan:
+    """The fake queue's scenario, simulated in virtual time (core/sim_target.py): nothing to
+    connect to, and no processes, so no memory bound on the fleet."""
+    for given, flag in (
+        (req.endpoint, "--endpoint"),
+        (req.server, "--server"),
+        (req.submit_rate, "--submit-rate"),
+    ):
+        if given is not None:
+            raise UsageError(f"{flag}: --target sim runs in this process; drop {flag}")
+    scenario = validate_scenario(queue_scenario(req))
+    check_count(REPS, req.reps)
+    check_label(req.label)
+    return Plan(_config(req, scenario), Simulated(seed=req.seed))
+
+
+def queue_scenario(req: RunRequest) -> Scenario:
+    """The scenario of a fake-queue or simulated run, from the flags."""
     spec = worker_spec(req.worker, req.policy, req.take_ahead, req.sdk, req.python)
-    scenario = Scenario(
+    return Scenario(
         name=scenario_name(req.workers, req.burst, req.job_seconds),
         workers=req.workers,
         slots=resolve_slots(req.slots, spec),
@@ -110,8 +148,6 @@ def fake_plan(req: RunRequest) -> Plan:
         worker_faults=worker_faults(req.worker_faults, "--worker-fault"),
         stall_s=req.stall_after,
     )
-    target = FakeQueue(req.server, req.api_key, seed=req.seed, pin_queue=req.pin_queue)
-    return Plan(validate_run(_config(req, scenario)), target)
 
 
 def live_plan(req: RunRequest) -> Plan:

@@ -51,6 +51,12 @@ class Scenario:
         """When the rep's jobs are submitted (core/load.py): `burst` jobs at once, today."""
         return Burst(self.burst)
 
+    def worker_ids(self) -> list[str]:
+        """The fleet's worker ids, `<name>-w<N>`: the fake target's and the simulator's alike,
+        so a simulated split pairs with a measured one."""
+        tag = self.name.replace(" ", "-")[:24]
+        return [f"{tag}-w{index}" for index in range(self.workers)]
+
     def job_inputs(self) -> list[Any]:
         return list(self.inputs) if self.inputs else [{"seconds": self.job_seconds}]
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from jobbench.clients.bench_client import BenchClient, split_server
 from jobbench.core.config import Scenario
+from jobbench.core.predict import predict
 from jobbench.core.rep_drive import RepDrive, RepEnd
 from jobbench.core.sdk_env import with_sdk_env
 from jobbench.core.target import Progress, RepOutcome
@@ -122,6 +123,12 @@ class ScenarioSession:
         entry = scenario_entry(self.scenario, self.sdk)
         if self.faults_in_force:
             entry.params.faults = list(self.faults_in_force)
+        else:  # a server's own fault rules are not simulated
+            # Before the first rep, once: the workers poll meanwhile, and a scenario's
+            # simulation takes milliseconds to seconds (core/predict.py's MAX_JOBS bounds it).
+            predicted = predict(self.scenario, self.seed, self.progress.message)
+            if predicted is not None:
+                entry.predicted = predicted
         return entry
 
     def environment(self) -> dict[str, Any]:
@@ -157,8 +164,7 @@ class ScenarioSession:
         self.faults_in_force = tuple(client.faults())
 
     def _worker_ids(self) -> list[str]:
-        tag = self.scenario.name.replace(" ", "-")[:24]
-        return [f"{tag}-w{index}" for index in range(self.scenario.workers)]
+        return self.scenario.worker_ids()
 
     def _spawn_workers(self, into: list[WorkerProcess], worker_ids: list[str]) -> None:
         assert self.ready is not None

@@ -65,6 +65,7 @@ class Project:
     variants: dict[str, Variant]
     suites: dict[str, Suite]
     source: Path | None = None
+    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)  # core/sweep_project.py reads
 
 
 BUILTIN_VARIANTS = {
@@ -91,16 +92,17 @@ def load_project(folder: Path) -> Project:
     if table is None:
         return Project(variants, suites)
     where = str(source)
-    unknown = set(table) - {"variants", "suites"}
+    unknown = set(table) - {"variants", "suites", "sweeps"}
     if unknown:
         raise UsageError(
-            f"{where}: unknown key(s) {sorted(unknown)}; use [variants.NAME] and [suites.NAME]"
+            f"{where}: unknown key(s) {sorted(unknown)}; use [variants.NAME], [suites.NAME] and "
+            "[sweeps.NAME]"
         )
     for name, spec in _tables(table, "variants", where).items():
         variants[name] = _variant(name, spec, f"{where} variants.{name}", folder)
     for name, spec in _tables(table, "suites", where).items():
         suites[name] = _suite(name, spec, f"{where} suites.{name}")
-    return Project(variants, suites, source)
+    return Project(variants, suites, source, _tables(table, "sweeps", where))
 
 
 def _find_table(folder: Path) -> tuple[dict[str, Any] | None, Path | None]:

@@ -4,13 +4,14 @@ A run that fails this is not measured (RunFailed names what does not add up)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from jobbench.errors import RunFailed
 
 
 def check_conservation(
-    state: dict[str, Any], events: list[dict[str, Any]], burst: int | None
+    state: dict[str, Any], events: Iterable[dict[str, Any]], burst: int | None
 ) -> None:
     """No job lost or counted twice: the server's books and the event log must both agree.
     `burst`: the jobs the rep submitted (None: a rep cut short, before every wave went in)."""

@@ -77,6 +77,9 @@ def worker_title(entry: ScenarioResult) -> str:
 def scenario_title(entry: ScenarioResult) -> str:
     """`1w-512j-0.5s · model worker, policy drain, no take-ahead · 1 x 32 slots`."""
     parts = [entry.name, worker_title(entry)]
+    if entry.simulated:  # --target sim; a runpod worker ran as its model, which it names
+        model = "" if entry.params.worker == "model" else f" by model {entry.simulated}"
+        parts[-1] += f", simulated{model}"
     if not is_live(entry):
         slots = entry.params.slots
         parts.append(f"{entry.params.workers} x {slots} slot" + ("" if slots == 1 else "s"))
@@ -123,3 +126,27 @@ def ideal_lines(entry: ScenarioResult) -> list[str]:
             expected.append(f"{policy} {fmt(ideal / time if time > 0 else None, '%')}{mine}")
         text += " (100 %: the limit); the latency model expects " + ", ".join(expected)
     return [line, text]
+
+
+def predicted_line(entry: ScenarioResult) -> str | None:
+    """The simulated figure beside the measured one (core/predict.py): `predicted (simulated
+    drain model): time to 99 % 0.560 s; measured 0.585 s (median): harness +25 ms (+4.5 %)`.
+    A model worker's gap is the harness's overhead; a runpod worker's is the SDK against its
+    model (docs/simulation.md, "Predicted beside measured"). None: nothing predicted."""
+    predicted = entry.predicted
+    if predicted is None or predicted.time_to_p99_s is None:
+        return None
+    draws = f", median of {predicted.draws} draws" if predicted.draws > 1 else ""
+    line = (
+        f"predicted (simulated {predicted.policy} model{draws}): time to 99 % "
+        f"{fmt(predicted.time_to_p99_s, 's')}"
+    )
+    measured = entry.summary.get("time_to_p99_s")
+    if measured is None:
+        return line
+    gap = measured.median - predicted.time_to_p99_s
+    share = f" ({gap / predicted.time_to_p99_s:+.1%})" if predicted.time_to_p99_s > 0 else ""
+    who = "harness" if entry.params.worker == "model" else "the SDK against its model"
+    return (
+        f"{line}; measured {fmt(measured.median, 's')} (median): {who} {gap * 1000:+.0f} ms{share}"
+    )

@@ -129,10 +129,14 @@ def _header(sides: Sequence[SideReport], title: str) -> str:
         doc = side.doc
         env, target = doc.environment, doc.target
         state = "" if doc.complete else ' <strong class="warn">incomplete (see above)</strong>'
+        where = (
+            "simulated in virtual time"
+            if target.kind == "sim"
+            else f"{_text(target.kind)} queue {_text(target.endpoint)}"
+        )
         rows.append(
             f"<li><b>{escape(side.label)}</b>: {escape(str(side.source))}, created "
-            f"{_text(doc.created)}; {_text(target.kind)} queue "
-            f"{_text(target.endpoint)}; python {_text(env.python)}, "
+            f"{_text(doc.created)}; {where}; python {_text(env.python)}, "
             f"runpod {_text(env.runpod)}, git {_text(env.git_sha)[:12]}"
             f"{state}</li>"
         )
@@ -173,6 +177,9 @@ def _latency(latency: dict[str, LatencyValue], name: str) -> str:
 
 
 def _worker_text(side: SideReport, entry: ScenarioResult) -> str:
+    if entry.simulated:  # --target sim; a runpod worker ran as its model, which it names
+        model = "" if entry.params.worker == "model" else f" as model {entry.simulated}"
+        return f"{side.label}: {entry.worker}, simulated in virtual time{model}"
     return f"{side.label}: {entry.worker}"
 
 

@@ -26,6 +26,14 @@ class PlainProgress:
         self._next_mark = 0.5
         self._say(f"{scenario}: rep {rep}/{reps}, {burst} jobs")
 
+    def steps_started(self, title: str, total: int) -> None:
+        """Counted steps that are no rep's jobs (a sweep's cells), then told by rep_progress."""
+        self._started = time.monotonic()
+        self._next_mark = 0.5
+
+    def steps_finished(self) -> None:
+        pass
+
     def rep_progress(self, done: int, total: int) -> None:
         if total and done / total >= self._next_mark and done < total:
             self._say(f"  {done}/{total} done, {time.monotonic() - self._started:.1f} s")

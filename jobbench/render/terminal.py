@@ -14,7 +14,14 @@ from rich.table import Table
 from rich.text import Text
 
 from jobbench.render.cells import fmt
-from jobbench.render.explain import PHASE_NAMES, ideal_lines, is_live, legend, scenario_title
+from jobbench.render.explain import (
+    PHASE_NAMES,
+    ideal_lines,
+    is_live,
+    legend,
+    predicted_line,
+    scenario_title,
+)
 from jobbench.render.resilience import HEAD, LEGEND, rep_notes, resilience_rows
 from jobbench.results.model import Comparison, Result, ScenarioResult
 
@@ -59,6 +66,17 @@ class RichProgress:
     def rep_started(self, scenario: str, rep: int, reps: int, burst: int) -> None:
         self._bar.start()
         self._task = self._bar.add_task(f"{scenario} rep {rep}/{reps}", total=burst)
+
+    def steps_started(self, title: str, total: int) -> None:
+        """Counted steps that are no rep's jobs (a sweep's cells), then told by rep_progress."""
+        self._bar.start()
+        self._task = self._bar.add_task(title, total=total)
+
+    def steps_finished(self) -> None:
+        if self._task is not None:
+            self._bar.remove_task(self._task)
+            self._task = None
+        self._bar.stop()
 
     def rep_progress(self, done: int, total: int) -> None:
         if self._task is not None:
@@ -129,6 +147,8 @@ def resilience_table(entry: ScenarioResult) -> Group | None:
 
 def scenario_footer(entry: ScenarioResult) -> Text:
     lines = ideal_lines(entry)
+    if (predicted := predicted_line(entry)) is not None:
+        lines.append(predicted)
     lines += rep_notes(entry)
     for name, numbers in (entry.outliers or {}).items():
         if numbers:

@@ -208,7 +208,9 @@ def _side(doc: Result, path: str | None) -> Side:
         created=doc.created,
         complete=doc.complete,
         error=doc.error,
-        workers=sorted({entry.worker for entry in doc.scenarios}),
+        workers=sorted(
+            {entry.worker + (", simulated" if entry.simulated else "") for entry in doc.scenarios}
+        ),
     )
 
 

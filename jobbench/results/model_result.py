@@ -215,6 +215,22 @@ class Sdk(Doc):
     take_ahead: bool
 
 
+class Predicted(Doc):
+    """A fake-queue scenario simulated in virtual time (core/predict.py): the model's figures
+    for the same scenario, beside which the measured reps show the harness overhead (model
+    worker) or the SDK against its model (runpod worker). `draws`: simulated reps, the median
+    of each figure (1 for fixed latencies; sampled latencies take a few)."""
+
+    policy: str  # the model policy simulated (sdk-1.12 for a runpod worker)
+    time_to_p50_s: Number | None
+    time_to_p99_s: Number | None
+    time_to_p100_s: Number | None
+    throughput_jps: Number | None
+    efficiency: Number | None
+    takes_count: Number | None
+    draws: int
+
+
 class ScenarioResult(Doc):
     name: str
     params: Params
@@ -226,6 +242,8 @@ class ScenarioResult(Doc):
     summary: dict[str, Spread | None]
     pooled_phases: Phases | None = None  # once a rep ran
     outliers: dict[str, list[int]] | None = None  # reps (from 1); once a rep ran, bee567f on
+    simulated: str | None = None  # --target sim: the model policy that ran it; else absent
+    predicted: Predicted | None = None  # fake queue, simulable workers: the model's figures
 
 
 class CpuPlan(Doc):
@@ -249,8 +267,8 @@ class Environment(Doc):
 
 
 class Target(Doc):
-    kind: str  # "fake" or "live"
-    endpoint: str  # "embedded" or a URL, never a key
+    kind: str  # "fake", "live" or "sim" (simulated in virtual time)
+    endpoint: str  # "embedded", "virtual time" (sim) or a URL, never a key
 
 
 class Result(Doc):

@@ -62,7 +62,7 @@ def new_document(label: str, target: Target, env: Environment) -> Result:
     return Result(
         schema=RESULT_SCHEMA,
         label=label,
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created=created_at().isoformat(timespec="seconds"),
         jobbench=__version__,
         environment=env,
         target=target,
@@ -71,6 +71,21 @@ def new_document(label: str, target: Target, env: Environment) -> Result:
         error=None,
         scenarios=[],
     )
+
+
+def created_at() -> datetime:
+    """Now, or SOURCE_DATE_EPOCH (the reproducible-builds convention) when set: a simulated
+    run's document is then the same bit for bit for the same seed."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch:
+        return datetime.now(timezone.utc)
+    try:
+        return datetime.fromtimestamp(int(epoch), timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        raise ResultsError(
+            f"SOURCE_DATE_EPOCH={epoch!r}: not a whole number of seconds since 1970; "
+            "unset it or give e.g. 1700000000"
+        ) from None
 
 
 def result_path(out: Path, label: str) -> Path:

@@ -86,6 +86,7 @@ def test_the_app_lists_each_command_with_its_whole_description(
         ("gate", "gate [OPTIONS] BASELINE CANDIDATE", ["BASELINE", "CANDIDATE"]),
         ("report", "report [OPTIONS] NAME", ["NAME"]),
         ("locust", "locust [OPTIONS] [LOCUST_ARGS]...", ["LOCUST_ARGS"]),
+        ("sweep", "sweep [OPTIONS] [NAME]", ["NAME"]),
     ],
 )
 def test_usage_names_the_arguments_in_capitals(
@@ -130,7 +131,9 @@ SHORT = {
 }
 
 
-@pytest.mark.parametrize("command", ["run", "compare", "gate", "workers", "report", "locust"])
+@pytest.mark.parametrize(
+    "command", ["run", "sweep", "compare", "gate", "workers", "report", "locust"]
+)
 def test_a_short_flag_means_the_same_option_in_every_command(command: str) -> None:
     own = {"-t": "--run-time"} if command == "locust" else {}  # Locust's -u, -r, -t as Locust's
     for param in GROUP.commands[command].params:

@@ -22,6 +22,7 @@ from jobbench.clients.live_records import BurstRecord
 from jobbench.core.config import Scenario
 from jobbench.core.fake_target import note_rep_end, scenario_entry
 from jobbench.core.loop import add_rep, mark_failed
+from jobbench.core.predict import predict
 from jobbench.core.rep_drive import RepEnd
 from jobbench.measure import metrics
 from jobbench.measure.analytic import expected_time_s
@@ -124,6 +125,7 @@ def complete_run() -> Result:
     doc = new_document("main", EMBEDDED, ENV)
     stalled = [drain_rep(DRAIN, r, stall_s=1.0 if r == 5 else 0.0) for r in range(1, 6)]
     doc.scenarios.append(measured(DRAIN, stalled))
+    doc.scenarios[0].predicted = predict(DRAIN, seed=None)  # as a fake-queue session adds it
     doc.scenarios.append(
         measured(WIDE, [drain_rep(WIDE, r, failed=frozenset({r})) for r in range(1, 4)])
     )

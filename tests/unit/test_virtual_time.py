@@ -1,7 +1,7 @@
 """The clock seam: the unmodified JobQueue and the model-worker policies, in one process on a
 virtual-time loop (fake_queue.virtual_clock), joined by the in-process link
-(jobbench.workers.queue_link), reproduce the reference table's model cells exactly
-(docs/latency-model.md).
+(jobbench.workers.queue_link) as the simulation engine (jobbench.core.sim) runs them, reproduce
+the reference table's model cells exactly (docs/latency-model.md).
 
 With the reference latency model (take 0.5 s, wake 0.05 s, 32 slots, take_ahead 32) the time
 until 99 % of the burst is done follows from the model: drain is take + job per batch, take-ahead
@@ -12,18 +12,15 @@ microsecond the metrics keep, and minutes of queue time take milliseconds.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
 from fake_queue import virtual_clock
-from fake_queue.latency import Distribution, LatencyModel, LatencySampler
-from fake_queue.protocol import COMPLETED
-from fake_queue.queue import JobQueue
+from fake_queue.latency import Distribution, LatencyModel
 from fake_queue.virtual_clock import VirtualTimeDeadlock, VirtualTimeLoop
-from jobbench.measure.metrics import rep_measure
-from jobbench.workers.model_policies import make_policy
-from jobbench.workers.queue_link import QueueLink
+from jobbench.core.config import Scenario
+from jobbench.core.sim import simulate_rep
+from jobbench.workers.spec import worker_spec
 
 SLOTS, TAKE_AHEAD = 32, 32
 REFERENCE = LatencyModel(
@@ -73,39 +70,17 @@ def test_waiting_for_what_can_never_happen_raises_instead_of_hanging() -> None:
 # ---- the reference cells ----------------------------------------------------------------------
 
 
-async def run_burst(policy: str, workers: int, burst: int, job_s: float) -> dict[str, Any]:
-    """One rep as jobbench runs it: workers polling, a burst enqueued atomically, metrics from
-    the queue's event log."""
-    loop = asyncio.get_running_loop()
-    assert isinstance(loop, VirtualTimeLoop)
-    queue = JobQueue(LatencySampler(REFERENCE, seed=1), clock=loop)
+def reference_cell(policy: str, workers: int, burst: int, job_s: float) -> Scenario:
     take_ahead = TAKE_AHEAD if policy == "take-ahead" else 0
-    fleet = [
-        # No real-time post tuning: in virtual time a batch's returns do not spread out.
-        make_policy(
-            policy, QueueLink(queue, f"w{i}"), SLOTS, take_ahead, post_quiet_s=0, post_hold_max_s=0
-        )
-        for i in range(workers)
-    ]
-    running = [asyncio.create_task(worker.run()) for worker in fleet]
-    while len(queue.waiting) < workers:  # a rep starts once every worker is polling
-        await asyncio.sleep(0.001)
-    queue.submit_many([{"seconds": job_s}] * burst)
-    while queue.tally[COMPLETED] < burst:
-        await asyncio.sleep(0.5)
-    for worker in fleet:
-        worker.shutdown()
-    await asyncio.gather(*running)
-    assert queue.conservation_error() is None
-    return rep_measure(
-        queue.events,
+    return Scenario(
+        name=f"{policy}-{workers}w-{burst}j",
         workers=workers,
         slots=SLOTS,
         burst=burst,
         job_seconds=job_s,
-        wake_latency_s=0.05,
-        worker_ids=[f"w{i}" for i in range(workers)],
-    ).figures
+        worker=worker_spec("model", policy, take_ahead, None, None),
+        latency=REFERENCE,
+    )
 
 
 @pytest.mark.parametrize(
@@ -124,7 +99,9 @@ async def run_burst(policy: str, workers: int, burst: int, job_s: float) -> dict
 def test_reference_cells_are_reproduced_exactly(
     policy: str, workers: int, burst: int, job_s: float, p99_s: float
 ) -> None:
-    metrics = virtual_clock.run(run_burst(policy, workers, burst, job_s))
+    # One rep as jobbench runs it (core/sim.py): workers polling, a burst enqueued atomically,
+    # metrics from the queue's event log.
+    metrics = simulate_rep(reference_cell(policy, workers, burst, job_s), seed=1).measure.figures
     assert metrics["time_to_p99_s"] == pytest.approx(p99_s, abs=1e-6)
     assert metrics["jobs"]["completed"] == burst
     if burst >= workers * SLOTS:  # deep queue: the split is even

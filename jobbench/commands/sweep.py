@@ -1,0 +1,181 @@
+"""`jobbench sweep`: a SweepRequest -> the grid's cells -> each simulated in virtual time ->
+the sweep document (JSON), its CSV, the summary on stdout and, with --html, the heatmap page."""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jobbench.core.checks import (
+    BURST,
+    REPS,
+    check_count,
+    check_label,
+    check_writable_file,
+    check_writable_folder,
+)
+from jobbench.core.project import toml_terms
+from jobbench.core.sweep_grid import (
+    Grid,
+    grid_cells,
+    latency_axis,
+    policy_axis,
+    seconds_axis,
+    whole_axis,
+)
+from jobbench.core.sweep_project import sweep_table
+from jobbench.errors import EXIT_OK, UsageError
+from jobbench.render.progress import make_progress
+from jobbench.results.model_base import to_json
+from jobbench.results.sweep_model import AXIS_NAMES, COLOR_FIGURES, Sweep
+
+COLORS = {"time-to-p99": "time_to_p99_s", "efficiency": "efficiency"}
+
+
+# Each axis's and setting's value when neither a flag nor a [sweeps.NAME] key gives one.
+DEFAULTS: dict[str, Any] = {
+    "workers": "4",
+    "slots": "32",
+    "take_ahead": "0",
+    "job_seconds": "0.5",
+    "take_latency": ("0.5",),
+    "wake_latency": ("0.05",),
+    "policy": None,  # each take-ahead's own (core/sweep_grid.py AUTO_POLICY)
+    "burst": 1024,
+    "hold": "20",
+    "done_latency": "0",
+    "reps": 1,
+    "seed": None,
+}
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """`jobbench sweep`'s flags, typed; each axis as written (a list or a range). None: not
+    given, so the [sweeps.NAME] table's key or DEFAULTS."""
+
+    name: str | None = None  # a [sweeps.NAME] table of jobbench.toml
+    workers: str | None = None
+    slots: str | None = None
+    take_ahead: str | None = None
+    job_seconds: str | None = None
+    take_latency: tuple[str, ...] | None = None
+    wake_latency: tuple[str, ...] | None = None
+    policy: str | None = None
+    burst: int | None = None
+    hold: str | None = None
+    done_latency: str | None = None
+    reps: int | None = None
+    seed: int | None = None
+    processes: int | None = None  # None: one per CPU
+    label: str = "sweep"
+    out: Path = Path("reports")
+    html: Path | None = None
+    x: str = "workers"
+    y: str = "slots"
+    color: str = "time-to-p99"
+    quiet: bool = False
+
+
+def sweep_command(req: SweepRequest) -> int:
+    values, where, from_table = settings(req)
+    with toml_terms(where) if from_table else nullcontext():  # the table's values, first
+        read_grid({k: v for k, v in values.items() if k in from_table})
+        for key, what in (("burst", BURST), ("reps", REPS)):
+            if key in from_table:
+                check_count(what, values[key])
+    grid = read_grid(values)
+    check_count(BURST, grid.burst)
+    x, y, color = _axis_name(req.x, "--x"), _axis_name(req.y, "--y"), _color(req.color)
+    if x == y:
+        raise UsageError(f"--x {req.x} and --y {req.y}: choose two different axes")
+    reps, seed = values["reps"], values["seed"]
+    check_count(REPS, reps)
+    if req.processes is not None and req.processes < 1:
+        raise UsageError(f"--processes {req.processes}: use 1 or more (default: one per CPU)")
+    check_label(req.label)
+    if req.html is not None:
+        check_writable_file(req.html, "--html")
+    check_writable_folder(req.out, "--out")
+    cells = grid_cells(grid)
+    from jobbench.core.sweep_run import run_sweep  # the simulator: only once the flags are good
+
+    _, progress = make_progress(req.quiet)
+    processes = req.processes or os.cpu_count() or 1
+    sweep = run_sweep(grid, cells, reps=reps, seed=seed, processes=processes, progress=progress)
+    json_path, csv_path = save_sweep(sweep, req.out, req.label)
+    from jobbench.render.sweep_text import render_summary
+
+    render_summary(sweep, sys.stdout, saved=f"{json_path}, {csv_path}")
+    if req.html is not None:
+        from jobbench.render.sweep_page import write_sweep_page
+
+        write_sweep_page(sweep, req.html, x, y, color)
+        print(f"html: {req.html}")
+    return EXIT_OK
+
+
+def settings(req: SweepRequest) -> tuple[dict[str, Any], str, set[str]]:
+    """Every setting: the flag's if given, else the [sweeps.NAME] key's, else the default;
+    with where the table is and which settings came from it."""
+    table, where = sweep_table(Path.cwd(), req.name) if req.name else ({}, "")
+    values, from_table = {}, set()
+    for key, default in DEFAULTS.items():
+        given = getattr(req, key)
+        if given is None and key in table:
+            values[key] = table[key]
+            from_table.add(key)
+        else:
+            values[key] = default if given is None else given
+    return values, where, from_table
+
+
+def read_grid(values: dict[str, Any]) -> Grid:
+    """The axes from their flags' text, each checked; the bad one is named with its fix.
+    A setting missing from `values` is its default (the table's own are checked alone)."""
+    v = {**DEFAULTS, **values}
+    return Grid(
+        policies=policy_axis(v["policy"]),
+        take_aheads=whole_axis(v["take_ahead"], "--take-ahead", 0),
+        workers=whole_axis(v["workers"], "--workers", 1),
+        slots=whole_axis(v["slots"], "--slots", 1),
+        job_seconds=seconds_axis(v["job_seconds"], "--job-seconds"),
+        take_latencies=latency_axis(v["take_latency"], "--take-latency"),
+        wake_latencies=latency_axis(v["wake_latency"], "--wake-latency"),
+        burst=v["burst"],
+        hold=v["hold"],
+        done_latency=v["done_latency"],
+    )
+
+
+def save_sweep(sweep: Sweep, out: Path, label: str) -> tuple[Path, Path]:
+    """LABEL.sweep.json (the document) and LABEL.sweep.csv (a row per cell) in `out`."""
+    import json
+
+    from jobbench.render.sweep_text import sweep_csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, csv_path = out / f"{label}.sweep.json", out / f"{label}.sweep.csv"
+    json_path.write_text(json.dumps(to_json(sweep), indent=2) + "\n", encoding="utf-8")
+    csv_path.write_text(sweep_csv(sweep), encoding="utf-8")
+    return json_path, csv_path
+
+
+def _axis_name(text: str, flag: str) -> str:
+    name = text.replace("-", "_")
+    if name not in AXIS_NAMES:
+        names = ", ".join(n.replace("_", "-") for n in AXIS_NAMES)
+        raise UsageError(f"{flag} {text}: not an axis; use one of {names}")
+    return name
+
+
+def _color(text: str) -> str:
+    if text not in COLORS:
+        raise UsageError(f"--color {text}: use {' or '.join(COLORS)}")
+    figure = COLORS[text]
+    assert figure in COLOR_FIGURES
+    return figure

@@ -1,0 +1,252 @@
+"""The simulation engine: one rep of a scenario in virtual time, in this process
+(docs/simulation.md).
+
+The unmodified `JobQueue` and the model-worker policies, joined by the in-process link
+(workers/queue_link.py), run on a virtual-time loop (fake_queue/virtual_clock.py): the same
+queue and policy code the fake target runs in real processes, with no copy of either. A rep
+is what the fake target does: every worker polling, the burst submitted at once, run until
+every job is terminal, the workers shut down, conservation checked, metrics from the event log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import hashlib
+import itertools
+import time
+from asyncio import Future
+from collections.abc import Callable, Iterable, Iterator
+
+from fake_queue import virtual_clock
+from fake_queue.event_log import CompactEvents
+from fake_queue.jobs import Event
+from fake_queue.latency import LatencySampler
+from fake_queue.protocol import SDK_112
+from fake_queue.queue import JobQueue
+from jobbench.core.config import Scenario
+from jobbench.core.target import RepOutcome
+from jobbench.core.watchdog import watch_bounds
+from jobbench.errors import RunFailed, UsageError
+from jobbench.measure import metrics
+from jobbench.measure.conservation import check_conservation
+from jobbench.workers.model_policies import make_policy
+from jobbench.workers.policy_base import Policy
+from jobbench.workers.queue_link import QueueLink
+from jobbench.workers.spec import WorkerSpec
+
+RUNPOD_MODEL = SDK_112  # what `--worker runpod` is simulated by: the port of runpod 1.12.0
+POLL_S = 0.001  # virtual seconds between "is every worker polling yet?" looks, before the burst
+EVENTS_MAX_JOBS = 100_000  # a bigger rep returns no events unless asked: the file would be GBs
+PROGRESS_EVERY_S = 0.25  # wall seconds between progress calls
+
+RepProgress = Callable[[int, int], None]  # (jobs ended, jobs in the rep)
+
+
+def simulated_policy(worker: WorkerSpec) -> str:
+    """The model policy that stands for `worker` in virtual time; a worker whose code is not
+    one of the model's policies is a usage error naming --target sim."""
+    if worker.kind == "model":
+        assert worker.policy is not None  # worker_spec fills it in
+        return worker.policy
+    if worker.kind == "command":
+        raise UsageError(
+            f"--target sim: a --worker command ({worker.command!r}) cannot be simulated, only "
+            "the model's policies; use --worker model or runpod, or --target fake"
+        )
+    if worker.sdk_path is not None:
+        raise UsageError(
+            f"--target sim: --sdk {worker.sdk_name or worker.sdk_path}: a checkout's own code "
+            f"cannot be simulated, only its model {RUNPOD_MODEL}; drop --sdk or use --target fake"
+        )
+    if worker.take_ahead:
+        raise UsageError(
+            f"--target sim: --worker runpod is simulated by its model {RUNPOD_MODEL}, which has "
+            "no take-ahead; use --worker model --policy take-ahead"
+        )
+    return RUNPOD_MODEL
+
+
+def check_simulable(scenario: Scenario) -> str:
+    """The policy the scenario's workers are simulated by, or the usage error why they cannot."""
+    if scenario.faults or scenario.worker_faults:
+        flag = "--fault" if scenario.faults else "--worker-fault"
+        raise UsageError(
+            f"--target sim: {flag}: faults are not simulated yet; drop them or use --target fake"
+        )
+    return simulated_policy(scenario.worker)
+
+
+def rep_seed(seed: int | None, rep: int) -> int | None:
+    """The latency sampler's seed for rep `rep` of a run seeded `seed` (None: unseeded, a fresh
+    draw each time). A hash, so neighbouring seeds and reps give unrelated draws, and stable
+    across processes (Python's hash() of a str is not)."""
+    if seed is None:
+        return None
+    digest = hashlib.sha256(f"jobbench-sim/{seed}/{rep}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def simulate_rep(
+    scenario: Scenario,
+    *,
+    seed: int | None,
+    rep: int = 1,
+    progress: RepProgress | None = None,
+    keep_events: bool | None = None,
+) -> RepOutcome:
+    """One rep of `scenario` in virtual time: its measure and the queue's events.
+
+    `progress(done, total)`, if given, is told the jobs ended so far, at most every
+    PROGRESS_EVERY_S of wall time and once at the end. `keep_events`: return the rep's events
+    (as dicts, for the events file); None keeps them for reps of up to EVENTS_MAX_JOBS jobs."""
+    policy = check_simulable(scenario)
+    keep = scenario.load.jobs <= EVENTS_MAX_JOBS if keep_events is None else keep_events
+    with _collector_paused():
+        events, ids = virtual_clock.run(_rep(scenario, policy, rep_seed(seed, rep), progress, keep))
+        # Measured once the queue, its jobs and the fleet are gone, their memory the analysis's:
+        # the tasks cancelled at the loop's close hold them in cycles (frames, tracebacks), so
+        # one collection, of the rep's objects only (older ones are frozen).
+        gc.collect()
+        measure = metrics.rep_measure(
+            events,
+            workers=scenario.workers,
+            slots=scenario.slots,
+            burst=scenario.load.jobs,
+            job_seconds=scenario.job_seconds,
+            wake_latency_s=scenario.latency.wake.mean,
+            worker_ids=ids,
+        )
+    return RepOutcome(measure, events if isinstance(events, list) else [])
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection during a rep: a million-job rep holds millions of live
+    objects (jobs, events, their dicts), and each full collection walks them all, for nothing
+    (they stay live until the rep ends). Objects from before the rep are frozen out of later
+    collections' walks too; collection resumes as it was once the rep is over."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()
+
+
+class _WatchedLog(CompactEvents):
+    """The rep's event log, compact, which also watches it for the rep's end: the instant the
+    last of `burst` jobs ends it resolves `all_ended`, and it tells `progress` on the way.
+    One future for the rep instead of a watcher per job (a future, its list and a gather
+    callback each: about 200 bytes a job, and a loop callback as each ends)."""
+
+    def __init__(self, burst: int, progress: RepProgress | None, all_ended: Future[None]) -> None:
+        super().__init__()
+        self.burst = burst
+        self.progress = progress
+        self.all_ended = all_ended
+        self.ended = 0  # jobs ended: every done event ends one (a retry would take it back)
+        self.told_at = time.monotonic()
+
+    def append(self, event: Event, /) -> None:
+        super().append(event)
+        kind = event["ev"]
+        if kind == "done":
+            self.ended += 1
+            self.job_ended()
+        elif kind == "retry":
+            self.ended -= 1
+
+    def job_ended(self) -> None:
+        if self.ended >= self.burst and not self.all_ended.done():
+            self.all_ended.set_result(None)
+        if self.progress is not None:
+            now = time.monotonic()
+            if self.ended >= self.burst or now - self.told_at >= PROGRESS_EVERY_S:
+                self.told_at = now
+                self.progress(min(self.ended, self.burst), self.burst)
+
+
+class _LogHead:
+    """The first `count` events of a log, as dicts, each time it is iterated."""
+
+    def __init__(self, log: CompactEvents, count: int) -> None:
+        self.log = log
+        self.count = count
+
+    def __iter__(self) -> Iterator[Event]:
+        return itertools.islice(iter(self.log), self.count)
+
+
+async def _rep(
+    scenario: Scenario,
+    policy: str,
+    seed: int | None,
+    progress: RepProgress | None,
+    keep_events: bool,
+) -> tuple[Iterable[Event], list[str]]:
+    """The rep run, its conservation checked: its events (a list of dicts if kept, else read
+    from the compact log) and the worker ids."""
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, virtual_clock.VirtualTimeLoop)
+    queue = JobQueue(LatencySampler(scenario.latency, seed), clock=loop)
+    burst = scenario.load.jobs
+    log = queue.events = _WatchedLog(burst, progress, loop.create_future())
+    ids = scenario.worker_ids()  # the fake target's, so a simulated split pairs with a real one
+    fleet = [
+        # The Drain policy's post tuning (post_quiet_s, post_hold_max_s) waits out a batch's
+        # returns spreading over real milliseconds of scheduling; in virtual time a batch's
+        # returns land at one instant, so the wait would only add time the model does not have.
+        make_policy(
+            policy,
+            QueueLink(queue, worker),
+            scenario.slots,
+            scenario.worker.take_ahead,
+            post_quiet_s=0,
+            post_hold_max_s=0,
+        )
+        for worker in ids
+    ]
+    running = [asyncio.create_task(worker.run()) for worker in fleet]
+    try:
+        while len(queue.waiting) < len(fleet):  # a rep starts once every worker is polling
+            await asyncio.sleep(POLL_S)
+        inputs = scenario.job_inputs()
+        queue.submit_many(inputs[i % len(inputs)] for i in range(burst))
+        await _until_all_ended(log, watch_bounds(scenario).give_up_s)
+        # The rep's events end as its last job does, as the fake target reads them: the next
+        # takes, already waiting, and their end at the shutdown are no part of this rep.
+        head = _LogHead(log, len(log))
+        events: Iterable[Event] = list(head) if keep_events else head  # dicts built once
+        check_conservation(
+            {"counts": queue.counts(), "conservation": queue.conservation_error()}, events, burst
+        )
+    finally:
+        await _shut_down(fleet, running)
+    return events, ids
+
+
+async def _until_all_ended(log: _WatchedLog, give_up_s: float) -> None:
+    """Until the instant the last job ends; no job ending for `give_up_s` of virtual time is a
+    model bug (the fake target's watchdog bound), named rather than simulated forever."""
+    while True:
+        before = log.ended
+        try:
+            await asyncio.wait_for(asyncio.shield(log.all_ended), give_up_s)
+            return
+        except asyncio.TimeoutError:
+            if log.ended == before:
+                raise RunFailed(
+                    f"simulation: {log.burst - before} of {log.burst} jobs did not end within "
+                    f"{give_up_s:g} virtual seconds of the last one; a model policy hangs"
+                ) from None
+
+
+async def _shut_down(fleet: list[Policy], running: list[asyncio.Task[None]]) -> None:
+    for worker in fleet:
+        worker.shutdown()
+    await asyncio.gather(*running)

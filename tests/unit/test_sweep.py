@@ -1,0 +1,255 @@
+"""`jobbench sweep` through the real CLI in this process: the grid's cells (and the skipped
+policy x take-ahead pairs), the CSV and JSON, figures equal to the simulator's for the cell's
+scenario, the re-run command read back by the real `run` parser, the heatmap page, and bad
+input as one line with exit code 2. Latencies are scaled down (20 ms takes and jobs)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jobbench.commands import run as run_module
+from jobbench.core.config import Scenario
+from jobbench.core.sim import simulate_rep
+from jobbench.core.sweep_grid import (
+    Cell,
+    Grid,
+    cell_scenario,
+    latency_axis,
+    seconds_axis,
+    whole_axis,
+)
+from jobbench.core.target import Plan
+from jobbench.errors import EXIT_USAGE, UsageError
+from jobbench.render.sweep_text import CSV_COLUMNS
+from jobbench.results.sweep_model import SWEEP_SCHEMA, Sweep
+from tests.unit.cli import run_cli
+
+SMALL = (
+    "sweep", "--workers", "1,2", "--slots", "4,8", "--take-ahead", "0,4", "--burst", "32",
+    "--job-seconds", "0.02", "--take-latency", "0.02", "--wake-latency", "0.005",
+    "--hold", "2", "--processes", "1",
+)  # fmt: skip
+
+
+def sweep(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *args: str) -> tuple[Sweep, list]:
+    """Run `jobbench sweep ARGS` in tmp_path; its document and its CSV's rows."""
+    code = run_cli(monkeypatch, *args, cwd=tmp_path)
+    assert code == 0
+    doc = Sweep.model_validate(json.loads((tmp_path / "reports/sweep.sweep.json").read_text()))
+    with (tmp_path / "reports/sweep.sweep.csv").open() as f:
+        rows = list(csv.reader(f))
+    return doc, rows
+
+
+def grid_of(doc: Sweep) -> Grid:
+    """The Grid whose values the document's fixed block holds (the axes do not matter here)."""
+    return Grid((), (), (), (), (), (), (), burst=doc.fixed.burst, hold=doc.fixed.hold)
+
+
+def cell_of(row: dict[str, Any]) -> Cell:
+    return Cell(
+        policy=row["policy"],
+        take_ahead=int(row["take_ahead"]),
+        workers=int(row["workers"]),
+        slots=int(row["slots"]),
+        job_seconds=float(row["job_seconds"]),
+        take_latency=row["take_latency"],
+        wake_latency=row["wake_latency"],
+    )
+
+
+def test_a_small_grid_has_a_row_per_cell_with_every_axis_and_figure(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    doc, rows = sweep(monkeypatch, tmp_path, *SMALL)
+    assert tuple(rows[0]) == CSV_COLUMNS
+    assert CSV_COLUMNS[-6:] == (
+        "time_to_p50_s", "time_to_p99_s", "throughput_jps", "efficiency", "takes_count", "command"
+    )  # fmt: skip
+    assert len(rows) - 1 == len(doc.cells) == 2 * 2 * 2  # no --policy: each K's own, none skipped
+    assert doc.schema_ == SWEEP_SCHEMA and doc.skipped == 0 and doc.simulated
+    policies = {(row[0], row[1]) for row in rows[1:]}
+    assert policies == {("drain", "0"), ("take-ahead", "4")}
+    assert all(float(row[CSV_COLUMNS.index("time_to_p99_s")]) > 0 for row in rows[1:])
+
+
+def test_a_cells_figures_are_the_simulators_for_its_scenario(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    doc, rows = sweep(monkeypatch, tmp_path, *SMALL)
+    row = dict(zip(rows[0], rows[-1]))
+    figures = simulate_rep(cell_scenario(cell_of(row), grid_of(doc)), seed=None).measure.figures
+    for name in ("time_to_p50_s", "time_to_p99_s", "throughput_jps", "efficiency"):
+        assert float(row[name]) == figures[name]
+    assert int(row["takes_count"]) == figures["takes"]["count"]
+
+
+def test_policies_that_do_not_go_with_a_take_ahead_are_skipped_and_counted(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    doc, _ = sweep(monkeypatch, tmp_path, *SMALL, "--policy", "drain,take-ahead,sdk-1.12")
+    # 3 policies x 2 K: drain/0, take-ahead/4, sdk-1.12/0 run; the other three pairs do not
+    assert len(doc.cells) == 3 * 4 and doc.skipped == 3 * 4
+    assert {(c.policy, c.take_ahead) for c in doc.cells} == {
+        ("drain", 0),
+        ("take-ahead", 4),
+        ("sdk-1.12", 0),
+    }
+    assert doc.axes.policy == ["drain", "take-ahead", "sdk-1.12"]
+
+
+def test_the_rerun_command_is_the_same_scenario_through_the_real_run_parser(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    doc, _ = sweep(monkeypatch, tmp_path, *SMALL, "--take-latency", "uniform:0.01,0.03")
+    assert {c.take_latency for c in doc.cells} == {"0.02", "uniform:0.01,0.03"}
+    planned: list[Scenario] = []
+
+    def caught(plans: list[Plan], progress: object) -> list[Any]:
+        planned.extend(plans[0].config.scenarios)
+        raise UsageError("planned, not run")
+
+    monkeypatch.setattr(run_module, "run_plans", caught)
+    grid = grid_of(doc)
+    for cell in doc.cells:
+        words = shlex.split(cell.command)
+        assert words[:2] == ["jobbench", "run"]
+        assert run_cli(monkeypatch, *words[1:], cwd=tmp_path) == EXIT_USAGE
+        assert planned.pop() == cell_scenario(cell_of(cell.model_dump()), grid)
+
+
+def test_sampled_latencies_with_a_seed_give_the_same_document_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    args = (*SMALL, "--take-latency", "uniform:0.01,0.03", "--reps", "3", "--seed", "7")
+    sweep(monkeypatch, tmp_path, *args)
+    first = (tmp_path / "reports/sweep.sweep.json").read_bytes()
+    doc, _ = sweep(monkeypatch, tmp_path, *args)
+    assert (tmp_path / "reports/sweep.sweep.json").read_bytes() == first
+    assert doc.reps == 3 and doc.seed == 7
+    assert len({c.time_to_p99_s for c in doc.cells}) > 1
+
+
+def test_the_heatmap_page_has_a_cell_per_cell_with_its_figures_and_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    doc, _ = sweep(monkeypatch, tmp_path, *SMALL, "--html", "sweep.html", "--color", "efficiency")
+    page = (tmp_path / "sweep.html").read_text()
+    assert "<script" not in page and "Content-Security-Policy" in page
+    assert page.count('<svg class="heat"') == 2  # x workers, y slots; one per (policy, K)
+    tips = re.findall(r"<title>([^<]*)</title>", page)
+    assert len(tips) - 1 == len(doc.cells)  # and the page's own <title>
+    assert all("re-run for real: jobbench run --worker model" in tip for tip in tips[1:])
+    assert "efficiency: " in tips[1] and "jobbench sweep: efficiency" in page
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--workers", "1..x"), "error: --workers 1..x: write a list or a range"),
+        (("--workers", "0,1"), "error: --workers 0,1: 0 is below 1"),
+        (("--slots", "4,4"), "error: --slots 4,4: a value is given twice"),
+        (("--job-seconds", "0"), "error: --job-seconds 0: use seconds above 0"),
+        (("--take-latency", "uniform:1"), "error: --take-latency: "),
+        (("--policy", "drian"), "error: --policy drian: 'drian' is none; use sdk-1.12"),
+        (("--policy", "drain", "-t", "4"), "error: --policy/--take-ahead: no cell is valid"),
+        (("--x", "bogus"), "error: --x bogus: not an axis; use one of policy, take-ahead"),
+        (("--x", "slots"), "error: --x slots and --y slots: choose two different axes"),
+        (("--color", "red"), "error: --color red: use time-to-p99 or efficiency"),
+        (("--burst", "1e3"), "error: --burst 1e3: write a whole number, e.g. 1000"),
+        (("--workers", "1..100000"), "error: --workers 1..100000: "),
+        (("--processes", "0"), "error: --processes 0: use 1 or more"),
+        (("-w", "1..40", "-s", "1..40", "-j", "0.1..8+0.1"), "error: the grid has 128,000 cells"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_flag(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: tuple[str, ...],
+    message: str,
+) -> None:
+    assert run_cli(monkeypatch, "sweep", *args, cwd=tmp_path) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(message), err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "reports").exists()
+
+
+def test_axes_read_lists_and_ranges() -> None:
+    assert whole_axis("1..64*2", "--workers", 1) == (1, 2, 4, 8, 16, 32, 64)
+    assert whole_axis("8..32+8,64", "--slots", 1) == (8, 16, 24, 32, 64)
+    assert whole_axis("0..3", "--take-ahead", 0) == (0, 1, 2, 3)
+    assert seconds_axis("0.1..0.5+0.1", "--job-seconds") == (0.1, 0.2, 0.3, 0.4, 0.5)
+    assert latency_axis(["0.1,0.5", "uniform:0.1,0.3"], "--take-latency") == (
+        "0.1",
+        "0.5",
+        "uniform:0.1,0.3",
+    )
+    assert latency_axis(["0.123456789,2"], "--wake-latency") == ("0.123456789", "2")
+    with pytest.raises(UsageError, match=r"--workers 8\.\.1: write a list or a range"):
+        whole_axis("8..1", "--workers", 1)
+
+
+TABLE = """
+[sweeps.small]
+workers = [1, 2]
+slots = "4..8+4"
+take_ahead = [0, 4]
+job_seconds = 0.02
+take_latency = [0.02, "uniform:0.01,0.03"]
+wake_latency = 0.005
+hold = 2
+burst = 32
+"""
+
+
+def test_a_sweeps_table_gives_the_axes_and_a_flag_wins_over_its_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "jobbench.toml").write_text(TABLE)
+    doc, _ = sweep(monkeypatch, tmp_path, "sweep", "small", "--workers", "3", "--processes", "1")
+    assert doc.axes.workers == [3] and doc.axes.slots == [4, 8] and doc.fixed.burst == 32
+    assert doc.axes.take_latency == ["0.02", "uniform:0.01,0.03"] and doc.fixed.hold == "2"
+    assert len(doc.cells) == 1 * 2 * 2 * 2
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('workers = "1..x"', "sweeps.small: workers = 1..x: write a list or a range"),
+        ("burst = 0", "sweeps.small: burst = 0"),
+        ("worker = 2", "sweeps.small: unknown key(s) ['worker']; use workers, slots"),
+        ("hold = [1, 2]", "sweeps.small: hold = [1, 2]: one value for every cell"),
+    ],
+)
+def test_a_bad_sweeps_table_is_one_line_naming_its_key(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    table: str,
+    message: str,
+) -> None:
+    (tmp_path / "jobbench.toml").write_text(f"[sweeps.small]\n{table}\n")
+    assert run_cli(monkeypatch, "sweep", "small", cwd=tmp_path) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {tmp_path / 'jobbench.toml'} {message}"), err
+    assert err.count("\n") == 1
+
+
+def test_a_sweep_name_with_no_table_is_an_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "jobbench.toml").write_text(TABLE)
+    assert run_cli(monkeypatch, "sweep", "big", cwd=tmp_path) == EXIT_USAGE
+    assert capsys.readouterr().err == (
+        "error: NAME 'big': no [sweeps.big] in jobbench.toml or pyproject.toml here (sweeps: "
+        "small); add the table or give the axes as flags\n"
+    )
