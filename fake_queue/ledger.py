@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, deque
+from collections.abc import Callable
 
 from fake_queue.clock import MONOTONIC, Clock
 from fake_queue.event_log import EventLog
@@ -34,6 +35,9 @@ class QueueLedger:
         self.retried = 0
         # jobs per status, kept as they move: /_bench/counts must not walk 100k jobs per poll
         self.tally: Counter[str] = Counter()
+        # Called as each job ends (after its `done` event): how an in-process reader learns
+        # the instant a rep is over without a watcher per job.
+        self.on_job_end: Callable[[], None] | None = None
         self._job_ids = itertools.count(1)
         self._take_ids = itertools.count(1)
 
@@ -119,6 +123,8 @@ class QueueLedger:
         for waiter in job.watchers:
             if not waiter.done():
                 waiter.set_result(None)
+        if self.on_job_end is not None:
+            self.on_job_end()
 
     def _expire(self, job: Job) -> None:
         """The job's ttl ran out before its answer went out: wherever it waits, it ends."""

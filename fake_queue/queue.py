@@ -67,24 +67,30 @@ class JobQueue(TakeLife):
         extra: dict[str, Any] | None = None,
         execution_timeout_s: float | None = None,
         ttl_s: float | None = None,
+        late_ns: int = 0,
     ) -> list[Job]:
-        """Enqueue jobs at one instant, then wake waiting takes oldest first."""
+        """Enqueue jobs at one instant, then wake waiting takes oldest first. `late_ns`: the
+        submission is that late (an open-loop driver's own reckoning): each `submit` event also
+        says when it was intended, which latencies are measured from (docs/events.md)."""
         at = self.clock.now_ns()
+        submitted: dict[str, Any] = {"t": at, "ev": "submit"}
+        if late_ns > 0:
+            submitted["intended"] = at - late_ns
         jobs = []
         for payload in payloads:
             job = Job(
                 id=f"job-{next(self._job_ids)}",
                 input=payload,
                 submitted_ns=at,
-                extra=dict(extra or {}),
+                extra=dict(extra) if extra else {},
                 execution_timeout_s=execution_timeout_s,
                 ttl_s=DEFAULT_TTL_S if ttl_s is None else ttl_s,
             )
             self.jobs[job.id] = job
-            self.tally[IN_QUEUE] += 1
             self.queued.append(job)
-            self._log({"t": at, "ev": "submit", "job": job.id})
+            self._log({**submitted, "job": job.id})
             jobs.append(job)
+        self.tally[IN_QUEUE] += len(jobs)
         self._wake_waiting(at)
         return jobs
 
@@ -157,6 +163,10 @@ class JobQueue(TakeLife):
         progress or ignored (404 raises)."""
         at = self.clock.now_ns() if arrived_ns is None else arrived_ns
         self.worked(worker, at)
+        return self._job_done_at(worker, job_id, body, at)
+
+    def _job_done_at(self, worker: str, job_id: str, body: dict[str, Any], at: int) -> str:
+        """`finish` of a worker already seen at `at`."""
         job = self.jobs.get(job_id)
         if job is None or worker not in job.handed_to:
             raise JobError(404, f"job {job_id!r} was never handed to worker {worker!r}")
@@ -183,6 +193,27 @@ class JobQueue(TakeLife):
         if delay > 0:  # none: answer at once, without a loop turn (a million, simulated)
             await asyncio.sleep(delay)
         return outcome
+
+    async def job_done_many(
+        self, worker: str, results: list[tuple[str, dict[str, Any]]]
+    ) -> list[str | JobError]:
+        """Job-done POSTs of one worker arriving together (an in-process worker's batch): each
+        `finish`ed on arrival, all answered once the longest of their done latencies is over,
+        as concurrent POSTs are. Each outcome, or the JobError its POST would have answered."""
+        outcomes: list[str | JobError] = []
+        delay = 0.0
+        at = self.clock.now_ns()
+        self.worked(worker, at)
+        for job_id, body in results:
+            try:
+                outcomes.append(self._job_done_at(worker, job_id, body, at))
+            except JobError as exc:
+                outcomes.append(exc)
+                continue
+            delay = max(delay, self.sampler.done())
+        if delay > 0:
+            await asyncio.sleep(delay)
+        return outcomes
 
     # ---- bench control ---------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

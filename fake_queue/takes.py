@@ -116,7 +116,8 @@ class TakeLife(RunningJobs):
             self._move(job, IN_PROGRESS)
             job.worker = take.worker
             job.delivered_ns = at
-            job.handed_to.add(take.worker)
+            if take.worker not in job.handed_to:
+                job.handed_to += (take.worker,)
             record.held.add(job.id)
             self._log(
                 {"t": at, "ev": "deliver", "job": job.id, "take": take.id, "worker": take.worker}

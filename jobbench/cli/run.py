@@ -114,6 +114,14 @@ def run(
             help="fake: the fake queue and worker processes; sim: simulated in virtual time",
         ),
     ] = "fake",
+    load: Annotated[
+        str | None,
+        Opt(
+            metavar="PROFILE",
+            help="arrivals instead of one burst: rate:40/s:for:30s, poisson:R/s:for:D, "
+            "ramp:10-50/s:over:D, bursts:N:every:T:for:D, trace:FILE; stages joined by ','",
+        ),
+    ] = None,
     stall_after: Annotated[
         float | None,
         Opt(
@@ -158,5 +166,6 @@ def run(
         worker_faults=tuple(worker_fault or ()),
         stall_after=stall_after,
         target=target,
+        load=load,
     )
     exit_with(lambda: run_command(request))

@@ -45,6 +45,11 @@ class BenchClient:
         )
         self._conn = kind(parts.netloc, timeout=timeout_s)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._api_key, self._timeout_s = api_key, timeout_s
+
+    def twin(self) -> BenchClient:
+        """A client of the same queue on a connection of its own (one per thread)."""
+        return BenchClient(self.base_url, self._api_key, self._timeout_s)
 
     def close(self) -> None:
         self._conn.close()
@@ -100,12 +105,15 @@ class BenchClient:
         """Answer the workers' waiting long-polls now (they are being stopped)."""
         return int(self._call("POST", "/release")["released"])
 
-    def burst(self, count: int, inputs: list[Any]) -> dict[str, Any]:
+    def burst(self, count: int, inputs: list[Any], late_s: float = 0.0) -> dict[str, Any]:
+        """`count` jobs at once; `late_s`: the submission is that late (an open-loop driver's)."""
         body: dict[str, Any] = (
             {"count": count, "input": inputs[0]}
             if len(inputs) == 1
             else {"count": count, "inputs": inputs}
         )
+        if late_s > 0:
+            body["late_s"] = late_s
         result: dict[str, Any] = self._call("POST", "/burst", body)
         return result
 

@@ -30,6 +30,7 @@ from jobbench.core.config import (
 )
 from jobbench.core.fake_target import FakeQueue
 from jobbench.core.faults import queue_faults, worker_faults
+from jobbench.core.load_profiles import parse_load
 from jobbench.core.loop import run_plans
 from jobbench.core.sim_target import Simulated
 from jobbench.core.target import Plan, Target
@@ -73,6 +74,7 @@ class RunRequest:
     worker_faults: tuple[str, ...] = ()  # --worker-fault kill:AT[:wN] | pause:AT:FOR[:wN]
     stall_after: float | None = None  # the watchdog's stall bound (core/watchdog.py)
     target: str = "fake"  # fake | sim (--target); a live endpoint is --endpoint
+    load: str | None = None  # --load: an arrival profile (core/load_profiles.py); None: --burst
 
 
 TARGETS = ("fake", "sim")
@@ -135,8 +137,11 @@ def sim_plan(req: RunRequest) -> Plan:
 def queue_scenario(req: RunRequest) -> Scenario:
     """The scenario of a fake-queue or simulated run, from the flags."""
     spec = worker_spec(req.worker, req.policy, req.take_ahead, req.sdk, req.python)
+    if req.load is not None:
+        parse_load(req.load)  # its error first, naming --load
     return Scenario(
-        name=scenario_name(req.workers, req.burst, req.job_seconds),
+        name=scenario_name(req.workers, req.burst, req.job_seconds, req.load),
+        load_spec=req.load,
         workers=req.workers,
         slots=resolve_slots(req.slots, spec),
         burst=req.burst,
@@ -162,6 +167,11 @@ def live_plan(req: RunRequest) -> Plan:
         raise UsageError(
             "--fault/--worker-fault: faults are injected by the fake queue and its workers; "
             "a live endpoint has neither (drop --endpoint, or the faults)"
+        )
+    if req.load is not None:
+        raise UsageError(
+            "--load: arrival profiles run on the fake queue and --target sim so far; at a live "
+            "endpoint pace a burst with --submit-rate"
         )
     check_count(BURST, req.burst)
     check_count(REPS, req.reps)

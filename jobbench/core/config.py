@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from jobbench.core.checks import (
 )
 from jobbench.core.faults import WorkerFault, check_worker_faults
 from jobbench.core.load import Burst, Load
+from jobbench.core.load_profiles import parse_load
 from jobbench.errors import UsageError
 from jobbench.workers.spec import WorkerSpec, validate_worker
 
@@ -45,11 +48,24 @@ class Scenario:
     worker_faults: tuple[WorkerFault, ...] = ()
     stall_s: float | None = None  # the watchdog's stall bound (None: from the scenario)
     slots_by_default: bool = False  # a suite row gave no slots: a command worker must not run it
+    load_spec: str | None = None  # an arrival profile (core/load_profiles.py); None: the burst
+
+    def __post_init__(self) -> None:
+        if self.load_spec is not None:  # a profile's jobs are the rep's: `burst` counts them
+            object.__setattr__(self, "burst", self.load.jobs)
+
+    @cached_property
+    def load(self) -> Load:
+        """When the rep's jobs are submitted (core/load.py): the profile's arrivals, or `burst`
+        jobs at once."""
+        if self.load_spec is None:
+            return Burst(self.burst)
+        return parse_load(self.load_spec)
 
     @property
-    def load(self) -> Load:
-        """When the rep's jobs are submitted (core/load.py): `burst` jobs at once, today."""
-        return Burst(self.burst)
+    def is_burst(self) -> bool:
+        """Every job submitted at once: the load the ideal (docs/latency-model.md) is for."""
+        return isinstance(self.load, Burst)
 
     def worker_ids(self) -> list[str]:
         """The fleet's worker ids, `<name>-w<N>`: the fake target's and the simulator's alike,
@@ -71,6 +87,7 @@ class Scenario:
             "worker": self.worker.kind if self.worker.kind != "command" else self.worker.command,
             "policy": self.worker.policy,
             "latency": self.latency.to_json(),
+            **({"load": self.load_spec} if self.load_spec is not None else {}),
             **self.fault_params(),
         }
 
@@ -152,8 +169,12 @@ class LatencyFlags:
             raise UsageError(f"{flag(exc.name)}: {exc.problem}") from None
 
 
-def scenario_name(workers: int, burst: int, job_seconds: float) -> str:
-    return f"{workers}w-{burst}j-{job_seconds:g}s"
+def scenario_name(workers: int, burst: int, job_seconds: float, load: str | None = None) -> str:
+    """`4w-1024j-0.5s`; a profile stands for the burst: `4w-rate-40-for-30s-0.5s`."""
+    if load is None:
+        return f"{workers}w-{burst}j-{job_seconds:g}s"
+    tag = re.sub(r"[^A-Za-z0-9.]+", "-", load.replace("/s", "")).strip("-")[:40]
+    return f"{workers}w-{tag}-{job_seconds:g}s"
 
 
 def read_inputs(input_json: str | None, inputs_file: Path | None) -> tuple[Any, ...]:

@@ -227,6 +227,7 @@ class ScenarioSession:
             job_seconds=s.job_seconds,
             wake_latency_s=s.latency.wake.mean,
             worker_ids=self.worker_ids,
+            atomic_burst=s.is_burst,
         )
         note_rep_end(measure.figures, ended)
         self.progress.rep_finished(self.title, rep, measure.figures)
@@ -319,11 +320,17 @@ def note_rep_end(figures: dict[str, Any], ended: RepEnd) -> None:
         figures["partial"] = ended.partial
     if ended.machine is not None:
         figures["machine"] = ended.machine
+    if ended.arrivals is not None:
+        figures["arrivals"] = ended.arrivals
 
 
 def scenario_entry(s: Scenario, sdk: dict[str, Any] | None) -> ScenarioResult:
     """A fake-queue scenario's result entry before any rep."""
-    ideal = metrics.ideal_time(s.burst, s.workers, s.slots, s.job_seconds, s.latency.wake.mean)
+    ideal = (
+        metrics.ideal_time(s.burst, s.workers, s.slots, s.job_seconds, s.latency.wake.mean)
+        if s.is_burst
+        else None  # an arrival profile's ideal is not defined yet (issue 16)
+    )
     return ScenarioResult.model_validate(
         {
             "name": s.name,

@@ -14,6 +14,7 @@ from fake_queue.latency import LatencyModel, LatencySpecError
 from jobbench.core.checks import REPS, TAKE_AHEAD, check_count
 from jobbench.core.config import DEFAULT_SLOTS, Scenario, check_fits, validate_scenario
 from jobbench.core.faults import WorkerFault, queue_faults, worker_faults
+from jobbench.core.load_profiles import parse_load
 from jobbench.errors import UsageError
 from jobbench.results.compare import METRICS
 from jobbench.workers.spec import WorkerSpec, worker_spec
@@ -183,7 +184,7 @@ def _check_latency(latency: Any, where: str) -> LatencyModel:
         raise UsageError(f"{where}: {exc}") from None
 
 
-SCENARIO_KEYS = {"name", "workers", "slots", "burst", "job_seconds", "metric", *FAULT_KEYS}
+SCENARIO_KEYS = {"name", "workers", "slots", "burst", "load", "job_seconds", "metric", *FAULT_KEYS}
 SUITE_KEYS = {"scenarios", "latency", "reps", "metric", *FAULT_KEYS}
 
 
@@ -234,6 +235,14 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
             )
         at = f"{where}: scenario {index + 1}"
         faults, worker_fault_list = _faults(row, at, suite_faults)
+        load = row.get("load")
+        if load is not None:
+            if not isinstance(load, str) or "burst" in row:
+                raise UsageError(
+                    f'{at}: load must be one profile string, e.g. load = "rate:40/s:for:30s", '
+                    "instead of burst (docs/load-profiles.md)"
+                )
+            parse_load(load, flag=f"{at}: load")
         scenario = Scenario(
             name=str(row.get("name", f"s{index + 1}")),
             workers=_whole(row, "workers", 4, at),
@@ -245,6 +254,7 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
             metric=_metric(row, suite_metric, at),
             faults=faults,
             worker_faults=worker_fault_list,
+            load_spec=load,
         )
         with toml_terms(f"{where}: scenario {scenario.name}"):
             scenarios.append(validate_scenario(scenario))  # memory: with a variant's workers

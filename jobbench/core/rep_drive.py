@@ -19,6 +19,7 @@ from typing import Any
 from jobbench.clients.bench_client import BenchClient
 from jobbench.core.config import Scenario
 from jobbench.core.faults import WorkerFault
+from jobbench.core.submit_pacer import SubmitPacer
 from jobbench.core.target import Progress
 from jobbench.core.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
 from jobbench.errors import RunFailed, WorkerError
@@ -46,6 +47,7 @@ class RepEnd:
     partial: str | None = None
     error: RunFailed | None = None
     machine: dict[str, Any] | None = None  # the machine's load over the rep (procs/machine.py)
+    arrivals: dict[str, Any] | None = None  # an arrival profile's pacing (core/submit_pacer.py)
 
 
 @dataclass
@@ -122,11 +124,19 @@ class RepDrive:
         dog = Watchdog(watch_bounds(s), [w.worker_id for w in self.workers], began)
         end = RepEnd()
         next_watch = began + WATCH_S
+        # A profile's waves go out from a thread of their own, each on time whatever this loop
+        # is doing (the open model); the burst, at once from here.
+        pacer = None if s.is_burst else SubmitPacer(self.client, waves, inputs, began)
+        if pacer is not None:
+            waves = []
+            pacer.start()
         try:
             while True:
                 now = time.monotonic()
                 while waves and now - began >= waves[0].at_s:
                     self.client.burst(waves.pop(0).jobs, inputs)
+                if pacer is not None and pacer.error is not None:
+                    raise RunFailed(f"submitting {s.load_spec}: {pacer.error}")
                 self._say(faults.tick(now - began))
                 time.sleep(POLL_S)
                 self.check_queue()
@@ -138,7 +148,8 @@ class RepDrive:
                 now = time.monotonic()
                 if now >= next_watch:
                     next_watch = now + WATCH_S
-                    if self._watch(dog, faults, counts, end, now, all_sent=not waves):
+                    all_sent = not waves and (pacer is None or pacer.all_sent())
+                    if self._watch(dog, faults, counts, end, now, all_sent=all_sent):
                         break
                 if now - began > timeout_s:
                     end.partial = "timeout"
@@ -149,6 +160,9 @@ class RepDrive:
                     break
         finally:
             faults.resume_all()
+            if pacer is not None:
+                pacer.stop()
+                end.arrivals = pacer.figures(str(s.load_spec))
         if dog.stalled and end.partial is None:  # one that resumed just before the end
             dog.observe(time.monotonic(), self.client.workers(), 0, faults.paused)
         end.anomalies = dog.anomalies(time.monotonic())

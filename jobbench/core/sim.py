@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import gc
 import hashlib
-import itertools
 import time
 from asyncio import Future
 from collections.abc import Callable, Iterable, Iterator
@@ -23,7 +22,7 @@ from fake_queue import virtual_clock
 from fake_queue.event_log import CompactEvents
 from fake_queue.jobs import Event
 from fake_queue.latency import LatencySampler
-from fake_queue.protocol import SDK_112
+from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, SDK_112, TIMED_OUT
 from fake_queue.queue import JobQueue
 from jobbench.core.config import Scenario
 from jobbench.core.target import RepOutcome
@@ -40,6 +39,7 @@ RUNPOD_MODEL = SDK_112  # what `--worker runpod` is simulated by: the port of ru
 POLL_S = 0.001  # virtual seconds between "is every worker polling yet?" looks, before the burst
 EVENTS_MAX_JOBS = 100_000  # a bigger rep returns no events unless asked: the file would be GBs
 PROGRESS_EVERY_S = 0.25  # wall seconds between progress calls
+PROGRESS_LOOK_EVERY = 64  # jobs ended between looks at the wall clock for a progress call
 
 RepProgress = Callable[[int, int], None]  # (jobs ended, jobs in the rep)
 
@@ -117,6 +117,7 @@ def simulate_rep(
             job_seconds=scenario.job_seconds,
             wake_latency_s=scenario.latency.wake.mean,
             worker_ids=ids,
+            atomic_burst=scenario.is_burst,
         )
     return RepOutcome(measure, events if isinstance(events, list) else [])
 
@@ -138,48 +139,40 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-class _WatchedLog(CompactEvents):
-    """The rep's event log, compact, which also watches it for the rep's end: the instant the
-    last of `burst` jobs ends it resolves `all_ended`, and it tells `progress` on the way.
-    One future for the rep instead of a watcher per job (a future, its list and a gather
-    callback each: about 200 bytes a job, and a loop callback as each ends)."""
+class _EndWatch:
+    """Watches the queue for the rep's end: the instant the last of `burst` jobs ends it
+    resolves `all_ended`, and it tells `progress` on the way. One future for the rep instead
+    of a watcher per job (a future, its list and a gather callback each: about 200 bytes a
+    job, and a loop callback as each ends)."""
 
-    def __init__(self, burst: int, progress: RepProgress | None, all_ended: Future[None]) -> None:
-        super().__init__()
+    def __init__(
+        self, queue: JobQueue, burst: int, progress: RepProgress | None, all_ended: Future[None]
+    ) -> None:
+        self.tally = queue.tally
         self.burst = burst
         self.progress = progress
         self.all_ended = all_ended
-        self.ended = 0  # jobs ended: every done event ends one (a retry would take it back)
         self.told_at = time.monotonic()
+        queue.on_job_end = self.job_ended
 
-    def append(self, event: Event, /) -> None:
-        super().append(event)
-        kind = event["ev"]
-        if kind == "done":
-            self.ended += 1
-            self.job_ended()
-        elif kind == "retry":
-            self.ended -= 1
+    @property
+    def ended(self) -> int:
+        """Jobs in a terminal state (a retried one is not, again)."""
+        tally = self.tally
+        return tally[COMPLETED] + tally[FAILED] + tally[CANCELLED] + tally[TIMED_OUT]
 
     def job_ended(self) -> None:
-        if self.ended >= self.burst and not self.all_ended.done():
-            self.all_ended.set_result(None)
+        ended = self.ended
+        if ended >= self.burst:
+            if not self.all_ended.done():
+                self.all_ended.set_result(None)
+        elif ended % PROGRESS_LOOK_EVERY:
+            return  # the clock is read only every so many jobs: a million reads cost a second
         if self.progress is not None:
             now = time.monotonic()
-            if self.ended >= self.burst or now - self.told_at >= PROGRESS_EVERY_S:
+            if ended >= self.burst or now - self.told_at >= PROGRESS_EVERY_S:
                 self.told_at = now
-                self.progress(min(self.ended, self.burst), self.burst)
-
-
-class _LogHead:
-    """The first `count` events of a log, as dicts, each time it is iterated."""
-
-    def __init__(self, log: CompactEvents, count: int) -> None:
-        self.log = log
-        self.count = count
-
-    def __iter__(self) -> Iterator[Event]:
-        return itertools.islice(iter(self.log), self.count)
+                self.progress(min(ended, self.burst), self.burst)
 
 
 async def _rep(
@@ -195,7 +188,8 @@ async def _rep(
     assert isinstance(loop, virtual_clock.VirtualTimeLoop)
     queue = JobQueue(LatencySampler(scenario.latency, seed), clock=loop)
     burst = scenario.load.jobs
-    log = queue.events = _WatchedLog(burst, progress, loop.create_future())
+    log = queue.events = CompactEvents()
+    watch = _EndWatch(queue, burst, progress, loop.create_future())
     ids = scenario.worker_ids()  # the fake target's, so a simulated split pairs with a real one
     fleet = [
         # The Drain policy's post tuning (post_quiet_s, post_hold_max_s) waits out a batch's
@@ -215,33 +209,49 @@ async def _rep(
     try:
         while len(queue.waiting) < len(fleet):  # a rep starts once every worker is polling
             await asyncio.sleep(POLL_S)
-        inputs = scenario.job_inputs()
-        queue.submit_many(inputs[i % len(inputs)] for i in range(burst))
-        await _until_all_ended(log, watch_bounds(scenario).give_up_s)
+        await _submit_on_time(queue, scenario)
+        await _until_all_ended(watch, watch_bounds(scenario).give_up_s)
         # The rep's events end as its last job does, as the fake target reads them: the next
         # takes, already waiting, and their end at the shutdown are no part of this rep.
-        head = _LogHead(log, len(log))
+        head = log.head()
         events: Iterable[Event] = list(head) if keep_events else head  # dicts built once
         check_conservation(
             {"counts": queue.counts(), "conservation": queue.conservation_error()}, events, burst
         )
     finally:
         await _shut_down(fleet, running)
+        # The rep's jobs go now, freed by reference counting as the queue forgets them,
+        # rather than by the collection after the loop's close walking every one of them.
+        queue.reset()
     return events, ids
 
 
-async def _until_all_ended(log: _WatchedLog, give_up_s: float) -> None:
+async def _submit_on_time(queue: JobQueue, scenario: Scenario) -> None:
+    """The load's waves, each at its time (virtual: exactly on time), the jobs' inputs cycled
+    across the whole rep as the fake target cycles them."""
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    inputs = scenario.job_inputs()
+    sent = 0
+    for wave in scenario.load.waves():
+        if (wait := began + wave.at_s - loop.time()) > 0:
+            await asyncio.sleep(wait)
+        queue.submit_many(inputs[(sent + i) % len(inputs)] for i in range(wave.jobs))
+        sent += wave.jobs
+
+
+async def _until_all_ended(watch: _EndWatch, give_up_s: float) -> None:
     """Until the instant the last job ends; no job ending for `give_up_s` of virtual time is a
     model bug (the fake target's watchdog bound), named rather than simulated forever."""
     while True:
-        before = log.ended
+        before = watch.ended
         try:
-            await asyncio.wait_for(asyncio.shield(log.all_ended), give_up_s)
+            await asyncio.wait_for(asyncio.shield(watch.all_ended), give_up_s)
             return
         except asyncio.TimeoutError:
-            if log.ended == before:
+            if watch.ended == before:
                 raise RunFailed(
-                    f"simulation: {log.burst - before} of {log.burst} jobs did not end within "
+                    f"simulation: {watch.burst - before} of {watch.burst} jobs did not end within "
                     f"{give_up_s:g} virtual seconds of the last one; a model policy hangs"
                 ) from None
 

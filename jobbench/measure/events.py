@@ -27,7 +27,10 @@ from fake_queue.protocol import COMPLETED, FAILED, TERMINAL
 SERVED = frozenset({COMPLETED, FAILED})
 
 
-@dataclass(frozen=True, slots=True)
+# The per-job records are plain slotted dataclasses, not frozen ones: a frozen one's __init__
+# sets each field through object.__setattr__, four times as slow, and a simulated
+# million-job rep makes two a job. Nothing changes them once made.
+@dataclass(slots=True)
 class Final:
     """A job's last terminal transition (a `retry` after it removes it again)."""
 
@@ -41,7 +44,7 @@ class Final:
         return self.status in SERVED
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Run:
     """A job in a worker's hands from `deliver` to its COMPLETED/FAILED `done` (end None: still
     held when the log ends). Every run held a slot, a failed one that was retried included."""
@@ -105,51 +108,48 @@ def scan_events(events: Iterable[Mapping[str, Any]]) -> EventScan:
     s = EventScan()
     claims: dict[str, int] = {}
     held: dict[str, tuple[int, str]] = {}  # delivered, not yet done or requeued: (t, worker)
+    # Bound once, and a job's `done` read inline: a simulated rep's log has millions of events.
+    queue, submitted, final, runs = s.queue.append, s.submitted, s.final, s.runs
+    last = 0
     for e in events:
         ev, job, t = e.get("ev"), str(e.get("job", "")), int(e.get("t", 0))
-        s.last = max(s.last, t)
-        if ev == "submit":
-            s.submitted[job] = t
-            s.queue.append((t, 1))
+        if t > last:
+            last = t
+        if ev == "submit":  # latencies run from its intended time: a late driver hides none
+            submitted[job] = int(e.get("intended", t))
+            queue((t, 1))
         elif ev == "claim":
             claims[job] = t
-            s.queue.append((t, -1))
+            queue((t, -1))
         elif ev == "deliver":
             held[job] = (t, str(e.get("worker")))
             (s.redelivered if job in s.delivered else s.delivered).add(job)
+        elif ev == "done":
+            # The job's last terminal transition; a straggler from an earlier burst is not
+            # this rep's, and a run it served held a slot from its deliver to here.
+            ran = held.pop(job, None)
+            status = e.get("status")
+            if job in submitted and status in TERMINAL:
+                worker = e.get("worker")
+                worker = None if worker is None else str(worker)
+                final[job] = Final(t, str(status), worker, claims.get(job))
+                if ran is not None and status in SERVED:
+                    runs.append(Run(str(worker), ran[0], t))
         elif ev == "requeue":  # the take's client left: that delivery never reached the worker
             held.pop(job, None)
-            s.queue.append((t, 1))
+            queue((t, 1))
         elif ev == "retry":  # back in the queue: no longer terminal
-            s.final.pop(job, None)
-            s.queue.append((t, 1))
-        elif ev == "done":
-            _done(s, e, job, t, claims.get(job), held.pop(job, None))
+            final.pop(job, None)
+            queue((t, 1))
         elif ev == "take":
             s.takes.append(_take(e, t))
         elif ev == "fault":
             s.faults[f"{e.get('route')}:{e.get('kind')}"] += 1
             if "job" in e:
                 s.faulted.add(job)
-    s.runs.extend(Run(w, t, None) for job, (t, w) in held.items() if job in s.submitted)
+    s.last = last
+    runs.extend(Run(w, t, None) for job, (t, w) in held.items() if job in submitted)
     return s
-
-
-def _done(
-    s: EventScan,
-    e: Mapping[str, Any],
-    job: str,
-    t: int,
-    claim: int | None,
-    held: tuple[int, str] | None,
-) -> None:
-    status = e.get("status")
-    if job not in s.submitted or status not in TERMINAL:
-        return
-    worker = e.get("worker")
-    s.final[job] = Final(t, str(status), None if worker is None else str(worker), claim)
-    if status in SERVED and held is not None:
-        s.runs.append(Run(str(worker), held[0], t))
 
 
 def _take(e: Mapping[str, Any], t: int) -> TakeEvent:

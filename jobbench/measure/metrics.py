@@ -23,6 +23,7 @@ from jobbench.measure.figures import (
     rounded_phase,
     split_figures,
 )
+from jobbench.measure.held import held_cost
 from jobbench.measure.stats import outliers, summary
 
 PHASE_STATS = ("p50", "p90", "p99", "max", "mean")
@@ -109,10 +110,13 @@ def rep_measure(
     job_seconds: float,
     wake_latency_s: float,
     worker_ids: Sequence[str] | None = None,
+    atomic_burst: bool = True,
 ) -> RepMeasure:
     """The docs/metrics.md figures for one rep and its per-job samples; burst start is the
-    earliest `submit`. Times in the server's ns."""
-    ideal = ideal_time(burst, workers, slots, job_seconds, wake_latency_s)
+    earliest `submit`. Times in the server's ns. `atomic_burst`: every job was submitted at
+    once, the load the ideal is defined for; an arrival profile has none (yet): no ideal and
+    no efficiency."""
+    ideal = ideal_time(burst, workers, slots, job_seconds, wake_latency_s) if atomic_burst else None
     s = scan_events(events)
     if not s.submitted:
         raise ValueError("the event log has no `submit` event: there is no burst to measure")
@@ -122,7 +126,8 @@ def rep_measure(
     drained, span = drain_figures(s.terminal_times(), start, n, jobs["completed"])
     samples = _phase_samples(s)
     p99 = drained["time_to_p99_s"]
-    busy_s = busy_slot_ns(s.busy_spans(), slots) / NS_PER_S
+    spans = s.busy_spans()
+    busy_s = busy_slot_ns(spans, slots) / NS_PER_S
     figures: dict[str, Any] = {
         **drained,
         "jobs": jobs,
@@ -130,8 +135,9 @@ def rep_measure(
         "takes": _take_stats(s.takes, start),
         "split": split_figures((f.worker for f in s.final.values() if f.served), worker_ids),
         "utilisation": round6(busy_s / (workers * slots * span)) if span else None,
-        "ideal_s": round6(ideal),
-        "efficiency": round6(ideal / p99) if p99 else None,
+        "held": held_cost(spans, slots, worker_ids or ()),
+        "ideal_s": None if ideal is None else round6(ideal),
+        "efficiency": round6(ideal / p99) if p99 and ideal is not None else None,
     }
     if s.redelivered:
         jobs["redelivered"] = len(s.redelivered)
@@ -161,6 +167,8 @@ def summarise_reps(reps: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]
             )
     for stat in ("count", "got_mean"):
         out[f"takes_{stat}"] = across(rep.get("takes", {}).get(stat) for rep in reps)
+    for stat in ("jobs", "extra_wait_p99_s"):  # absent before issue 16: None
+        out[f"held_{stat}"] = across((rep.get("held") or {}).get(stat) for rep in reps)
     return out
 
 

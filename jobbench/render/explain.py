@@ -150,3 +150,21 @@ def predicted_line(entry: ScenarioResult) -> str | None:
     return (
         f"{line}; measured {fmt(measured.median, 's')} (median): {who} {gap * 1000:+.0f} ms{share}"
     )
+
+
+def held_line(entry: ScenarioResult) -> str | None:
+    """Take-ahead's cost in words (measure/held.py), over the reps; None when no job of any
+    rep waited in a buffer.
+    `held while a slot was free elsewhere: 37 jobs (median over reps), extra wait p99
+    0.450 s; last rep: w0 30, w1 7 (of 120 buffered)`."""
+    held = [rep.held for rep in entry.reps if rep.held is not None]
+    if not any(h.buffered_jobs for h in held):
+        return None  # no job waited in any buffer: nothing to say
+    jobs = sorted(h.jobs for h in held)[len(held) // 2]
+    p99 = entry.summary.get("held_extra_wait_p99_s")
+    last = held[-1]
+    workers = ", ".join(f"{w} {h.jobs}" for w, h in last.per_worker.items() if h.jobs)
+    text = f"held while a slot was free elsewhere: {jobs} jobs (median over reps)"
+    if p99 is not None:
+        text += f", extra wait p99 {fmt(p99.median, 's')}"
+    return text + f"; last rep: {workers or 'none'} (of {last.buffered_jobs} buffered)"

@@ -17,7 +17,7 @@ from jobbench.render.cells import (
     interval,
     noise,
 )
-from jobbench.render.explain import is_live, phase_title, predicted_line
+from jobbench.render.explain import held_line, is_live, phase_title, predicted_line
 from jobbench.render.resilience import HEAD, rep_notes, resilience_rows
 from jobbench.results.model import Comparison, ScenarioResult, Spread
 
@@ -100,6 +100,8 @@ def facts(entry: ScenarioResult, label: str) -> str:
     ]
     if (predicted := predicted_line(entry)) is not None:
         items.insert(2, ("predicted", predicted.removeprefix("predicted ")))
+    if (held := held_line(entry)) is not None:
+        items.append(("held", held.removeprefix("held ")))
     body = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in items)
     prefix = f"<h4>{escape(label)}</h4>" if label else ""
     return f'<div class="facts">{prefix}<dl>{body}</dl></div>'

@@ -6,6 +6,8 @@ import sys
 import time
 from typing import Any, TextIO
 
+from jobbench.render.arrivals import pacing_line
+
 
 class PlainProgress:
     def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
@@ -50,3 +52,5 @@ class PlainProgress:
         if eff is not None:
             text += f", efficiency {eff:.1%}"
         self._say(text)
+        if (pacing := pacing_line(figures)) is not None:
+            self._say(f"  {pacing}")

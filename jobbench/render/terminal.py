@@ -13,9 +13,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from jobbench.render.arrivals import pacing_line
 from jobbench.render.cells import fmt
 from jobbench.render.explain import (
     PHASE_NAMES,
+    held_line,
     ideal_lines,
     is_live,
     legend,
@@ -90,6 +92,8 @@ class RichProgress:
         p99 = figures.get("time_to_p99_s")
         if p99 is not None:
             self.console.print(f"[dim]{scenario} rep {rep}: time to 99 % {p99:.3f} s[/dim]")
+        if (pacing := pacing_line(figures)) is not None:
+            self.console.print(f"[dim]  {pacing}[/dim]", highlight=False)
 
     def stop(self) -> None:
         """Before a last message: the bar cleared (it is transient), the cursor shown again."""
@@ -150,6 +154,8 @@ def scenario_footer(entry: ScenarioResult) -> Text:
     if (predicted := predicted_line(entry)) is not None:
         lines.append(predicted)
     lines += rep_notes(entry)
+    if (held := held_line(entry)) is not None:
+        lines.append(held)
     for name, numbers in (entry.outliers or {}).items():
         if numbers:
             reps_text = ", ".join(str(n) for n in numbers)

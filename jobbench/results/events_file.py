@@ -34,12 +34,12 @@ class EventsWriter:
 
 def rep_lines(scenario: str, rep: int, events: list[dict[str, Any]]) -> str:
     """A rep's events as JSONL, times made relative to its burst start."""
-    starts = [e["t"] for e in events if e["ev"] == "submit"]
+    starts = [e.get("intended", e["t"]) for e in events if e["ev"] == "submit"]
     zero = min(starts) if starts else (events[0]["t"] if events else 0)
     lines = []
     for event in events:
         row = dict(event)
-        for key in ("t", "arrived", "due"):
+        for key in ("t", "arrived", "due", "intended"):
             if key in row:
                 row[key] = (row[key] - zero) // 1000
         row["scenario"], row["rep"] = scenario, rep

@@ -124,6 +124,39 @@ class Machine(Doc):
     cpus: int | None
 
 
+class ArrivalPacing(Doc):
+    """An arrival profile's submissions (core/submit_pacer.py): each wave sent at its intended
+    time whatever the workers do (the open model), and how late the driver was."""
+
+    spec: str
+    submissions: int
+    jobs: int
+    lateness_p50_s: Number | None
+    lateness_p99_s: Number | None
+    lateness_max_s: Number | None
+    late_jobs: int  # in submissions sent more than late_bound_s after their intended time
+    late_bound_s: Number
+    not_sent: int  # jobs whose submission was never made (the rep ended first)
+
+
+class WorkerHeld(Doc):
+    jobs: int
+    extra_wait_s: Number
+
+
+class HeldCost(Doc):
+    """Take-ahead's cost (measure/held.py): jobs that waited in one worker's buffer while
+    another worker had a free slot, and that extra wait; every buffered job's wait beside."""
+
+    jobs: int
+    extra_wait_s: Number
+    extra_wait_p99_s: Number | None
+    extra_wait_max_s: Number | None
+    buffered_jobs: int
+    buffer_wait_p99_s: Number | None
+    per_worker: dict[str, WorkerHeld]
+
+
 class Rep(Doc):
     """One rep's figures (docs/metrics.md), as measure/ computes them."""
 
@@ -147,6 +180,8 @@ class Rep(Doc):
     faults: dict[str, int] | None = None  # injected faults by "route:kind" (absent: none)
     lost_jobs: list[str] | None = None  # ids of the jobs a worker lost (jobs.lost counts them)
     machine: Machine | None = None  # the machine's load during the rep (absent: before issue 14)
+    arrivals: ArrivalPacing | None = None  # an arrival profile's pacing (absent: a burst)
+    held: HeldCost | None = None  # take-ahead's cost (absent: before issue 16, or live)
 
 
 class Spread(Doc):

@@ -15,7 +15,7 @@ import aiohttp
 
 from fake_queue import protocol
 from jobbench.workers.model_worker_config import Config
-from jobbench.workers.policy_base import Job, RateLimited, log
+from jobbench.workers.policy_base import Job, RateLimited, log, post_each
 from jobbench.workers.raw_http import RawClient, RawHttpError
 from jobbench.workers.run_job import RUNPOD_VERSION, run_handler
 
@@ -130,6 +130,9 @@ class HttpLink:
                 log(f"job-done for {job_id} answered {status} 3 times; result lost")
                 return
             await asyncio.sleep(pause)
+
+    async def post_done_many(self, results: list[tuple[str, dict[str, Any]]]) -> None:
+        await post_each(self, results)
 
     async def _post(self, url: str, body: bytes) -> int:
         if self.lean is not None:

@@ -48,6 +48,9 @@ class Link(Protocol):
     async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
         """Post a job-done body (retries and failures are the link's business)."""
 
+    async def post_done_many(self, results: list[tuple[str, dict[str, Any]]]) -> None:
+        """Post (job id, job-done body) pairs, concurrently, as post_done posts each."""
+
 
 def loop_time() -> float:
     """The running event loop's clock (virtual on a virtual-time loop)."""
@@ -91,8 +94,17 @@ class Policy:
         self.link = link
         self.slots = slots
         self.stopping = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._taker: asyncio.Task[None] | None = None
         self._stopper: asyncio.Task[None] | None = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The running loop, looked up once: asyncio.get_running_loop() costs a getpid()
+        system call each time, and a policy would call it several times a job."""
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        return self._loop
 
     # -- per policy ---------------------------------------------------------------------------
     async def take_loop(self) -> None:
@@ -175,6 +187,18 @@ async def guarded(
         log(f"{what} failed: {type(exc).__name__}: {exc}")
         await asyncio.sleep(error_pause_s)
     return None
+
+
+async def post_each(link: Link, results: list[tuple[str, dict[str, Any]]]) -> None:
+    """`link.post_done_many` for a link whose posts are requests: one post_done each, all at
+    once; an unexpected error is logged, not raised."""
+    posts = (link.post_done(job_id, result) for job_id, result in results)
+    outcomes = await asyncio.gather(*posts, return_exceptions=True)
+    for (job_id, _), outcome in zip(results, outcomes):
+        if isinstance(outcome, Exception):
+            log(f"job-done for {job_id!r} failed: {type(outcome).__name__}: {outcome}")
+        elif isinstance(outcome, BaseException):
+            raise outcome
 
 
 async def run_logged(link: Link, job: Job) -> None:

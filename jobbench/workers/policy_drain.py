@@ -111,14 +111,14 @@ class Drain(Policy):
     def _fill(self) -> None:
         # A job's time runs from here, when it got its slot, not from when its task first runs:
         # starting a batch's tasks one by one would otherwise stretch the batch by ~10 us a job.
-        started = asyncio.get_running_loop().time()
+        started = self.loop.time()
         while self.held and len(self.running) < self.slots:
             job = self.held.popleft()
-            self.running[asyncio.create_task(self._run(job, started))] = str(job["id"])
+            self.running[self.loop.create_task(self._run(job, started))] = str(job["id"])
         self._notify()
 
     async def _run(self, job: Job, started: float) -> None:
-        task = asyncio.current_task()
+        task = asyncio.current_task(self.loop)
         try:
             result = await self.link.handle(job, started)
         finally:
@@ -127,9 +127,9 @@ class Drain(Policy):
             if task is not None:
                 self._finished(task)
         self.unposted.append((str(job["id"]), result))
-        self._last_return = asyncio.get_running_loop().time()
+        self._last_return = self.loop.time()
         if self._poster is None or self._poster.done():
-            self._poster = asyncio.create_task(self._post_unposted())
+            self._poster = self.loop.create_task(self._post_unposted())
 
     async def _post_unposted(self) -> None:
         loop = asyncio.get_running_loop()
@@ -143,16 +143,20 @@ class Drain(Policy):
             while (wait := min(self._last_return + quiet, deadline) - loop.time()) > 0:
                 await asyncio.sleep(wait)
             await self._posts_may_go.wait()
-            while self.unposted:
-                post = asyncio.create_task(self._post(*self.unposted.popleft()))
-                self.posting.add(post)
-                post.add_done_callback(self.posting.discard)
+            # All returned so far go together, concurrently: one task for the batch (an
+            # in-process link answers it in one call), not one per job.
+            batch = list(self.unposted)
+            self.unposted.clear()
+            post = self.loop.create_task(self._post(batch))
+            self.posting.add(post)
+            post.add_done_callback(self.posting.discard)
 
-    async def _post(self, job_id: str, result: dict[str, Any]) -> None:
+    async def _post(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
         try:
-            await self.link.post_done(job_id, result)
+            await self.link.post_done_many(batch)
         except Exception as exc:
-            log(f"job-done for {job_id!r} failed: {type(exc).__name__}: {exc}")
+            ids = ", ".join(repr(job_id) for job_id, _ in batch[:3])
+            log(f"job-done for {ids} ({len(batch)} in all) failed: {type(exc).__name__}: {exc}")
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         if self.running.pop(task, None) is not None:

@@ -7,7 +7,7 @@ as the queue's clock, queue and policies run in virtual time. No HTTP, no aiohtt
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fake_queue.queue import JobError, JobQueue
@@ -43,12 +43,16 @@ class QueueLink:
     async def process(self, job: Job) -> None:
         await self.post_done(str(job["id"]), await self.handle(job))
 
-    async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
-        return await run_handler(job, self.worker, started)
+    def handle(self, job: Job, started: float | None = None) -> Coroutine[Any, Any, dict[str, Any]]:
+        return run_handler(job, self.worker, started)  # not awaited here: one frame less a job
 
     async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
         """job-done, answered after the done latency; refused (404), it is logged as lost."""
-        try:
-            await self.queue.job_done(self.worker, job_id, result)
-        except JobError as exc:
-            log(f"job-done for {job_id} answered {exc.status}; result lost")
+        await self.post_done_many([(job_id, result)])
+
+    async def post_done_many(self, results: list[tuple[str, dict[str, Any]]]) -> None:
+        """All in one call: the queue takes a batch as concurrent POSTs arriving together."""
+        outcomes = await self.queue.job_done_many(self.worker, results)
+        for (job_id, _), outcome in zip(results, outcomes):
+            if isinstance(outcome, JobError):
+                log(f"job-done for {job_id} answered {outcome.status}; result lost")

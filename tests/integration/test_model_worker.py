@@ -29,7 +29,7 @@ import pytest
 from fake_queue import virtual_clock
 from fake_queue.server import RunningServer, worker_env
 from jobbench.workers.bench_handler import bench_handler
-from jobbench.workers.policy_base import Job, Policy
+from jobbench.workers.policy_base import Job, Policy, post_each
 from jobbench.workers.policy_drain import Drain
 from jobbench.workers.policy_sdk112 import Sdk112
 
@@ -394,6 +394,9 @@ class FakeLink:
 
     async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
         await asyncio.sleep(0.01)
+
+    async def post_done_many(self, results: list[tuple[str, dict[str, Any]]]) -> None:
+        await post_each(self, results)
 
 
 async def asked_after_short_take(make: Callable[[FakeLink], Policy]) -> list[int]:

@@ -317,7 +317,14 @@ def test_summarise_reps_median_min_max_skipping_none() -> None:
                "throughput_jps", "utilisation", "efficiency"]  # fmt: skip
     phases = [f"{p}_{st}_s" for p in ("queue_wait", "service", "e2e")
               for st in ("p50", "p90", "p99", "max", "mean")]  # fmt: skip
-    assert set(s) == {*figures, *phases, "takes_count", "takes_got_mean"}
+    assert set(s) == {
+        *figures,
+        *phases,
+        "takes_count",
+        "takes_got_mean",
+        "held_jobs",
+        "held_extra_wait_p99_s",
+    }
     with pytest.raises(ValueError):
         summarise_reps([])
 

@@ -109,3 +109,38 @@ def test_a_tool_jobbench_that_is_not_a_table_is_not_silently_ignored(tmp_path: P
         load_project(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "other"\n')
     assert load_project(tmp_path).source is None  # no [tool.jobbench] at all: the built-ins
+
+
+MIXED = """
+[suites.mixed]
+reps = 1
+scenarios = [
+  {name = "deep", workers = 2, burst = 64, job_seconds = 0.5},
+  {name = "steady", workers = 2, load = "rate:20/s:for:2s", job_seconds = 0.5},
+]
+"""
+
+
+def test_a_suite_can_mix_bursts_and_profiles(tmp_path: Path) -> None:
+    (tmp_path / "jobbench.toml").write_text(MIXED)
+    deep, steady = load_project(tmp_path).suites["mixed"].scenarios
+    assert deep.is_burst and deep.burst == 64 and "load" not in deep.params()
+    assert not steady.is_burst and steady.burst == 40
+    assert steady.params()["load"] == "rate:20/s:for:2s"
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ('load = "rate:20:for:2s"', "scenario 1: load rate:20:for:2s: '20' is not a rate"),
+        ("load = 40", "scenario 1: load must be one profile string"),
+        ('load = "rate:20/s:for:2s", burst = 8', "instead of burst"),
+    ],
+)
+def test_a_bad_load_in_a_suite_names_the_row(tmp_path: Path, row: str, message: str) -> None:
+    (tmp_path / "jobbench.toml").write_text(
+        f'[suites.s]\nscenarios = [{{name = "a", workers = 2, {row}}}]\n'
+    )
+    with pytest.raises(UsageError) as caught:
+        load_project(tmp_path)
+    assert message in str(caught.value) and "\n" not in str(caught.value)

@@ -77,18 +77,34 @@ def test_iterating_sees_events_appended_meanwhile() -> None:
     assert seen == EVENTS[:3]
 
 
+def test_a_head_is_the_log_as_it_was_by_row_and_by_column() -> None:
+    log = CompactEvents()
+    for event in EVENTS[:4]:
+        log.append(dict(event))
+    head = log.head()
+    for event in EVENTS[4:]:
+        log.append(dict(event))
+    log.append({"t": 10, "ev": "done", "job": "job-3", "status": "COMPLETED", "worker": "w1"})
+    assert len(head) == 4
+    assert list(head) == EVENTS[:4]
+    assert sorted(head.values_of("done", "job")) == ["job-1", "job-2"]  # not the later job-3
+    assert sorted(log.values_of("done", "job")) == ["job-1", "job-2", "job-3"]
+    assert sorted(log.values_of("submit", "job")) == ["job-1", "job-3"]
+    assert list(log.values_of("fault", "route")) == ["take", "done"]
+
+
 @pytest.mark.parametrize("policy", ["drain", "take-ahead", "sdk-1.12"])
 def test_the_compact_log_gives_the_same_events_and_figures_as_the_dicts(
     monkeypatch: pytest.MonkeyPatch, policy: str
 ) -> None:
     appended: list[dict[str, Any]] = []
-    keep = sim._WatchedLog.append
+    keep = CompactEvents.append
 
-    def record(log: sim._WatchedLog, event: dict[str, Any]) -> None:
+    def record(log: CompactEvents, event: dict[str, Any]) -> None:
         appended.append(dict(event))  # what a plain list log would hold
         keep(log, event)
 
-    monkeypatch.setattr(sim._WatchedLog, "append", record)
+    monkeypatch.setattr(CompactEvents, "append", record)
     s = scenario(policy)
     outcome = sim.simulate_rep(s, seed=3)
     rep_events = appended[: len(outcome.events)]
@@ -110,11 +126,14 @@ def test_the_compact_log_gives_the_same_events_and_figures_as_the_dicts(
 
 
 def test_a_rep_reports_its_progress_up_to_every_job(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sim, "PROGRESS_EVERY_S", 0.0)  # tell every job's end
+    monkeypatch.setattr(sim, "PROGRESS_EVERY_S", 0.0)  # tell at every look
     told: list[tuple[int, int]] = []
     s = scenario("drain", burst=100)
     sim.simulate_rep(s, seed=1, progress=lambda done, total: told.append((done, total)))
-    assert told[-1] == (100, 100)
+    assert told == [(64, 100), (100, 100)]  # a look every PROGRESS_LOOK_EVERY jobs, and the end
+    monkeypatch.setattr(sim, "PROGRESS_LOOK_EVERY", 1)
+    told.clear()
+    sim.simulate_rep(s, seed=1, progress=lambda done, total: told.append((done, total)))
     assert [done for done, _ in told] == list(range(1, 101))
 
 
@@ -152,6 +171,7 @@ def test_a_big_simulated_run_shows_progress_and_saves_no_events(
     monkeypatch.setattr(store, "_git_sha", lambda: "0" * 40)  # unit tests start no process
     monkeypatch.setattr(store.platform, "platform", lambda: "Linux")
     monkeypatch.setattr(sim, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(sim, "PROGRESS_LOOK_EVERY", 1)
     monkeypatch.setattr(sim, "EVENTS_MAX_JOBS", 300)  # "big" here: more than 300 jobs
     monkeypatch.setattr(sim_target, "EVENTS_MAX_JOBS", 300)
     flags = ("--worker", "model", "--policy", "drain", "-w", "2", "--job-seconds", "0.5", "-n", "1")

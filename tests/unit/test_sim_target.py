@@ -178,3 +178,70 @@ def test_a_bad_source_date_epoch_is_a_usage_error(
     code = run_cli(monkeypatch, "run", "--target", "sim", "--worker", "model", cwd=tmp_path)
     assert code == EXIT_USAGE
     assert "error: SOURCE_DATE_EPOCH='yesterday': not a whole number" in capsys.readouterr().err
+
+
+def test_a_rate_profile_submits_each_job_at_its_intended_time(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    flags = ("--worker", "model", "--policy", "drain", "-w", "2", "--slots", "4")
+    doc = simulate(monkeypatch, tmp_path, *flags, "--load", "rate:20/s:for:2s", *REFERENCE)
+    (entry,) = doc["scenarios"]
+    assert entry["name"] == "2w-rate-20-for-2s-0.5s"
+    assert entry["params"]["load"] == "rate:20/s:for:2s" and entry["params"]["burst"] == 40
+    (rep,) = entry["reps"]
+    assert rep["jobs"]["completed"] == 40
+    assert rep["ideal_s"] is None and rep["efficiency"] is None  # a burst's ideal, not this
+    events = [json.loads(line) for line in (tmp_path / "reports" / "sim.events.jsonl").open()]
+    submits = [e["t"] for e in events if e["ev"] == "submit"]
+    assert submits == [i * 50_000 for i in range(40)]  # every 50 ms, in virtual time exactly
+
+
+def test_a_burst_run_records_no_load_and_pairs_with_older_results(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    doc = simulate(monkeypatch, tmp_path, "--worker", "model", "-b", "64", *REFERENCE)
+    (entry,) = doc["scenarios"]
+    assert "load" not in entry["params"] and entry["reps"][0]["ideal_s"] is not None
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--load", "rate:40:for:1s"), "error: --load rate:40:for:1s: '40' is not a rate"),
+        (
+            ("--load", "rate:4/s:for:1s", "--endpoint", "http://127.0.0.1:9/v2/x"),
+            "error: --load: arrival profiles run on the fake queue and --target sim so far",
+        ),
+    ],
+)
+def test_a_bad_load_is_a_one_line_usage_error(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: tuple[str, ...],
+    says: str,
+) -> None:
+    target = () if "--endpoint" in args else ("--target", "sim")
+    assert run_cli(monkeypatch, "run", *target, "--worker", "model", *args, cwd=tmp_path) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1
+
+
+def test_take_ahead_held_while_another_worker_idles_is_measured_and_shown(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # w0 claims the slow jobs, w1 the fast ones; take-ahead fills w0's buffer with slow jobs
+    # that wait while w1, done with its fast ones, has free slots
+    slow, fast = {"seconds": 2.0}, {"seconds": 0.2}
+    (tmp_path / "inputs.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in [slow] * 4 + [fast] * 4)
+    )
+    flags = ("--worker", "model", "--take-ahead", "4", "-w", "2", "--slots", "4", "-b", "16")
+    run_cli(monkeypatch, "run", "--target", "sim", *flags, "--inputs", "inputs.jsonl",
+            *REFERENCE, "--label", "held", cwd=tmp_path)  # fmt: skip
+    out = capsys.readouterr().out
+    doc = json.loads((tmp_path / "reports" / "held.json").read_text())
+    held = doc["scenarios"][0]["reps"][0]["held"]
+    assert held["jobs"] > 0 and held["extra_wait_s"] > 0
+    assert held["per_worker"]["2w-16j-0.5s-w0"]["jobs"] == held["jobs"]  # the slow worker's
+    assert "held while a slot was free elsewhere:" in out
