@@ -121,14 +121,33 @@ async def bench_burst(request: web.Request) -> web.Response:
     count = body.get("count", len(inputs))
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BURST:
         raise BadRequest(400, f"count must be a whole number of jobs, 1..{MAX_BURST}")
-    late_s = body.get("late_s", 0)
-    if not isinstance(late_s, (int, float)) or isinstance(late_s, bool) or not 0 <= late_s < 3600:
-        raise BadRequest(400, "late_s must be the seconds the submission is late, 0..3600")
-    payloads = [inputs[i % len(inputs)] for i in range(count)]
-    jobs = request.app[QUEUE_KEY].submit_many(payloads, late_ns=round(late_s * 1e9))
+    late = body.get("late_s", 0)  # the submission's lateness, or each job's (a list)
+    lates = late if isinstance(late, list) else [late] * count
+    if len(lates) != count or not all(_is_lateness(x) for x in lates):
+        raise BadRequest(400, "late_s must be seconds late, 0..3600, or a list of them a job")
+    queue = request.app[QUEUE_KEY]
+    jobs = []
+    for start, same in _runs(lates):  # jobs equally late go in one submit_many
+        payloads = [inputs[i % len(inputs)] for i in range(start, start + same)]
+        jobs += queue.submit_many(payloads, late_ns=round(lates[start] * 1e9))
     return web.json_response(
         {"count": len(jobs), "first": jobs[0].id, "submitted_ns": jobs[0].submitted_ns}
     )
+
+
+def _is_lateness(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 3600
+
+
+def _runs(values: list[float]) -> list[tuple[int, int]]:
+    """(start, length) of each run of equal values."""
+    runs: list[tuple[int, int]] = []
+    for index, value in enumerate(values):
+        if runs and values[runs[-1][0]] == value:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((index, 1))
+    return runs
 
 
 async def bench_reset(request: web.Request) -> web.Response:

@@ -105,14 +105,17 @@ class BenchClient:
         """Answer the workers' waiting long-polls now (they are being stopped)."""
         return int(self._call("POST", "/release")["released"])
 
-    def burst(self, count: int, inputs: list[Any], late_s: float = 0.0) -> dict[str, Any]:
-        """`count` jobs at once; `late_s`: the submission is that late (an open-loop driver's)."""
+    def burst(
+        self, count: int, inputs: list[Any], late_s: float | list[float] = 0.0
+    ) -> dict[str, Any]:
+        """`count` jobs at once; `late_s`: the submission is that late, or each job is (a list:
+        an open-loop driver sending together the jobs it fell behind on)."""
         body: dict[str, Any] = (
             {"count": count, "input": inputs[0]}
             if len(inputs) == 1
             else {"count": count, "inputs": inputs}
         )
-        if late_s > 0:
+        if isinstance(late_s, list) or late_s > 0:
             body["late_s"] = late_s
         result: dict[str, Any] = self._call("POST", "/burst", body)
         return result

@@ -44,7 +44,15 @@ def held_cost(
     whole fleet, those that ran no job (free all along) included."""
     ordered = {w: sorted(spans_by_worker.get(w, ())) for w in (*workers, *spans_by_worker)}
     starts = {w: slot_starts(spans, slots) for w, spans in ordered.items()}
-    nobody, only = _no_free_slot_elsewhere(ordered, starts, slots)
+    buffered = any(
+        start > delivered
+        for w, spans in ordered.items()
+        for (delivered, _), start in zip(spans, starts[w], strict=True)
+    )
+    # No job waited in a buffer (drain never buffers): no timeline of free slots to build.
+    nobody, only = (
+        _no_free_slot_elsewhere(ordered, starts, slots) if buffered else (Covered([]), {})
+    )
     extra_all: list[float] = []
     waited_all: list[float] = []
     per_worker: dict[str, dict[str, Any]] = {}

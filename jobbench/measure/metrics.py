@@ -25,6 +25,7 @@ from jobbench.measure.figures import (
 )
 from jobbench.measure.held import held_cost
 from jobbench.measure.stats import outliers, summary
+from jobbench.measure.steady import steady_figures
 
 PHASE_STATS = ("p50", "p90", "p99", "max", "mean")
 SUMMARY_FIGURES = (
@@ -139,6 +140,8 @@ def rep_measure(
         "ideal_s": None if ideal is None else round6(ideal),
         "efficiency": round6(ideal / p99) if p99 and ideal is not None else None,
     }
+    if not atomic_burst and (steady := steady_figures(s)) is not None:
+        figures["steady"] = steady
     if s.redelivered:
         jobs["redelivered"] = len(s.redelivered)
     if s.faults:

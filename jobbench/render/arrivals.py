@@ -27,3 +27,22 @@ def pacing_line(figures: dict[str, Any]) -> str | None:
     if e2e.get("p50") is not None:
         text += f"; end-to-end p50 {e2e['p50']:.3f} s, p99 {e2e['p99']:.3f} s"
     return text
+
+
+def steady_line(figures: dict[str, Any]) -> str | None:
+    """`steady after 1.0 s: 40.0 jobs/s in, 39.8 out, end-to-end p50 0.551 s, p99 0.553 s`,
+    or `SATURATED: ... the queue grew by 812 jobs`; None for a burst."""
+    steady = figures.get("steady")
+    if not steady:
+        return None
+    rate_in, rate_out = steady.get("arrival_rate_jps"), steady.get("completion_rate_jps")
+    p50, p99 = steady.get("e2e_p50_s"), steady.get("e2e_p99_s")
+    rates = f"{rate_in or 0:.1f} jobs/s in, {rate_out or 0:.1f} out"
+    latency = "" if p50 is None else f", end-to-end p50 {p50:.3f} s, p99 {p99:.3f} s"
+    head = f"steady after {steady['warmup_s']:.1f} s: {rates}{latency}"
+    if steady.get("saturated"):
+        return (
+            f"SATURATED ({head}): the queue grew by {steady['queue_growth']} jobs; the offered "
+            "rate exceeds what this fleet completes, so its latency only measures the backlog"
+        )
+    return head

@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from jobbench.render.arrivals import pacing_line
+from jobbench.render.arrivals import pacing_line, steady_line
 
 
 class PlainProgress:
@@ -52,5 +52,6 @@ class PlainProgress:
         if eff is not None:
             text += f", efficiency {eff:.1%}"
         self._say(text)
-        if (pacing := pacing_line(figures)) is not None:
-            self._say(f"  {pacing}")
+        for line in (pacing_line(figures), steady_line(figures)):
+            if line is not None:
+                self._say(f"  {line}")

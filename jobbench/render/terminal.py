@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from jobbench.render.arrivals import pacing_line
+from jobbench.render.arrivals import pacing_line, steady_line
 from jobbench.render.cells import fmt
 from jobbench.render.explain import (
     PHASE_NAMES,
@@ -92,8 +92,9 @@ class RichProgress:
         p99 = figures.get("time_to_p99_s")
         if p99 is not None:
             self.console.print(f"[dim]{scenario} rep {rep}: time to 99 % {p99:.3f} s[/dim]")
-        if (pacing := pacing_line(figures)) is not None:
-            self.console.print(f"[dim]  {pacing}[/dim]", highlight=False)
+        for line in (pacing_line(figures), steady_line(figures)):
+            if line is not None:
+                self.console.print(f"[dim]  {line}[/dim]", highlight=False)
 
     def stop(self) -> None:
         """Before a last message: the bar cleared (it is transient), the cursor shown again."""

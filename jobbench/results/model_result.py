@@ -129,7 +129,8 @@ class ArrivalPacing(Doc):
     time whatever the workers do (the open model), and how late the driver was."""
 
     spec: str
-    submissions: int
+    submissions: int  # the profile's instants sent (jobs due at one instant go together)
+    requests: int  # /_bench/burst requests: a driver behind sends every overdue one in one
     jobs: int
     lateness_p50_s: Number | None
     lateness_p99_s: Number | None
@@ -157,6 +158,31 @@ class HeldCost(Doc):
     per_worker: dict[str, WorkerHeld]
 
 
+class SteadyWindow(Doc):
+    start_s: Number  # from the first intended submit
+    arrivals: int
+    completions: int
+    queue_depth: int  # at the window's end
+    e2e_p50_s: Number | None  # jobs that completed in the window
+    e2e_p99_s: Number | None
+
+
+class Steady(Doc):
+    """An arrival profile's steady state (measure/steady.py): windows, the part after the
+    warm-up, and whether the queue grew without bound (the offered rate beyond capacity)."""
+
+    window_s: Number
+    windows: list[SteadyWindow]
+    warmup_s: Number
+    steady_s: Number
+    arrival_rate_jps: Number | None
+    completion_rate_jps: Number | None
+    e2e_p50_s: Number | None
+    e2e_p99_s: Number | None
+    queue_growth: int
+    saturated: bool
+
+
 class Rep(Doc):
     """One rep's figures (docs/metrics.md), as measure/ computes them."""
 
@@ -182,6 +208,7 @@ class Rep(Doc):
     machine: Machine | None = None  # the machine's load during the rep (absent: before issue 14)
     arrivals: ArrivalPacing | None = None  # an arrival profile's pacing (absent: a burst)
     held: HeldCost | None = None  # take-ahead's cost (absent: before issue 16, or live)
+    steady: Steady | None = None  # an arrival profile's steady state (absent: a burst)
 
 
 class Spread(Doc):

@@ -29,6 +29,8 @@ def test_a_rate_profile_runs_open_loop_through_real_workers(tmp_path: Path) -> N
     assert pacing["spec"] == "rate:50/s:for:1s"
     assert pacing["submissions"] == 50 and pacing["jobs"] == 50 and pacing["not_sent"] == 0
     assert 0 <= pacing["lateness_p50_s"] <= pacing["lateness_p99_s"] <= pacing["lateness_max_s"]
+    steady = rep["steady"]  # 50 jobs/s for a fleet of 8 slots and 50 ms jobs: it keeps up
+    assert steady["saturated"] is False and sum(w["arrivals"] for w in steady["windows"]) == 50
     rows = [json.loads(line) for line in (tmp_path / "reports" / "rate.events.jsonl").open()]
     submits = sorted(row["t"] for row in rows if row["ev"] == "submit")  # us from the first
     assert len(submits) == 50
