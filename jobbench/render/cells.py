@@ -23,6 +23,7 @@ SHORT = {  # metric -> column text; the legend spells each out
     "e2e_p50_s": "e2e p50",
     "e2e_p99_s": "e2e p99",
     "e2e_mean_s": "e2e mean",
+    "steady_e2e_p99_s": "steady e2e p99",
 }
 LONG = {
     "time_to_p99_s": "time until 99 % of the burst is done",
@@ -30,6 +31,7 @@ LONG = {
     "e2e_p50_s": "job end-to-end p50",
     "e2e_p99_s": "job end-to-end p99",
     "e2e_mean_s": "mean job end-to-end time over every job of the reps (pooled)",
+    "steady_e2e_p99_s": "end-to-end p99 of the jobs submitted after the warm-up (a profile)",
 }
 WIDE_METRICS = ("e2e_p50_s", "e2e_p99_s", "e2e_mean_s")
 

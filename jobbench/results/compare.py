@@ -46,20 +46,40 @@ class Metric:
     pooled: bool = False  # the side's figure is over every job of every rep, not a median
 
 
+def _steady_e2e_p99(rep: Rep) -> float | None:
+    return None if rep.steady is None else rep.steady.e2e_p99_s
+
+
 METRICS: dict[str, Metric] = {
     "time_to_p99_s": Metric(lambda rep: rep.time_to_p99_s, "time to 99 % done"),
     "time_to_p100_s": Metric(lambda rep: rep.time_to_p100_s, "time to 100 % done"),
     "e2e_p50_s": Metric(_e2e_p50, "job end-to-end p50"),
     "e2e_p99_s": Metric(_e2e_p99, "job end-to-end p99"),
     "e2e_mean_s": Metric(_e2e_mean, "mean job end-to-end, pooled", pooled=True),
+    "steady_e2e_p99_s": Metric(_steady_e2e_p99, "steady-state end-to-end p99"),
 }
+# An arrival profile's rows are judged on their steady-state latency: a drain's time to 99 %
+# says little of a steady rate's jobs, which end as they arrive (docs/load-profiles.md).
+PROFILE_METRIC = "steady_e2e_p99_s"
 
 
 def gated_metric(chosen: str | None, entry: ScenarioResult) -> str:
     """The metric a row is judged on: the one chosen (--metric, else the suite's row), else
-    the one the result recorded for its scenario when it ran, else time to 99 %."""
+    the one the result recorded for its scenario when it ran, else time to 99 % (a profile's
+    row: its steady-state end-to-end p99)."""
     recorded = entry.gate_metric
-    return chosen or (recorded if recorded in METRICS else None) or DEFAULT_METRIC
+    default = PROFILE_METRIC if is_profile(entry) else DEFAULT_METRIC
+    return chosen or (recorded if recorded in METRICS else None) or default
+
+
+def is_profile(entry: ScenarioResult) -> bool:
+    """The scenario ran an arrival profile (`params.load`), not one burst."""
+    return (entry.params.model_extra or {}).get("load") is not None
+
+
+def row_metrics(entry: ScenarioResult) -> list[str]:
+    """The metrics a row compares: the steady-state one only for a profile (a burst has none)."""
+    return [name for name in METRICS if name != PROFILE_METRIC or is_profile(entry)]
 
 
 def rep_values(entry: ScenarioResult, name: str, source: str, required: bool) -> list[float | None]:
@@ -174,7 +194,7 @@ def compare_docs(
             name: compare_metric(
                 (b_entry, c_entry), name, (names[0], names[1]), name == gated, rule
             )
-            for name in METRICS
+            for name in row_metrics(b_entry)
         }
         rows.append(
             Row(

@@ -245,3 +245,33 @@ def test_take_ahead_held_while_another_worker_idles_is_measured_and_shown(
     assert held["jobs"] > 0 and held["extra_wait_s"] > 0
     assert held["per_worker"]["2w-16j-0.5s-w0"]["jobs"] == held["jobs"]  # the slow worker's
     assert "held while a slot was free elsewhere:" in out
+
+
+STEADY_SUITE = """
+[suites.steady]
+reps = 3
+latency = {take = 0.5, wake = 0.05, hold = 20}
+scenarios = [
+  {name = "rate", workers = 2, slots = 8, load = "rate:10/s:for:5s", job_seconds = 0.5},
+  {name = "deep", workers = 2, slots = 8, burst = 64, job_seconds = 0.5},
+]
+"""
+
+
+def test_a_profiles_row_is_judged_on_its_steady_state_latency(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "jobbench.toml").write_text(STEADY_SUITE)
+    args = ("main", "pr", "--suite", "steady", "--target", "sim", "--quiet")
+    assert run_cli(monkeypatch, "compare", *args, "--format", "json", cwd=tmp_path) == EXIT_OK
+    comparison = json.loads((tmp_path / "reports" / "main-vs-pr.json").read_text())
+    rate, deep = comparison["rows"]
+    assert rate["metric"] == "steady_e2e_p99_s" and deep["metric"] == "time_to_p99_s"
+    steady = rate["metrics"]["steady_e2e_p99_s"]
+    assert steady["baseline"]["median"] == pytest.approx(0.55)  # a wake and a job: it keeps up
+    assert "steady_e2e_p99_s" not in deep["metrics"]  # a burst has no steady state
+    assert run_cli(monkeypatch, "gate", *args, "--reps", "3", cwd=tmp_path) == EXIT_OK
+    md = run_cli(monkeypatch, "compare", *args, "--format", "markdown", cwd=tmp_path)
+    page = tmp_path / "page.html"
+    html = run_cli(monkeypatch, "report", "main-vs-pr", "--html", str(page), cwd=tmp_path)
+    assert md == EXIT_OK and html == EXIT_OK and "steady e2e p99" in page.read_text()
