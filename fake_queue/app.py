@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Awaitable, Callable
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from aiohttp import web
@@ -127,9 +129,10 @@ async def bench_burst(request: web.Request) -> web.Response:
         raise BadRequest(400, "late_s must be seconds late, 0..3600, or a list of them a job")
     queue = request.app[QUEUE_KEY]
     jobs = []
-    for start, same in _runs(lates):  # jobs equally late go in one submit_many
-        payloads = [inputs[i % len(inputs)] for i in range(start, start + same)]
-        jobs += queue.submit_many(payloads, late_ns=round(lates[start] * 1e9))
+    indexed = groupby(enumerate(lates), key=itemgetter(1))  # jobs equally late: one submit
+    for late_s, same in indexed:
+        payloads = [inputs[i % len(inputs)] for i, _ in same]
+        jobs += queue.submit_many(payloads, late_ns=round(late_s * 1e9))
     return web.json_response(
         {"count": len(jobs), "first": jobs[0].id, "submitted_ns": jobs[0].submitted_ns}
     )
@@ -137,17 +140,6 @@ async def bench_burst(request: web.Request) -> web.Response:
 
 def _is_lateness(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 3600
-
-
-def _runs(values: list[float]) -> list[tuple[int, int]]:
-    """(start, length) of each run of equal values."""
-    runs: list[tuple[int, int]] = []
-    for index, value in enumerate(values):
-        if runs and values[runs[-1][0]] == value:
-            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
-        else:
-            runs.append((index, 1))
-    return runs
 
 
 async def bench_reset(request: web.Request) -> web.Response:

@@ -189,21 +189,25 @@ class JobQueue(TakeLife):
         self, worker: str, job_id: str, body: dict[str, Any], arrived_ns: int | None = None
     ) -> str:
         """`finish`, answered after the done latency (the job counts as done on arrival)."""
-        outcome = self.finish(worker, job_id, body, arrived_ns)
-        delay = self.sampler.done()
-        if delay > 0:  # none: answer at once, without a loop turn (a million, simulated)
-            await asyncio.sleep(delay)
+        (outcome,) = await self.job_done_many(worker, [(job_id, body)], arrived_ns)
+        if isinstance(outcome, JobError):
+            raise outcome
         return outcome
 
     async def job_done_many(
-        self, worker: str, results: list[tuple[str, dict[str, Any]]]
+        self,
+        worker: str,
+        results: list[tuple[str, dict[str, Any]]],
+        arrived_ns: int | None = None,
     ) -> list[str | JobError]:
-        """Job-done POSTs of one worker arriving together (an in-process worker's batch): each
-        `finish`ed on arrival, all answered once the longest of their done latencies is over,
-        as concurrent POSTs are. Each outcome, or the JobError its POST would have answered."""
+        """Job-done POSTs of one worker arriving together (at `arrived_ns`, default now; an
+        in-process worker's batch): each `finish`ed on arrival, all answered once the longest
+        of their done latencies is over, as concurrent POSTs are; with no done latency, at once,
+        without a loop turn (a million, simulated). Each outcome, or the JobError its POST
+        would have answered."""
         outcomes: list[str | JobError] = []
         delay = 0.0
-        at = self.clock.now_ns()
+        at = self.clock.now_ns() if arrived_ns is None else arrived_ns
         self.worked(worker, at)
         for job_id, body in results:
             try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -76,7 +77,7 @@ def steady_figures(s: EventScan) -> dict[str, Any] | None:
     }
 
 
-def _depth_counter(queue: list[tuple[int, int]]) -> Any:
+def _depth_counter(queue: list[tuple[int, int]]) -> Callable[[int], int]:
     """depth(t): jobs in the queue (submitted or requeued, not yet claimed) at time t."""
     ordered = sorted(queue)
     times = [t for t, _ in ordered]

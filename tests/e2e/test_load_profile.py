@@ -37,4 +37,6 @@ def test_a_rate_profile_runs_open_loop_through_real_workers(tmp_path: Path) -> N
     # spread over the profile's second, not sent at once: the last about 0.98 s after the first
     assert 0.9e6 < submits[-1] < 1.5e6
     gaps = [b - a for a, b in pairwise(submits)]
-    assert sum(1 for gap in gaps if gap > 10_000) > 40  # most ~20 ms apart
+    assert (
+        sum(1 for gap in gaps if gap > 10_000) > 25
+    )  # most ~20 ms apart (a late one joins the next)

@@ -423,3 +423,14 @@ def test_take_done_cycle_keeps_conservation(client: httpx.Client) -> None:
     assert st["counts"]["completed"] == 5 and st["counts"]["submitted"] == 5
     delivers = events(client, "deliver")
     assert sorted(e["job"] for e in delivers) == sorted({e["job"] for e in delivers})
+
+
+def test_a_late_burst_records_each_jobs_intended_time(client: httpx.Client) -> None:
+    body = {"count": 3, "input": {}, "late_s": [0.002, 0.002, 0]}  # an open-loop driver's
+    assert client.post("/_bench/burst", json=body).status_code == 200
+    submits = events(client, "submit")[-3:]
+    assert [e["t"] - e.get("intended", e["t"]) for e in submits] == [2_000_000, 2_000_000, 0]
+    assert [e["job"] for e in submits] == sorted(e["job"] for e in submits)  # in order
+    for bad in (-1, [0.1], "late", True):
+        r = client.post("/_bench/burst", json={"count": 2, "input": {}, "late_s": bad})
+        assert r.status_code == 400 and "late_s" in r.text
