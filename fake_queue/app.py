@@ -123,23 +123,51 @@ async def bench_burst(request: web.Request) -> web.Response:
     count = body.get("count", len(inputs))
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BURST:
         raise BadRequest(400, f"count must be a whole number of jobs, 1..{MAX_BURST}")
-    late = body.get("late_s", 0)  # the submission's lateness, or each job's (a list)
-    lates = late if isinstance(late, list) else [late] * count
-    if len(lates) != count or not all(_is_lateness(x) for x in lates):
-        raise BadRequest(400, "late_s must be seconds late, 0..3600, or a list of them a job")
     queue = request.app[QUEUE_KEY]
+    meant = _meant(body, count, queue.clock.now_ns())
     jobs = []
-    indexed = groupby(enumerate(lates), key=itemgetter(1))  # jobs equally late: one submit
-    for late_s, same in indexed:
+    indexed = groupby(enumerate(meant), key=itemgetter(1))  # jobs meant together: one submit
+    for (late_ns, intended_ns), same in indexed:
         payloads = [inputs[i % len(inputs)] for i, _ in same]
-        jobs += queue.submit_many(payloads, late_ns=round(late_s * 1e9))
+        jobs += queue.submit_many(payloads, late_ns=late_ns, intended_ns=intended_ns)
     return web.json_response(
         {"count": len(jobs), "first": jobs[0].id, "submitted_ns": jobs[0].submitted_ns}
     )
 
 
+def _meant(body: dict[str, Any], count: int, now: int) -> list[tuple[int, int | None]]:
+    """When an open-loop driver meant each job to be submitted, as (late_ns, intended_ns) for
+    JobQueue.submit_many: `intended_ns` (a number, or a list a job) on this queue's clock,
+    which GET /_bench/clock reads; or `late_s`, how late the driver sent it by its own clock."""
+    if "intended_ns" in body:
+        given = body["intended_ns"]
+        times = given if isinstance(given, list) else [given] * count
+        if len(times) != count or not all(_is_instant(t, now) for t in times):
+            raise BadRequest(
+                400, "intended_ns must be the queue clock's ns within the last hour, or a list"
+            )
+        return [(0, t) for t in times]
+    late = body.get("late_s", 0)  # the submission's lateness, or each job's (a list)
+    lates = late if isinstance(late, list) else [late] * count
+    if len(lates) != count or not all(_is_lateness(x) for x in lates):
+        raise BadRequest(400, "late_s must be seconds late, 0..3600, or a list of them a job")
+    return [(round(x * 1e9), None) for x in lates]
+
+
 def _is_lateness(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 3600
+
+
+def _is_instant(value: object, now: int) -> bool:
+    hour = 3600 * 10**9
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and now - hour < value < now + hour
+    )
+
+
+async def bench_clock(request: web.Request) -> web.Response:
+    """The queue clock's now (ns), so an open-loop driver can send intended times on it."""
+    return web.json_response({"now_ns": request.app[QUEUE_KEY].clock.now_ns()})
 
 
 async def bench_reset(request: web.Request) -> web.Response:
@@ -253,6 +281,7 @@ def build_app(settings: ServerSettings) -> web.Application:
     app.router.add_post(BENCH_PREFIX + "/release", bench_release)
     app.router.add_get(BENCH_PREFIX + "/events", bench_events)
     app.router.add_get(BENCH_PREFIX + "/state", bench_state)
+    app.router.add_get(BENCH_PREFIX + "/clock", bench_clock)
     app.router.add_get(BENCH_PREFIX + "/counts", bench_counts)
     app.router.add_get(BENCH_PREFIX + "/workers", bench_workers)
     app.router.add_route("*", BENCH_PREFIX + "/latency", bench_latency)

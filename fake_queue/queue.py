@@ -68,12 +68,17 @@ class JobQueue(TakeLife):
         execution_timeout_s: float | None = None,
         ttl_s: float | None = None,
         late_ns: int = 0,
+        intended_ns: int | None = None,
     ) -> list[Job]:
-        """Enqueue jobs at one instant, then wake waiting takes oldest first. `late_ns`: the
-        submission is that late (an open-loop driver's own reckoning): each `submit` event also
-        says when it was intended, which latencies are measured from (docs/events.md)."""
+        """Enqueue jobs at one instant, then wake waiting takes oldest first. An open-loop
+        driver says when it meant to submit them: `late_ns` (the submission is that late, by
+        its own reckoning) or `intended_ns` (on this clock; one not before now is now). Each
+        `submit` event then also says when it was intended, which latencies are measured from
+        (docs/events.md)."""
         at = self.clock.now_ns()
-        intended = at - late_ns if late_ns > 0 else None
+        if intended_ns is None and late_ns > 0:
+            intended_ns = at - late_ns
+        intended = intended_ns if intended_ns is not None and intended_ns < at else None
         jobs = []
         for payload in payloads:
             job = Job(

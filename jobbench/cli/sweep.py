@@ -37,6 +37,10 @@ def sweep(
     wake_latency: Annotated[
         list[str] | None, Opt(metavar="LATENCY", help="wake latency (0.05), as --take-latency")
     ] = None,
+    load: Annotated[
+        list[str] | None,
+        Opt(metavar="PROFILE", help="an arrival profile (default: --burst); repeatable"),
+    ] = None,
     policy: Annotated[
         str | None,
         Opt(
@@ -69,7 +73,12 @@ def sweep(
     x: Annotated[str, Opt("--x", metavar="AXIS", help="heatmap columns: an axis")] = "workers",
     y: Annotated[str, Opt("--y", metavar="AXIS", help="heatmap rows: an axis")] = "slots",
     color: Annotated[
-        str, Opt("--color", metavar="FIGURE", help="heatmap colour: time-to-p99 | efficiency")
+        str,
+        Opt(
+            "--color",
+            metavar="FIGURE",
+            help="heatmap colour: time-to-p99 | efficiency | steady-p99",
+        ),
     ] = "time-to-p99",
     quiet: Quiet = False,
 ) -> None:
@@ -84,6 +93,7 @@ def sweep(
         job_seconds=job_seconds,
         take_latency=tuple(take_latency) if take_latency else None,
         wake_latency=tuple(wake_latency) if wake_latency else None,
+        load=tuple(load) if load else None,
         policy=policy,
         burst=burst,
         hold=hold,

@@ -8,9 +8,11 @@ from __future__ import annotations
 import http.client
 import json
 import select
+import time
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from jobbench.clients.pipelined_post import PipelinedPoster
 from jobbench.errors import RunFailed, UsageError
 
 EVENT_PAGE = 50_000
@@ -33,6 +35,13 @@ def probe_server(server: str, api_key: str | None) -> None:
         client.workers()
     finally:
         client.close()
+
+
+def burst_body(count: int, inputs: list[Any]) -> dict[str, Any]:
+    """/_bench/burst's body: `count` jobs, the inputs cycled over them."""
+    if len(inputs) == 1:
+        return {"count": count, "input": inputs[0]}
+    return {"count": count, "inputs": inputs}
 
 
 class BenchClient:
@@ -110,15 +119,29 @@ class BenchClient:
     ) -> dict[str, Any]:
         """`count` jobs at once; `late_s`: the submission is that late, or each job is (a list:
         an open-loop driver sending together the jobs it fell behind on)."""
-        body: dict[str, Any] = (
-            {"count": count, "input": inputs[0]}
-            if len(inputs) == 1
-            else {"count": count, "inputs": inputs}
-        )
+        body = burst_body(count, inputs)
         if isinstance(late_s, list) or late_s > 0:
             body["late_s"] = late_s
         result: dict[str, Any] = self._call("POST", "/burst", body)
         return result
+
+    def clock_offset_ns(self, pings: int = 8) -> tuple[int, int]:
+        """(the queue's clock less this process's time.monotonic_ns(), the estimate's error
+        bound): of `pings` round trips, the shortest's midpoint against the queue's reading
+        (NTP's rule; the error is at most half that round trip)."""
+        best: tuple[int, int] | None = None
+        for _ in range(pings):
+            sent = time.monotonic_ns()
+            now = int(self._call("GET", "/clock")["now_ns"])
+            back = time.monotonic_ns()
+            if best is None or back - sent < 2 * best[1]:
+                best = (now - (sent + back) // 2, (back - sent + 1) // 2)
+        assert best is not None
+        return best
+
+    def pipelined(self, path: str) -> PipelinedPoster:
+        """A pipelined sender of POSTs to /_bench/`path` on a connection of its own."""
+        return PipelinedPoster(self.base_url, self._prefix + path, self._api_key, self._timeout_s)
 
     def state(self) -> dict[str, Any]:
         result: dict[str, Any] = self._call("GET", "/state")

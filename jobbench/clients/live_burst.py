@@ -1,10 +1,16 @@
 """One burst at a live endpoint: paced /run submits, /status follow-up, /health samples, and
 /cancel of what is still pending when the burst is stopped. Orchestration only: records raw
-client-side times; jobbench.measure.live_metrics turns them into figures."""
+client-side times; jobbench.measure.live_metrics turns them into figures.
+
+Under an arrival profile (`BurstPlan.due_s`) the burst is open loop: each job's /run goes out
+at its own time whatever earlier /runs are doing, within the same /run window and concurrency;
+a profile beyond them sends late, and each job's intended time is kept beside its send time,
+so the lateness is measured, never hidden as a lower offered load."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +33,7 @@ CANCEL_CONCURRENCY = 19
 HEALTH_INTERVAL_S = 1.0
 MAX_RUN_ATTEMPTS = 10
 TICK_S = 0.05
+NS_PER_S = 1_000_000_000
 SUBMIT_DRAIN_S = 15.0  # on stop, in-flight /run calls get this long to answer
 
 
@@ -37,10 +44,18 @@ class BurstPlan:
     timeout_s: float
     cancel_timeout_s: float = 30.0
     expected_execution_s: float | None = None  # bench jobs: their seconds; steers polling
+    # An arrival profile: each job's /run is due this many seconds after the burst's start.
+    # None: a burst, every job at once as fast as the pacing lets.
+    due_s: tuple[float, ...] | None = None
+    run_window: tuple[int, float] = RUN_WINDOW  # /run starts per seconds, without --submit-rate
+
+    def __post_init__(self) -> None:
+        if self.due_s is not None and len(self.due_s) != len(self.inputs):
+            raise ValueError(f"{len(self.due_s)} due times for {len(self.inputs)} jobs")
 
 
-def run_pacer(rate: float | None) -> Pacer:
-    return WindowPacer(*RUN_WINDOW) if rate is None else RatePacer(rate)
+def run_pacer(rate: float | None, window: tuple[int, float] = RUN_WINDOW) -> Pacer:
+    return WindowPacer(*window) if rate is None else RatePacer(rate)
 
 
 class LiveBurst:
@@ -53,12 +68,14 @@ class LiveBurst:
         self.record = BurstRecord([JobRecord(i, value) for i, value in enumerate(plan.inputs)])
         self._pending = iter(self.record.jobs)
         self._follower = Follower(http, self.record, plan.expected_execution_s)
-        self._run_pacer = run_pacer(plan.submit_rate)
+        self._run_pacer = run_pacer(plan.submit_rate, plan.run_window)
         self._stopping = False
+        self._halt = asyncio.Event()  # set with _stopping: wakes /runs waiting for their time
         self._bug: BaseException | None = None  # raised once the pending jobs are cancelled
 
     async def run(self, stop: asyncio.Event, hard_stop: asyncio.Event) -> BurstRecord:
         n = len(self.record.jobs)
+        self._stamp_due_times(time.monotonic_ns())
         submitters = [
             asyncio.create_task(self._submitter()) for _ in range(min(RUN_CONCURRENCY, n))
         ]
@@ -69,7 +86,7 @@ class LiveBurst:
         try:
             self.record.stopped = await self._wait(submitters + others, stop)
             if self.record.stopped is not None:
-                self._stopping = True  # no new submits; in-flight ones may still answer
+                self._stop_submitting()  # in-flight /runs may still answer
                 await asyncio.wait(submitters, timeout=SUBMIT_DRAIN_S)
         finally:
             for task in submitters + others:
@@ -106,12 +123,34 @@ class LiveBurst:
                 return "timeout"
             await asyncio.sleep(TICK_S)
 
+    def _stamp_due_times(self, began_ns: int) -> None:
+        """A profile's intended /run times, on the clock of every other record."""
+        if self.plan.due_s is None:
+            return
+        for job, due_s in zip(self.record.jobs, self.plan.due_s, strict=True):
+            job.intended_ns = began_ns + round(due_s * NS_PER_S)
+
+    def _stop_submitting(self) -> None:
+        self._stopping = True
+        self._halt.set()
+
     def _next_job(self) -> JobRecord | None:
         return None if self._stopping else next(self._pending, None)
 
     async def _submitter(self) -> None:
         while (job := self._next_job()) is not None:
+            if job.intended_ns is not None and not await self._until_due(job.intended_ns):
+                return
             await self._submit(job)
+
+    async def _until_due(self, due_ns: int) -> bool:
+        """Wait for a profile job's time, not for any earlier /run's answer (the open model);
+        False: the burst stopped meanwhile, the job stays unsent."""
+        wait_s = (due_ns - time.monotonic_ns()) / NS_PER_S
+        if wait_s > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._halt.wait(), wait_s)
+        return not self._stopping
 
     async def _submit(self, job: JobRecord) -> None:
         counts = self.record.counts
@@ -123,6 +162,8 @@ class LiveBurst:
                 return
             job.attempts += 1
             counts["run_requests"] += 1
+            if job.first_sent_ns is None:  # a profile's lateness is the first attempt's
+                job.first_sent_ns = time.monotonic_ns()
             try:
                 answer = await self.http.request("POST", "/run", json={"input": job.input})
             except NotSent as exc:

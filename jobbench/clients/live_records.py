@@ -30,6 +30,10 @@ class JobRecord:
     cancelled_by_us: bool = False
     lost: bool = False
     note: str = ""
+    # An arrival profile's job (on sent_ns's clock; None in a burst): when its /run was due,
+    # and when its first /run went out, the driver's lateness being the difference.
+    intended_ns: int | None = None
+    first_sent_ns: int | None = None
 
     @property
     def settled(self) -> bool:

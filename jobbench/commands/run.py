@@ -156,8 +156,8 @@ def queue_scenario(req: RunRequest) -> Scenario:
 
 
 def live_plan(req: RunRequest) -> Plan:
-    """No queue and no workers: bursts at the endpoint; a big one at a real endpoint is asked
-    about first, since it costs money."""
+    """No queue and no workers: bursts or arrival profiles at the endpoint; a big one at a real
+    endpoint is asked about first, since it costs money."""
     from jobbench.core.live_target import LiveEndpoint, live_scenario_name  # aiohttp: live only
 
     if req.server:
@@ -169,11 +169,9 @@ def live_plan(req: RunRequest) -> Plan:
             "a live endpoint has neither (drop --endpoint, or the faults)"
         )
     if req.load is not None:
-        raise UsageError(
-            "--load: arrival profiles run on the fake queue and --target sim so far; at a live "
-            "endpoint pace a burst with --submit-rate"
-        )
-    check_count(BURST, req.burst)
+        parse_load(req.load)  # its error first, naming --load
+    else:
+        check_count(BURST, req.burst)
     check_count(REPS, req.reps)
     check_job_seconds(req.job_seconds)  # bench jobs get it as their input
     check_label(req.label)
@@ -181,16 +179,27 @@ def live_plan(req: RunRequest) -> Plan:
         live_target(req.endpoint, req.api_key), parse_submit_rate(req.submit_rate)
     )
     scenario = Scenario(
-        name=live_scenario_name(req.burst, req.job_seconds),
+        name=live_scenario_name(req.burst, req.job_seconds, req.load),
         burst=req.burst,
         job_seconds=req.job_seconds,
         inputs=read_inputs(req.input_json, req.inputs),
+        load_spec=req.load,  # a profile's jobs are then the scenario's `burst`
     )
+    check_live_jobs(scenario)
     url = target.describe().endpoint
     confirm_burst(
-        url, req.burst, req.reps, yes=req.yes, interactive=sys.stdin.isatty(), ask=ask_stdin
+        url, scenario.burst, req.reps, yes=req.yes, interactive=sys.stdin.isatty(), ask=ask_stdin
     )
     return Plan(_config(req, scenario), target)
+
+
+def check_live_jobs(scenario: Scenario) -> None:
+    """A live rep keeps every job's record in memory: a profile gets --burst's bound."""
+    if scenario.load_spec is not None and scenario.burst > BURST.most:
+        raise UsageError(
+            f"--load {scenario.load_spec}: {scenario.burst:,} jobs a rep; a live rep takes at "
+            f"most {BURST.most:,.0f}; lower the rate or the duration"
+        )
 
 
 def _config(req: RunRequest, scenario: Scenario) -> RunConfig:

@@ -23,6 +23,7 @@ from jobbench.core.sweep_grid import (
     Grid,
     grid_cells,
     latency_axis,
+    load_axis,
     policy_axis,
     seconds_axis,
     whole_axis,
@@ -33,7 +34,11 @@ from jobbench.render.progress import make_progress
 from jobbench.results.model_base import to_json
 from jobbench.results.sweep_model import AXIS_NAMES, COLOR_FIGURES, Sweep
 
-COLORS = {"time-to-p99": "time_to_p99_s", "efficiency": "efficiency"}
+COLORS = {
+    "time-to-p99": "time_to_p99_s",
+    "efficiency": "efficiency",
+    "steady-p99": "steady_e2e_p99_s",
+}
 
 
 # Each axis's and setting's value when neither a flag nor a [sweeps.NAME] key gives one.
@@ -44,6 +49,7 @@ DEFAULTS: dict[str, Any] = {
     "job_seconds": "0.5",
     "take_latency": ("0.5",),
     "wake_latency": ("0.05",),
+    "load": (),  # no profile: every cell runs --burst
     "policy": None,  # each take-ahead's own (core/sweep_grid.py AUTO_POLICY)
     "burst": 1024,
     "hold": "20",
@@ -65,6 +71,7 @@ class SweepRequest:
     job_seconds: str | None = None
     take_latency: tuple[str, ...] | None = None
     wake_latency: tuple[str, ...] | None = None
+    load: tuple[str, ...] | None = None
     policy: str | None = None
     burst: int | None = None
     hold: str | None = None
@@ -146,6 +153,7 @@ def read_grid(values: dict[str, Any]) -> Grid:
         job_seconds=seconds_axis(v["job_seconds"], "--job-seconds"),
         take_latencies=latency_axis(v["take_latency"], "--take-latency"),
         wake_latencies=latency_axis(v["wake_latency"], "--wake-latency"),
+        loads=load_axis(v["load"]),
         burst=v["burst"],
         hold=v["hold"],
         done_latency=v["done_latency"],
@@ -175,7 +183,8 @@ def _axis_name(text: str, flag: str) -> str:
 
 def _color(text: str) -> str:
     if text not in COLORS:
-        raise UsageError(f"--color {text}: use {' or '.join(COLORS)}")
+        *others, last = COLORS
+        raise UsageError(f"--color {text}: use {', '.join(others)} or {last}")
     figure = COLORS[text]
     assert figure in COLOR_FIGURES
     return figure

@@ -173,8 +173,12 @@ def scenario_name(workers: int, burst: int, job_seconds: float, load: str | None
     """`4w-1024j-0.5s`; a profile stands for the burst: `4w-rate-40-for-30s-0.5s`."""
     if load is None:
         return f"{workers}w-{burst}j-{job_seconds:g}s"
-    tag = re.sub(r"[^A-Za-z0-9.]+", "-", load.replace("/s", "")).strip("-")[:40]
-    return f"{workers}w-{tag}-{job_seconds:g}s"
+    return f"{workers}w-{load_tag(load)}-{job_seconds:g}s"
+
+
+def load_tag(load: str) -> str:
+    """A profile in a scenario name: `rate:40/s:for:30s` -> `rate-40-for-30s`."""
+    return re.sub(r"[^A-Za-z0-9.]+", "-", load.replace("/s", "")).strip("-")[:40]
 
 
 def read_inputs(input_json: str | None, inputs_file: Path | None) -> tuple[Any, ...]:

@@ -228,6 +228,7 @@ class ScenarioSession:
             wake_latency_s=s.latency.wake.mean,
             worker_ids=self.worker_ids,
             atomic_burst=s.is_burst,
+            warmup_s=s.load.warmup_s,
         )
         note_rep_end(measure.figures, ended)
         self.progress.rep_finished(self.title, rep, measure.figures)

@@ -1,6 +1,7 @@
-"""The live Target: bursts at an endpoint that speaks RunPod's client API (a real one, or a fake
-queue someone else runs). No queue, no workers: each rep submits via /run and follows /status
-until every job is terminal; figures come from client-side times (docs/metrics.md, live mode)."""
+"""The live Target: bursts or arrival profiles at an endpoint that speaks RunPod's client API (a
+real one, or a fake queue someone else runs). No queue, no workers: each rep submits via /run
+(a profile's jobs each at its intended time) and follows /status until every job is terminal;
+figures come from client-side times (docs/metrics.md, live mode)."""
 
 from __future__ import annotations
 
@@ -14,42 +15,43 @@ from jobbench.clients.endpoint import LiveTarget, describe_rate
 from jobbench.clients.live_burst import RUN_WINDOW, BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 from jobbench.clients.live_records import BurstRecord
-from jobbench.core.config import Scenario
+from jobbench.core.config import Scenario, load_tag
+from jobbench.core.load import Wave
 from jobbench.core.target import Progress, RepOutcome
-from jobbench.errors import Interrupted, JobbenchError, RunFailed, UsageError
+from jobbench.errors import Interrupted, JobbenchError, RunFailed
 from jobbench.measure import live_metrics
 from jobbench.procs.signals import stop_signals_call
 from jobbench.results.model import ScenarioResult
 from jobbench.results.model import Target as TargetBlock
 
 
-def live_scenario_name(burst: int, job_seconds: float) -> str:
-    return f"live-{burst}j-{job_seconds:g}s"
+def live_scenario_name(burst: int, job_seconds: float, load: str | None = None) -> str:
+    """`live-1024j-0.5s`; a profile stands for the burst: `live-rate-40-for-30s-0.5s`."""
+    if load is None:
+        return f"live-{burst}j-{job_seconds:g}s"
+    return f"live-{load_tag(load)}-{job_seconds:g}s"
 
 
 @dataclass(frozen=True)
 class LiveEndpoint:
     endpoint: LiveTarget
     submit_rate: float | None  # None: RunPod's /run window; inf: unpaced
+    run_window: tuple[int, float] = RUN_WINDOW  # that window (a test's may be tighter)
 
     def describe(self) -> TargetBlock:
         return TargetBlock(kind="live", endpoint=self.endpoint.url)
 
     def preflight(self, scenarios: Sequence[Scenario], progress: Progress) -> None:
-        for scenario in scenarios:
-            waves = scenario.load.waves()
-            if len(waves) != 1 or waves[0].at_s != 0:  # live pacing is /run's, not a profile's
-                raise UsageError(
-                    f"--endpoint: a live target submits one burst a rep; {scenario.name}'s "
-                    f"load ({scenario.load.describe()}) has {len(waves)} waves"
-                )
         asyncio.run(_preflight(self.endpoint))
 
     def header(self, scenarios: Sequence[Scenario], reps: int) -> str:
-        s = scenarios[0]
+        s, where = scenarios[0], f"live endpoint {self.endpoint.url}"
+        pace = describe_rate(self.submit_rate)
+        if s.is_burst:
+            return f"{where}: {s.burst} jobs x {reps} reps, /run paced {pace}"
         return (
-            f"live endpoint {self.endpoint.url}: {s.burst} jobs x {reps} reps, "
-            f"/run paced {describe_rate(self.submit_rate)}"
+            f"{where}: {s.load.describe()} x {reps} reps, each /run at its intended time "
+            f"(open loop) within /run pacing {pace}"
         )
 
     def session(self, scenario: Scenario, label: str, progress: Progress) -> LiveSession:
@@ -98,6 +100,7 @@ class LiveSession:
                     "latency": None,
                     "submit_rate": describe_rate(self.target.submit_rate),
                     "inputs": len(s.inputs) or None,
+                    **({"load": s.load_spec} if not s.is_burst else {}),
                 },
                 "ideal_s": None,
                 "worker": "live endpoint",
@@ -108,15 +111,20 @@ class LiveSession:
         )
 
     def rep_timeout_s(self) -> float:
-        """A bound, never tight: cold starts, then every job on one slot, then the pacing."""
+        """A bound, never tight: cold starts, then every job on one slot, then the pacing and
+        the profile's own span."""
         s, rate = self.scenario, self.target.submit_rate
         submit_s = s.burst / (rate or RUN_WINDOW[0] / RUN_WINDOW[1])
-        return 300.0 + s.burst * max(s.job_seconds, 0.1) + submit_s
+        span_s = s.load.waves()[-1].at_s
+        return 300.0 + s.burst * max(s.job_seconds, 0.1) + submit_s + span_s
 
     def run_rep(self, rep: int, reps: int) -> RepOutcome:
         self.progress.rep_started(self.title, rep, reps, self.scenario.burst)
         record = asyncio.run(self._drive())
-        measure = live_metrics.live_rep_measure(record)
+        s = self.scenario
+        measure = live_metrics.live_rep_measure(
+            record, None if s.is_burst else s.load_spec, s.load.warmup_s
+        )
         self.progress.rep_finished(self.title, rep, measure.figures)
         return RepOutcome(measure, live_metrics.live_events(record), _stopped(record, rep))
 
@@ -136,6 +144,8 @@ class LiveSession:
             self.target.submit_rate,
             self.rep_timeout_s(),
             expected_execution_s=expected,
+            due_s=None if s.is_burst else due_times(s.load.waves()),
+            run_window=self.target.run_window,
         )
         http = LiveHttp(self.target.endpoint)
         try:
@@ -147,6 +157,11 @@ class LiveSession:
             return record
         finally:
             await http.close()
+
+
+def due_times(waves: Sequence[Wave]) -> tuple[float, ...]:
+    """Each job's intended /run time (s from the rep's start): a wave's jobs share its time."""
+    return tuple(wave.at_s for wave in waves for _ in range(wave.jobs))
 
 
 def _stopped(record: BurstRecord, rep: int) -> JobbenchError | None:

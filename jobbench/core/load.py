@@ -21,6 +21,11 @@ class Load(Protocol):
         """Every job of one rep: the rep ends when all of them are terminal."""
         ...
 
+    @property
+    def warmup_s(self) -> float | None:
+        """Where the steady part starts, when the load sets it (None: detected)."""
+        ...
+
     def waves(self) -> tuple[Wave, ...]: ...
 
     def describe(self) -> str: ...
@@ -31,6 +36,7 @@ class Burst:
     """Every job of the rep in one submission: the reference table's load."""
 
     jobs: int
+    warmup_s: None = None  # a burst has no steady part
 
     def waves(self) -> tuple[Wave, ...]:
         return (Wave(0.0, self.jobs),)

@@ -7,7 +7,10 @@ the intended submit time of every job it makes. One profile is one or more stage
     rate:R/s:for:D              R jobs a second for D, evenly spaced (the open model)
     poisson:R/s:for:D[:seed:S]  R a second on average, exponential gaps, seeded (default 1)
     ramp:R1-R2/s:over:D         the rate moving linearly from R1 to R2 over D
-    trace:FILE[:speed:K]        submit times replayed from FILE, K times as fast
+    trace:FILE[:speed:K][:scale:M]  submit times replayed from FILE, K times as fast, M
+                                jobs an arrival on average
+    warmup:D                    not a stage: the steady part starts D after the first
+                                submit (default: detected, measure/steady.py)
 
 Durations are seconds, or a number with ms, s or m. A trace FILE holds one submit time
 (seconds) per line, or is a previous run's LABEL.events.jsonl (its first rep's submits).
@@ -31,7 +34,7 @@ from jobbench.errors import UsageError
 
 SPELLINGS = (
     "burst:N, bursts:N:every:T:for:D, rate:R/s:for:D, poisson:R/s:for:D, "
-    "ramp:R1-R2/s:over:D, trace:FILE; stages joined by ','"
+    "ramp:R1-R2/s:over:D, trace:FILE; stages joined by ',', and optionally warmup:D"
 )
 MAX_ARRIVALS = 10_000_000  # a typo such as rate:1e9/s must not try to allocate them all
 DEFAULT_POISSON_SEED = 1
@@ -48,6 +51,7 @@ class Arrivals:
 
     spec: str
     times: tuple[float, ...]
+    warmup_s: float | None = None  # warmup:D; None: the steady part's start is detected
 
     @property
     def jobs(self) -> int:
@@ -72,13 +76,22 @@ def parse_load(spec: str, flag: str = "--load") -> Load:
         return Burst(_count(_fields(stages[0], flag, 2)[1], flag, stages[0]))
     times: list[float] = []
     start = 0.0
+    warmup_s = None
     for stage in stages:
+        if stage.startswith("warmup:"):
+            if warmup_s is not None:
+                raise UsageError(f"{flag} {spec}: give warmup:D once")
+            parts = stage.split(":")
+            if len(parts) != 2:
+                raise UsageError(f"{flag} {stage}: write it as warmup:D, e.g. warmup:5s")
+            warmup_s = _seconds(parts[1], flag, stage)
+            continue
         stage_times, length = _stage(stage, flag, MAX_ARRIVALS - len(times))
         times.extend(start + t for t in stage_times)
         start += length
     if not times:
         raise UsageError(f"{flag} {spec}: it submits no job; give a rate above 0 or a count")
-    return Arrivals(text, tuple(times))
+    return Arrivals(text, tuple(times), warmup_s)
 
 
 def _stage(stage: str, flag: str, room: int) -> tuple[list[float], float]:
@@ -195,17 +208,14 @@ def _ramped(low: float, high: float, length: float) -> list[float]:
 
 
 def _trace(stage: str, flag: str) -> tuple[list[float], float]:
+    """trace:FILE[:speed:K][:scale:M]: FILE's times K times as fast (the rate K times as high
+    by squeezing time), and M jobs an arrival on average (the rate M times as high at the same
+    instants: arrival i gets floor((i + 1) M) - floor(i M) jobs, so M < 1 thins evenly)."""
     parts = stage.split(":")
-    speed = 1.0
-    if len(parts) == 4 and parts[2] == "speed":
-        try:
-            speed = float(parts[3])
-        except ValueError:
-            speed = 0.0
-        if speed <= 0:
-            raise UsageError(f"{flag} {stage}: speed must be a number above 0, e.g. speed:2")
-    elif len(parts) != 2:
-        raise UsageError(f"{flag} {stage}: write it as trace:FILE or trace:FILE:speed:K")
+    options = dict(zip(parts[2::2], parts[3::2]))
+    if len(parts) % 2 or len(parts) < 2 or set(options) - {"speed", "scale"}:
+        raise UsageError(f"{flag} {stage}: write it as trace:FILE[:speed:K][:scale:M]")
+    speed, scale = (_positive(options.get(k, "1"), k, flag, stage) for k in ("speed", "scale"))
     path = Path(parts[1])
     try:
         text = path.read_text(encoding="utf-8")
@@ -214,9 +224,25 @@ def _trace(stage: str, flag: str) -> tuple[list[float], float]:
     times = _trace_times(text, path, flag)
     if not times:
         raise UsageError(f"{flag} {stage}: {path} holds no submit time")
+    if len(times) * scale > MAX_ARRIVALS:
+        raise UsageError(f"{flag} {stage}: more than {MAX_ARRIVALS:,} jobs; lower the scale")
     first = times[0]
-    scaled = [(t - first) / speed for t in times]
-    return scaled, scaled[-1]
+    scaled = [
+        (t - first) / speed
+        for i, t in enumerate(times)
+        for _ in range(math.floor((i + 1) * scale + 1e-9) - math.floor(i * scale + 1e-9))
+    ]
+    return scaled, (times[-1] - first) / speed
+
+
+def _positive(text: str, name: str, flag: str, stage: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"{flag} {stage}: {name} must be a number above 0, e.g. {name}:2")
+    return value
 
 
 def _trace_times(text: str, path: Path, flag: str) -> list[float]:

@@ -69,6 +69,27 @@ class Project:
     sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)  # core/sweep_project.py reads
 
 
+# The reference fleet (4 workers x 32 slots, 0.5 s jobs, the reference latencies) at a quarter,
+# half and nine tenths of its capacity: the rate its drain model completes when offered more
+# (83-86 jobs/s in virtual time, docs/load-profiles.md; a take claims what is queued when it
+# arrives and asks for the free slots only, so a steady stream keeps a third of the 256 slot-
+# jobs a second busy). Poisson arrivals, seeded: both sides of a comparison meet the same jobs;
+# judged on the steady end-to-end p99. Then periodic bursts deeper than the fleet's slots, the
+# shallow-queue case where a take comes back full and take-ahead engages.
+STEADY_CAPACITY_JPS = 84
+STEADY_FOR_S = 20
+STEADY_ROWS = (
+    *(
+        (
+            f"4w-{share}pct-poisson-{round(STEADY_CAPACITY_JPS * share / 100)}jps",
+            f"poisson:{round(STEADY_CAPACITY_JPS * share / 100)}/s:for:{STEADY_FOR_S}s",
+        )
+        for share in (25, 50, 90)
+    ),
+    # Bursts of one and a half fleets every 2 s: takes come back full, take-ahead engages.
+    ("4w-bursts-192-every-2s", f"bursts:192:every:2s:for:{STEADY_FOR_S}s"),
+)
+
 BUILTIN_VARIANTS = {
     "main": Variant("main", WorkerSpec(kind="model", policy="drain")),
     "pr": Variant("pr", WorkerSpec(kind="model", policy="take-ahead", take_ahead=32)),
@@ -81,6 +102,21 @@ BUILTIN_SUITES = {
             Scenario(n, workers=w, burst=b, job_seconds=j, metric=m, slots_by_default=True)
             for n, w, b, j, m in SEED_ROWS
         ),
+    ),
+    "steady": Suite(
+        "steady",
+        tuple(
+            Scenario(
+                name,
+                workers=4,
+                job_seconds=0.5,
+                load_spec=spec,
+                metric="steady_e2e_p99_s",
+                slots_by_default=True,
+            )
+            for name, spec in STEADY_ROWS
+        ),
+        reps=5,
     ),
 }
 

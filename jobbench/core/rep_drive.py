@@ -117,6 +117,10 @@ class RepDrive:
         s = self.scenario
         waves = list(s.load.waves())
         inputs = s.job_inputs()
+        # A profile's waves go out from a thread of their own, each on time whatever this loop
+        # is doing (the open model); the burst, at once from here. The pacer reads the queue's
+        # clock first, before the rep's time starts.
+        pacer = None if s.is_burst else SubmitPacer(self.client, waves, inputs)
         began = time.monotonic()
         load_at_start = machine.sample()
         timeout_s = rep_timeout_s(s) + waves[-1].at_s
@@ -124,12 +128,9 @@ class RepDrive:
         dog = Watchdog(watch_bounds(s), [w.worker_id for w in self.workers], began)
         end = RepEnd()
         next_watch = began + WATCH_S
-        # A profile's waves go out from a thread of their own, each on time whatever this loop
-        # is doing (the open model); the burst, at once from here.
-        pacer = None if s.is_burst else SubmitPacer(self.client, waves, inputs, began)
         if pacer is not None:
             waves = []
-            pacer.start()
+            pacer.begin(began)
         try:
             while True:
                 now = time.monotonic()

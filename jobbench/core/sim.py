@@ -118,6 +118,7 @@ def simulate_rep(
             wake_latency_s=scenario.latency.wake.mean,
             worker_ids=ids,
             atomic_burst=scenario.is_burst,
+            warmup_s=scenario.load.warmup_s,
         )
     return RepOutcome(measure, events if isinstance(events, list) else [])
 

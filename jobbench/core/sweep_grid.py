@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from fake_queue.protocol import POLICIES, policy_for, take_ahead_problem
 from jobbench.core.config import LatencyFlags, Scenario, scenario_name, validate_scenario
+from jobbench.core.load_profiles import parse_load
 from jobbench.errors import UsageError
 from jobbench.results.sweep_model import AXIS_NAMES
 from jobbench.workers.spec import WorkerSpec
@@ -41,6 +42,7 @@ class Cell:
     job_seconds: float
     take_latency: str
     wake_latency: str
+    load: str  # `burst:N` (the grid's burst) or an arrival profile (core/load_profiles.py)
 
     def axes(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in AXIS_NAMES}
@@ -57,12 +59,16 @@ class Grid:
     job_seconds: tuple[float, ...]
     take_latencies: tuple[str, ...]
     wake_latencies: tuple[str, ...]
+    loads: tuple[str, ...] = ()  # --load, each a profile; none: the burst
     burst: int = 1024
     hold: str = "20"
     done_latency: str = "0"
 
     def size(self) -> int:
         return math.prod(len(values) for values in self.axis_values())
+
+    def load_values(self) -> tuple[str, ...]:
+        return self.loads or (f"burst:{self.burst}",)
 
     def axis_values(self) -> tuple[Sequence[object], ...]:
         return (
@@ -73,6 +79,7 @@ class Grid:
             self.job_seconds,
             self.take_latencies,
             self.wake_latencies,
+            self.load_values(),
         )
 
 
@@ -89,7 +96,7 @@ def grid_cells(grid: Grid) -> Cells:
             f"the grid has {grid.size():,} cells; sweep at most {MAX_CELLS:,} (fewer values)"
         )
     cells, skipped = [], 0
-    for policy, k, workers, slots, job, take, wake in itertools.product(
+    for policy, k, workers, slots, job, take, wake, load in itertools.product(
         grid.policies,
         grid.take_aheads,
         grid.workers,
@@ -97,12 +104,13 @@ def grid_cells(grid: Grid) -> Cells:
         grid.job_seconds,
         grid.take_latencies,
         grid.wake_latencies,
+        grid.load_values(),
     ):
         chosen = policy_for(k) if policy == AUTO_POLICY else policy
         if take_ahead_problem(chosen, k) is not None:
             skipped += 1
             continue
-        cells.append(Cell(chosen, k, workers, slots, job, take, wake))
+        cells.append(Cell(chosen, k, workers, slots, job, take, wake, load))
     if not cells:
         raise UsageError(
             "--policy/--take-ahead: no cell is valid (drain and sdk-1.12 take K = 0, take-ahead"
@@ -114,11 +122,13 @@ def grid_cells(grid: Grid) -> Cells:
 def cell_scenario(cell: Cell, grid: Grid) -> Scenario:
     """The cell as the model worker's scenario, checked as `jobbench run` checks its own."""
     latency = LatencyFlags(cell.take_latency, cell.wake_latency, grid.hold, grid.done_latency)
+    profile = None if _is_grid_burst(cell, grid) else cell.load
     scenario = Scenario(
-        name=scenario_name(cell.workers, grid.burst, cell.job_seconds),
+        name=scenario_name(cell.workers, grid.burst, cell.job_seconds, profile),
         workers=cell.workers,
         slots=cell.slots,
         burst=grid.burst,
+        load_spec=profile,
         job_seconds=cell.job_seconds,
         worker=WorkerSpec(kind="model", policy=cell.policy, take_ahead=cell.take_ahead),
         latency=latency.model(),
@@ -130,7 +140,8 @@ def rerun_command(cell: Cell, grid: Grid) -> str:
     """The `jobbench run` that runs this cell for real, on the fake queue with model workers."""
     words = ["jobbench", "run", "--worker", "model", "--policy", cell.policy]
     words += ["--take-ahead", str(cell.take_ahead), "--workers", str(cell.workers)]
-    words += ["--slots", str(cell.slots), "--burst", str(grid.burst)]
+    load = ["--burst", str(grid.burst)] if _is_grid_burst(cell, grid) else ["--load", cell.load]
+    words += ["--slots", str(cell.slots), *load]
     words += ["--job-seconds", seconds_text(cell.job_seconds), "--take-latency", cell.take_latency]
     words += ["--wake-latency", cell.wake_latency]
     if grid.hold != "20":
@@ -138,6 +149,20 @@ def rerun_command(cell: Cell, grid: Grid) -> str:
     if grid.done_latency != "0":
         words += ["--done-latency", grid.done_latency]
     return shlex.join(words)
+
+
+def _is_grid_burst(cell: Cell, grid: Grid) -> bool:
+    """The cell runs the grid's --burst, as every cell did before the load axis."""
+    return cell.load == f"burst:{grid.burst}"
+
+
+def load_axis(texts: Sequence[str]) -> tuple[str, ...]:
+    """Each --load given: one arrival profile (its commas join stages, so repeat the flag for
+    more values), checked now rather than at the first cell."""
+    out = [text.strip() for text in texts]
+    for spec in out:
+        parse_load(spec)
+    return _unique(out, "--load", " --load ".join(texts))
 
 
 def seconds_text(value: float) -> str:

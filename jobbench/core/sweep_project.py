@@ -1,6 +1,7 @@
 """A `[sweeps.NAME]` table of jobbench.toml (or pyproject's [tool.jobbench.sweeps.NAME]): a
 sweep's flags as TOML keys, e.g. `workers = [1, 2, 4, 8]`, `slots = "8..32+8"`,
-`take_latency = [0.1, "uniform:0.1,0.3"]`, `burst = 256`. Read here into the flags' text;
+`take_latency = [0.1, "uniform:0.1,0.3"]`, `load = ["rate:40/s:for:30s", "burst:512"]`,
+`burst = 256`. Read here into the flags' text;
 `jobbench sweep NAME` takes them, and a flag given on the command line wins over its key."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from jobbench.core.project import load_project
 from jobbench.errors import UsageError
 
 AXIS_KEYS = ("workers", "slots", "take_ahead", "job_seconds", "policy")
-LATENCY_KEYS = ("take_latency", "wake_latency")
+LATENCY_KEYS = ("take_latency", "wake_latency", "load")  # each item one flag's value
 TEXT_KEYS = ("hold", "done_latency")
 WHOLE_KEYS = ("burst", "reps", "seed")
 SWEEP_KEYS = (*AXIS_KEYS, *LATENCY_KEYS, *TEXT_KEYS, *WHOLE_KEYS)

@@ -73,7 +73,14 @@ def cell_figures(scenario: Scenario, reps: int, seed: int | None) -> dict[str, A
     runs = [
         simulate_rep(scenario, seed=seed, rep=rep).measure.figures for rep in range(1, reps + 1)
     ]
-    runs = [{**f, "takes_count": (f.get("takes") or {}).get("count")} for f in runs]
+    runs = [
+        {
+            **f,
+            "takes_count": (f.get("takes") or {}).get("count"),
+            "steady_e2e_p99_s": (f.get("steady") or {}).get("e2e_p99_s"),
+        }
+        for f in runs
+    ]
     return {name: _median([run.get(name) for run in runs]) for name in SWEEP_FIGURES}
 
 
@@ -112,4 +119,5 @@ def _axes(grid: Grid, cells: Sequence[Cell]) -> SweepAxes:
         job_seconds=list(grid.job_seconds),
         take_latency=list(grid.take_latencies),
         wake_latency=list(grid.wake_latencies),
+        load=list(grid.load_values()),
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,12 +37,33 @@ def slot_starts(spans: Sequence[Span], slots: int) -> list[int]:
     return starts
 
 
-def held_cost(
+@dataclass(frozen=True)
+class Holds:
+    """Each worker's jobs as the queue saw them and as its slots ran them: `spans` (delivered,
+    done) sorted by delivery, `starts` (when a slot took each), and `extra` (start, extra wait
+    ns) of each job held while another worker had a free slot."""
+
+    spans: dict[str, list[Span]]
+    starts: dict[str, list[int]]
+    extra: dict[str, list[tuple[int, int]]]
+    slots: int  # each worker's
+
+    @property
+    def buffered(self) -> list[int]:
+        """Each buffered job's wait in its worker's buffer (start - delivered), ns."""
+        return [
+            start - delivered
+            for w, spans in self.spans.items()
+            for (delivered, _), start in zip(spans, self.starts[w], strict=True)
+            if start > delivered
+        ]
+
+
+def holds(
     spans_by_worker: Mapping[str, Sequence[Span]], slots: int, workers: Sequence[str] = ()
-) -> dict[str, Any]:
-    """Jobs held while another worker had a free slot: how many, their extra wait (total, p99,
-    max, seconds), and per worker; the whole buffer wait is given beside it. `workers`: the
-    whole fleet, those that ran no job (free all along) included."""
+) -> Holds:
+    """The Holds of a rep; `workers`: the whole fleet, those that ran no job (free all along)
+    included."""
     ordered = {w: sorted(spans_by_worker.get(w, ())) for w in (*workers, *spans_by_worker)}
     starts = {w: slot_starts(spans, slots) for w, spans in ordered.items()}
     buffered = any(
@@ -53,20 +75,27 @@ def held_cost(
     nobody, only = (
         _no_free_slot_elsewhere(ordered, starts, slots) if buffered else (Covered([]), {})
     )
-    extra_all: list[float] = []
-    waited_all: list[float] = []
-    per_worker: dict[str, dict[str, Any]] = {}
+    extra: dict[str, list[tuple[int, int]]] = {}
     for worker, spans in ordered.items():
         own = only.get(worker, Covered([]))
-        extra = []
+        mine = extra.setdefault(worker, [])
         for (delivered, _), start in zip(spans, starts[worker], strict=True):
             if start > delivered:
-                waited_all.append((start - delivered) / NS_PER_S)
                 covered = nobody.between(delivered, start) + own.between(delivered, start)
                 if (gap := start - delivered - covered) > 0:
-                    extra.append(gap / NS_PER_S)
-        extra_all.extend(extra)
-        per_worker[worker] = {"jobs": len(extra), "extra_wait_s": round(sum(extra), 6)}
+                    mine.append((start, gap))
+    return Holds(ordered, starts, extra, slots)
+
+
+def held_cost(held: Holds) -> dict[str, Any]:
+    """Jobs held while another worker had a free slot: how many, their extra wait (total, p99,
+    max, seconds), and per worker; the whole buffer wait is given beside it."""
+    extra_all = [gap / NS_PER_S for jobs in held.extra.values() for _, gap in jobs]
+    waited_all = [wait / NS_PER_S for wait in held.buffered]
+    per_worker = {
+        worker: {"jobs": len(jobs), "extra_wait_s": round(sum(g for _, g in jobs) / NS_PER_S, 6)}
+        for worker, jobs in held.extra.items()
+    }
     return {
         "jobs": len(extra_all),
         "extra_wait_s": round(sum(extra_all), 6),

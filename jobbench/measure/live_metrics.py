@@ -6,6 +6,12 @@ queue wait = the platform's delayTime, service = its executionTime, end-to-end =
 terminal time - send time of the accepted /run; time to X % from client-observed terminal times,
 counted from the first accepted submit. Figures the client cannot see (takes, utilisation, the
 ideal) are None.
+
+An arrival profile's rep runs end-to-end and time to X % from each job's intended time instead
+(coordinated omission: a late driver must not hide queueing): end-to-end = terminal time -
+intended time, time to X % from the first intended submit. It adds the `arrivals` block (how
+late each /run went out) and the `steady` block (measure/steady.py, from client-side times and
+the /health queue depth), whose wait runs from the intended time to the claim (claim_ns).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any
 
 from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, TERMINAL, TIMED_OUT
 from jobbench.clients.live_records import BurstRecord, HealthSample, JobRecord
+from jobbench.measure.arrival_pacing import pacing_figures
 from jobbench.measure.events import SERVED
 from jobbench.measure.figures import (
     NS_PER_S,
@@ -26,6 +33,7 @@ from jobbench.measure.figures import (
     rounded_phase,
     split_figures,
 )
+from jobbench.measure.steady import Served, live_steady_figures
 
 NO_TAKES = {
     "count": None,
@@ -56,8 +64,10 @@ def _job_counts(record: BurstRecord, accepted: Sequence[JobRecord]) -> dict[str,
     }
 
 
-def _samples(accepted: Sequence[JobRecord]) -> PhaseSamples:
-    """The platform's delayTime and executionTime where it reported them; e2e on our clock."""
+def _samples(accepted: Sequence[JobRecord], profile: bool) -> PhaseSamples:
+    """The platform's delayTime and executionTime where it reported them, as it reported them
+    (the run table names them so); e2e on our clock, from the intended time under a profile,
+    so it holds the driver's lateness."""
     queue_wait: list[float] = []
     service: list[float] = []
     e2e: list[float] = []
@@ -68,8 +78,64 @@ def _samples(accepted: Sequence[JobRecord]) -> PhaseSamples:
             queue_wait.append(job.delay_ms / 1000)
         if job.execution_ms is not None:
             service.append(job.execution_ms / 1000)
-        e2e.append((job.done_ns - job.sent_ns) / NS_PER_S)
+        e2e.append((job.done_ns - _origin_ns(job, profile)) / NS_PER_S)
     return PhaseSamples(tuple(queue_wait), tuple(service), tuple(e2e))
+
+
+def _origin_ns(job: JobRecord, profile: bool) -> int:
+    """Where a job's latencies start: its intended time under a profile, else its accepted
+    /run's send time."""
+    origin = job.intended_ns if profile else job.sent_ns
+    assert origin is not None, f"job {job.index} has no {'intended' if profile else 'send'} time"
+    return origin
+
+
+def claim_ns(job: JobRecord) -> int | None:
+    """When the platform handed the job to a worker, as near as a client can tell: delayTime
+    runs from when RunPod took the accepted /run (its send time here: the intended time plus
+    that /run's lateness); without it, the terminal time less executionTime; else unknown."""
+    if job.delay_ms is not None and job.sent_ns is not None:
+        return job.sent_ns + round(job.delay_ms * 1e6)
+    if job.execution_ms is not None and job.done_ns is not None:
+        return job.done_ns - round(job.execution_ms * 1e6)
+    return None
+
+
+def served_times(accepted: Sequence[JobRecord]) -> list[Served]:
+    """(intended, claim, done) of each served job of a profile. A job whose claim is unknown
+    (the platform gave neither delayTime nor executionTime) is left out: a guessed claim would
+    put made-up numbers in the wait and service figures."""
+    served: list[Served] = []
+    for job in accepted:
+        if job.status not in SERVED or job.done_ns is None or job.intended_ns is None:
+            continue
+        claim = claim_ns(job)
+        if claim is not None:
+            served.append((job.intended_ns, claim, job.done_ns))
+    return served
+
+
+def arrivals_block(record: BurstRecord, spec: str) -> dict[str, Any]:
+    """The `arrivals` block: each /run is one job's submission, late by its first attempt's
+    send time less its intended time (a throttled retry is the endpoint's, counted under
+    `submission`); `requests` counts every /run made."""
+    lateness = [
+        max(job.first_sent_ns - job.intended_ns, 0) / NS_PER_S
+        for job in record.jobs
+        if job.first_sent_ns is not None and job.intended_ns is not None
+    ]
+    return pacing_figures(
+        spec, lateness, [1] * len(lateness), record.counts["run_requests"], len(record.jobs)
+    )
+
+
+def steady_block(
+    record: BurstRecord, accepted: Sequence[JobRecord], warmup_s: float | None
+) -> dict[str, Any] | None:
+    """The `steady` block from client-side times; the queue depth is /health's `inQueue`."""
+    arrivals = [job.intended_ns for job in accepted if job.intended_ns is not None]
+    depth = [(s.t_ns, s.in_queue) for s in record.health if s.in_queue is not None]
+    return live_steady_figures(served_times(accepted), arrivals, depth, warmup_s)
 
 
 def _submission(record: BurstRecord, accepted: Sequence[JobRecord]) -> dict[str, Any]:
@@ -120,15 +186,20 @@ def _health(samples: Sequence[HealthSample], start: int) -> dict[str, Any]:
     }
 
 
-def live_rep_measure(record: BurstRecord) -> RepMeasure:
+def live_rep_measure(
+    record: BurstRecord, load_spec: str | None = None, warmup_s: float | None = None
+) -> RepMeasure:
+    """The rep's figures; `load_spec` names the arrival profile it ran (None: a burst), whose
+    `warmup:D` is `warmup_s` (None: detected)."""
     accepted = [job for job in record.jobs if job.outcome == "accepted"]
-    sent = [job.sent_ns for job in accepted if job.sent_ns is not None]
-    start = min(sent) if sent else 0
+    profile = load_spec is not None
+    starts = [_origin_ns(job, profile) for job in accepted if job.sent_ns is not None]
+    start = min(starts) if starts else 0
     # Jobs jobbench cancelled itself (Ctrl-C, timeout) have no done_ns: not part of the drain.
     done_ts = sorted(job.done_ns for job in accepted if job.done_ns is not None)
     jobs = _job_counts(record, accepted)
     drained, _ = drain_figures(done_ts, start, len(accepted), jobs["completed"])
-    samples = _samples(accepted)
+    samples = _samples(accepted, profile)
     figures: dict[str, Any] = {
         **drained,
         "jobs": jobs,
@@ -142,6 +213,10 @@ def live_rep_measure(record: BurstRecord) -> RepMeasure:
         "follow": _follow(record, accepted),
         "health": _health(record.health, start),
     }
+    if load_spec is not None:
+        figures["arrivals"] = arrivals_block(record, load_spec)
+        if (steady := steady_block(record, accepted, warmup_s)) is not None:
+            figures["steady"] = steady  # no ideal, no efficiency: the fleet is not ours
     if record.stopped is not None:
         figures["partial"] = record.stopped
     return RepMeasure(figures, samples)
@@ -153,7 +228,10 @@ def live_events(record: BurstRecord) -> list[dict[str, Any]]:
     for job in record.jobs:
         if job.outcome != "accepted" or job.sent_ns is None:
             continue
-        events.append({"ev": "submit", "t": job.sent_ns, "job": job.id})
+        submit: dict[str, Any] = {"ev": "submit", "t": job.sent_ns, "job": job.id}
+        if job.intended_ns is not None:  # latencies run from it (docs/events.md)
+            submit["intended"] = job.intended_ns
+        events.append(submit)
         if job.done_ns is not None:
             events.append(
                 {

@@ -23,11 +23,18 @@ from jobbench.measure.figures import (
     rounded_phase,
     split_figures,
 )
-from jobbench.measure.held import held_cost
+from jobbench.measure.held import held_cost, holds
 from jobbench.measure.stats import outliers, summary
-from jobbench.measure.steady import steady_figures
+from jobbench.measure.steady import Fleet, steady_figures
 
 PHASE_STATS = ("p50", "p90", "p99", "max", "mean")
+STEADY_FIGURES = (
+    "arrival_rate_jps",
+    "completion_rate_jps",
+    "e2e_p50_s",
+    "e2e_p99_s",
+    "ideal_e2e_p99_s",
+)
 SUMMARY_FIGURES = (
     *(key for key, _ in TIME_TO),
     "throughput_jps",
@@ -112,11 +119,13 @@ def rep_measure(
     wake_latency_s: float,
     worker_ids: Sequence[str] | None = None,
     atomic_burst: bool = True,
+    warmup_s: float | None = None,
 ) -> RepMeasure:
     """The docs/metrics.md figures for one rep and its per-job samples; burst start is the
     earliest `submit`. Times in the server's ns. `atomic_burst`: every job was submitted at
-    once, the load the ideal is defined for; an arrival profile has none (yet): no ideal and
-    no efficiency."""
+    once, the load `ideal_s` is defined for; an arrival profile's rep gets a `steady` block
+    instead (after `warmup_s`, or a detected warm-up) whose ideal is the perfect dispatcher's
+    steady e2e p99, and its efficiency is that ideal over the measured one."""
     ideal = ideal_time(burst, workers, slots, job_seconds, wake_latency_s) if atomic_burst else None
     s = scan_events(events)
     if not s.submitted:
@@ -129,6 +138,7 @@ def rep_measure(
     p99 = drained["time_to_p99_s"]
     spans = s.busy_spans()
     busy_s = busy_slot_ns(spans, slots) / NS_PER_S
+    held = holds(spans, slots, worker_ids or ())
     figures: dict[str, Any] = {
         **drained,
         "jobs": jobs,
@@ -136,12 +146,16 @@ def rep_measure(
         "takes": _take_stats(s.takes, start),
         "split": split_figures((f.worker for f in s.final.values() if f.served), worker_ids),
         "utilisation": round6(busy_s / (workers * slots * span)) if span else None,
-        "held": held_cost(spans, slots, worker_ids or ()),
+        "held": held_cost(held),
         "ideal_s": None if ideal is None else round6(ideal),
         "efficiency": round6(ideal / p99) if p99 and ideal is not None else None,
     }
-    if not atomic_burst and (steady := steady_figures(s)) is not None:
-        figures["steady"] = steady
+    if not atomic_burst:
+        fleet = Fleet(workers, slots, job_seconds, wake_latency_s)
+        steady = steady_figures(s, held=held, fleet=fleet, warmup_s=warmup_s)
+        if steady is not None:
+            figures["steady"] = steady
+            figures["efficiency"] = steady["efficiency"]
     if s.redelivered:
         jobs["redelivered"] = len(s.redelivered)
     if s.faults:
@@ -172,6 +186,8 @@ def summarise_reps(reps: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]
         out[f"takes_{stat}"] = across(rep.get("takes", {}).get(stat) for rep in reps)
     for stat in ("jobs", "extra_wait_p99_s"):  # absent before issue 16: None
         out[f"held_{stat}"] = across((rep.get("held") or {}).get(stat) for rep in reps)
+    for stat in STEADY_FIGURES:  # a profile's reps only: a burst's are None
+        out[f"steady_{stat}"] = across((rep.get("steady") or {}).get(stat) for rep in reps)
     return out
 
 

@@ -39,10 +39,16 @@ def steady_line(figures: dict[str, Any]) -> str | None:
     p50, p99 = steady.get("e2e_p50_s"), steady.get("e2e_p99_s")
     rates = f"{rate_in or 0:.1f} jobs/s in, {rate_out or 0:.1f} out"
     latency = "" if p50 is None else f", end-to-end p50 {p50:.3f} s, p99 {p99:.3f} s"
-    head = f"steady after {steady['warmup_s']:.1f} s: {rates}{latency}"
+    how = "" if steady.get("warmup") != "set" else " (set)"
+    head = f"steady after {steady['warmup_s']:.1f} s{how}: {rates}{latency}"
+    if steady.get("ideal_e2e_p99_s") is not None and not steady.get("saturated"):
+        head += f" (ideal p99 {steady['ideal_e2e_p99_s']:.3f} s)"
     if steady.get("saturated"):
+        slope = steady.get("queue_trend_jps")
+        trend = "" if slope is None else f" ({slope:+.1f} jobs/s)"
         return (
-            f"SATURATED ({head}): the queue grew by {steady['queue_growth']} jobs; the offered "
-            "rate exceeds what this fleet completes, so its latency only measures the backlog"
+            f"SATURATED ({head}): the queue grew by {steady['queue_growth']} jobs{trend}; the "
+            "offered rate exceeds what this fleet completes, so its latency only measures the "
+            "backlog"
         )
     return head

@@ -34,6 +34,19 @@ LONG = {
     "steady_e2e_p99_s": "end-to-end p99 of the jobs submitted after the warm-up (a profile)",
 }
 WIDE_METRICS = ("e2e_p50_s", "e2e_p99_s", "e2e_mean_s")
+# (row title, summary key, unit) of a run table's profile and take-ahead rows; a row shows
+# where the summary has its figure (a burst has no steady figures, older results no held).
+STEADY_ROWS = (
+    ("steady rate in", "steady_arrival_rate_jps", "jobs/s"),
+    ("steady rate out", "steady_completion_rate_jps", "jobs/s"),
+    ("steady e2e p50", "steady_e2e_p50_s", "s"),
+    ("steady e2e p99", "steady_e2e_p99_s", "s"),
+    ("ideal steady e2e p99", "steady_ideal_e2e_p99_s", "s"),
+)
+HELD_ROWS = (
+    ("held jobs", "held_jobs", ""),
+    ("held extra wait p99", "held_extra_wait_p99_s", "s"),
+)
 
 
 def fmt(value: Any, unit: str) -> str:

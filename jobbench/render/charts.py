@@ -63,14 +63,14 @@ def _line_items(sides: Sequence[Plotted], extra: Sequence[tuple[str, str, str]] 
     return [(f"ln {s.cls}", s.label, "line") for s in sides] + list(extra)
 
 
-def _frame(height: int, items: Legend, x_max: float, y_max: float) -> svg.Frame:
+def frame(height: int, items: Legend, x_max: float, y_max: float) -> svg.Frame:
     """A plot `height` px tall plus a row per legend row past the first: a long legend wraps
     above the plot, never past the picture's right edge."""
     extra = round((svg.legend_rows(items, 64, WIDTH - 16) - 1) * svg.LEGEND_ROW)
     return svg.Frame(WIDTH, height + extra, x_max=x_max, y_max=y_max, top=30 + extra)
 
 
-def _legend(f: svg.Frame, items: Legend, x: float | None = None) -> str:
+def plot_legend(f: svg.Frame, items: Legend, x: float | None = None) -> str:
     return svg.legend(items, f.left if x is None else x, 16, f.width - f.right)
 
 
@@ -87,7 +87,7 @@ def completion(sides: Sequence[Plotted], ideal: Ideal | None, x_max: float) -> F
     y_max = max([s.series.submitted for s in sides] + [1])
     extra = [("ln ideal", "ideal (the limit)", "line")] if ideal is not None else []
     items = _line_items(sides, extra)
-    f = _frame(300, items, x_max, y_max * 1.04)
+    f = frame(300, items, x_max, y_max * 1.04)
     body = [svg.axes(f, "seconds from burst start", "jobs done")]
     thinned = False
     if ideal is not None:
@@ -103,7 +103,7 @@ def completion(sides: Sequence[Plotted], ideal: Ideal | None, x_max: float) -> F
         line, cut = _step_line(f, points, f"ln {side.cls}")
         body.append(line)
         thinned = thinned or cut
-    body.append(_legend(f, items))
+    body.append(plot_legend(f, items))
     title = "completion: jobs done over time, with the ideal"
     return Figure(
         svg.document(f.width, f.height, title, "".join(body)), _thin_note(thinned, "curve")
@@ -113,7 +113,7 @@ def completion(sides: Sequence[Plotted], ideal: Ideal | None, x_max: float) -> F
 def queue_depth(sides: Sequence[Plotted], x_max: float) -> Figure:
     y_max = max([d for s in sides for _, d in s.series.queue] + [1])
     items = _line_items(sides)
-    f = _frame(220, items, x_max, y_max * 1.05)
+    f = frame(220, items, x_max, y_max * 1.05)
     body = [svg.axes(f, "seconds from burst start", "jobs queued")]
     thinned = False
     for side in sides:
@@ -121,7 +121,7 @@ def queue_depth(sides: Sequence[Plotted], x_max: float) -> Figure:
         line, cut = _step_line(f, points, f"ln {side.cls}")
         body.append(line)
         thinned = thinned or cut
-    body.append(_legend(f, items))
+    body.append(plot_legend(f, items))
     title = "queue depth: submitted minus claimed"
     return Figure(
         svg.document(f.width, f.height, title, "".join(body)), _thin_note(thinned, "curve")
@@ -131,7 +131,7 @@ def queue_depth(sides: Sequence[Plotted], x_max: float) -> Figure:
 def take_sizes(sides: Sequence[Plotted], x_max: float) -> Figure:
     y_max = max([max(t.got, t.asked) for s in sides for t in s.series.takes] + [1])
     items = _dot_items(sides)
-    f = _frame(220, items, x_max, y_max * 1.1)
+    f = frame(220, items, x_max, y_max * 1.1)
     body = [svg.axes(f, "answered at, seconds from burst start", "jobs per take")]
     merged = False
     for side in sides:
@@ -139,7 +139,7 @@ def take_sizes(sides: Sequence[Plotted], x_max: float) -> Figure:
         points, cut = thinning.dedupe(f.xy(values))
         merged = merged or cut
         body.append(svg.path(svg.dots_d(points), f"dot {side.cls}"))
-    body.append(_legend(f, items))
+    body.append(plot_legend(f, items))
     title = "take sizes: jobs got per take"
     notes = ["takes on the same pixel drawn once"] * merged
     return Figure(svg.document(f.width, f.height, title, "".join(body)), notes)
@@ -153,7 +153,7 @@ def take_latencies(sides: Sequence[Plotted], x_max: float) -> Figure:
     inside = [t.latency for t in takes if t.arrived >= 0] or [t.latency for t in takes]
     y_max = max([*inside, 0.001]) * 1.1
     items = _dot_items(sides)
-    f = _frame(220, items, x_max, y_max)
+    f = frame(220, items, x_max, y_max)
     body = [svg.axes(f, "answered at, seconds from burst start", "take latency, s")]
     merged, over = False, []
     for side in sides:
@@ -166,7 +166,7 @@ def take_latencies(sides: Sequence[Plotted], x_max: float) -> Figure:
         merged = merged or cut
         body.append(svg.path(svg.dots_d(points), f"dot {side.cls}"))
         body.append(svg.path(svg.up_triangles_d(high), f"dot {side.cls}"))
-    body.append(_legend(f, items))
+    body.append(plot_legend(f, items))
     notes = ["takes on the same pixel drawn once"] * merged
     if over:
         notes.append(
@@ -199,7 +199,7 @@ def e2e_cdf(sides: Sequence[Plotted]) -> Figure:
         )
         for s in sides
     ]
-    f = _frame(280, items, x_max, 1.0)
+    f = frame(280, items, x_max, 1.0)
     body = [svg.axes(f, "end-to-end latency, s", "fraction of jobs", lambda v: f"{v:.0%}")]
     sampled = False
     for index, side in enumerate(sides):
@@ -215,7 +215,7 @@ def e2e_cdf(sides: Sequence[Plotted]) -> Figure:
             body.append(svg.line(x, f.top, x, f.top + f.inner_h, f"mark {side.cls}"))
             y = f.top + 12 + 14 * index
             body.append(svg.fitted_text(x + 3, y, f"p{pct}", f.width, "lab small"))
-    body.append(_legend(f, items))
+    body.append(plot_legend(f, items))
     notes = [f"sampled at {CDF_POINTS} evenly spaced ranks (p50/p99 marks are exact)"] * sampled
     title = "end-to-end latency CDF with p50 and p99"
     return Figure(svg.document(f.width, f.height, title, "".join(body)), notes)

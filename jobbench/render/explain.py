@@ -10,6 +10,7 @@ from fake_queue.latency import LatencySpecError, parse_distribution
 from fake_queue.protocol import DRAIN, SDK_112, TAKE_AHEAD
 from jobbench.measure.analytic import expected_time_s
 from jobbench.render.cells import fmt
+from jobbench.results.compare import is_profile
 from jobbench.results.model import LatencyDistribution, ScenarioResult
 
 # The result keeps `phases.service` in both modes, but not the same span (docs/metrics.md):
@@ -41,6 +42,16 @@ LIVE_LEGEND = (
     "end-to-end: /run sent until its end was seen.",
 )
 
+PROFILE_LEGEND = (
+    "an arrival profile's latencies (end-to-end, queue wait, time to X %) run from each job's "
+    "intended submit time, so a late driver hides no queueing; "
+    "steady: the jobs submitted from the end of the warm-up (detected by MSER-5, or the "
+    "profile's warmup:D) to the last submission; rate in / out: their arrivals and completions "
+    "a second; ideal steady e2e p99: a perfect dispatcher's for the same arrivals; a "
+    "profile's efficiency: that ideal / its steady e2e p99; held: jobs that waited in a "
+    "worker's buffer while another worker had a free slot (docs/load-profiles.md).",
+)
+
 
 def is_live(entry: ScenarioResult) -> bool:
     """A live endpoint's scenario: no workers of ours."""
@@ -52,9 +63,10 @@ def phase_title(phase: str, live: bool) -> str:
     return PHASE_NAMES[live][phase]
 
 
-def legend(live: bool) -> tuple[str, ...]:
-    """What every figure of the run table is, one clause each (once, under the tables)."""
-    return LIVE_LEGEND if live else FAKE_LEGEND
+def legend(live: bool, profile: bool = False) -> tuple[str, ...]:
+    """What every figure of the run table is, one clause each (once, under the tables);
+    `profile`: some scenario ran an arrival profile, whose steady rows need theirs."""
+    return (LIVE_LEGEND if live else FAKE_LEGEND) + (PROFILE_LEGEND if profile else ())
 
 
 def worker_title(entry: ScenarioResult) -> str:
@@ -101,6 +113,8 @@ def ideal_lines(entry: ScenarioResult) -> list[str]:
     """The ideal with its formula and this scenario's numbers, and the efficiency against what
     the latency model expects of each policy; none for a live endpoint (no ideal)."""
     p, ideal = entry.params, entry.ideal_s
+    if is_profile(entry):
+        return profile_ideal_lines(entry)
     if ideal is None or p.workers is None or p.slots is None:
         return []
     wake, take = _mean_latency(entry, "wake"), _mean_latency(entry, "take")
@@ -128,6 +142,22 @@ def ideal_lines(entry: ScenarioResult) -> list[str]:
     return [line, text]
 
 
+def profile_ideal_lines(entry: ScenarioResult) -> list[str]:
+    """An arrival profile's ideal (measure/ideal_dispatch.py) and efficiency: `ideal steady
+    e2e p99 0.550 s: a perfect dispatcher on 4 x 32 slots for the same arrivals`."""
+    p, ideal = entry.params, entry.summary.get("steady_ideal_e2e_p99_s")
+    if ideal is None or p.workers is None or p.slots is None:
+        return []
+    efficiency = entry.summary.get("efficiency")
+    median = efficiency.median if efficiency else None
+    return [
+        f"ideal steady e2e p99 {fmt(ideal.median, 's')}: a perfect dispatcher on {p.workers} x "
+        f"{p.slots} slots for the same arrivals (each job on the first free slot, a wake after "
+        "it arrives)",
+        f"efficiency {fmt(median, '%')} = ideal steady e2e p99 / steady e2e p99 (median)",
+    ]
+
+
 def predicted_line(entry: ScenarioResult) -> str | None:
     """The simulated figure beside the measured one (core/predict.py): `predicted (simulated
     drain model): time to 99 % 0.560 s; measured 0.585 s (median): harness +25 ms (+4.5 %)`.
@@ -152,13 +182,18 @@ def predicted_line(entry: ScenarioResult) -> str | None:
     )
 
 
+def buffered_any(entry: ScenarioResult) -> bool:
+    """Some rep had a job wait in a take-ahead buffer: the held rows and line have a say."""
+    return any(rep.held is not None and rep.held.buffered_jobs for rep in entry.reps)
+
+
 def held_line(entry: ScenarioResult) -> str | None:
     """Take-ahead's cost in words (measure/held.py), over the reps; None when no job of any
     rep waited in a buffer.
     `held while a slot was free elsewhere: 37 jobs (median over reps), extra wait p99
     0.450 s; last rep: w0 30, w1 7 (of 120 buffered)`."""
     held = [rep.held for rep in entry.reps if rep.held is not None]
-    if not any(h.buffered_jobs for h in held):
+    if not buffered_any(entry):
         return None  # no job waited in any buffer: nothing to say
     jobs = sorted(h.jobs for h in held)[len(held) // 2]
     p99 = entry.summary.get("held_extra_wait_p99_s")

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from jobbench.measure.series import RepSeries
-from jobbench.render import charts, html_tables
+from jobbench.render import charts, html_tables, steady_charts
 from jobbench.render.charts import Figure, Ideal, Plotted
 from jobbench.render.every_rep import Budget, Scene, every_rep
 from jobbench.render.rep_strip import StripSide
+from jobbench.render.steady_charts import SteadySide
 from jobbench.render.style import CSS
 from jobbench.render.timeline import timeline
 from jobbench.results.compare import gated_metric
@@ -216,7 +217,7 @@ def _section(
         f"{html_tables.summary_table(entries, labels)}</div>"
         f'<div class="factrow">{facts}</div></div>{extra}'
         f"{every_rep(used, _strips(used, entries, row), scene, budget)}"
-        f"{_plots(used, entries)}</section>"
+        f"{_steady_plots(used, entries)}{_plots(used, entries)}</section>"
     )
 
 
@@ -270,6 +271,44 @@ def _plots(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
         f"{escape(which)}; every other rep's timeline and completion curve are under Every rep "
         f"above, and <code>--rep N</code> draws all of these for rep N.</p>{blocks}"
     )
+
+
+def _steady_plots(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
+    """An arrival profile's rep over time (render/steady_charts.py), from the result alone:
+    the rep the other plots show, else the last; nothing for a burst."""
+    name = entries[0].name
+    shown: list[SteadySide] = []
+    texts = []
+    for side, entry in zip(sides, entries):
+        number = side.plotted_rep(name) or len(entry.reps)
+        steady = entry.reps[number - 1].steady if 0 < number <= len(entry.reps) else None
+        if steady is not None and steady.windows:
+            shown.append(SteadySide(side.cls, side.label, steady))
+            texts.append(f"{side.label}: rep {number} of {len(entry.reps)}")
+    if not shown:
+        return ""
+    figures = [
+        ("Latency over time", steady_charts.latency(shown)),
+        ("Queue depth and held jobs over time", steady_charts.depth(shown)),
+        ("Spread across workers over time", steady_charts.spread(shown)),
+    ]
+    slug = _slug(name)
+    blocks = "".join(
+        f'<h4 class="fig" id="{slug}-{_slug(t)}">{escape(t)}</h4>{_figure(fig)}'
+        for t, fig in figures
+        if fig is not None
+    )
+    return (
+        f'<h3 id="{slug}-steady">Steady state over time</h3><p class="note">'
+        f"{escape('; '.join(texts))}; {escape(STEADY_NOTE)}</p>{blocks}"
+    )
+
+
+STEADY_NOTE = (
+    "windows of the arrival profile's rep (docs/load-profiles.md): latencies of the jobs that "
+    "ended in each window; the dotted line is where the warm-up ends and the steady part "
+    "begins; the ideal is a perfect dispatcher's for the same arrivals"
+)
 
 
 def _slug(text: str) -> str:

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 from html import escape
 
 from jobbench.render.cells import (
+    HELD_ROWS,
     MARKS,
     SHORT,
+    STEADY_ROWS,
     WIDE_METRICS,
     change,
     figure,
@@ -17,8 +19,16 @@ from jobbench.render.cells import (
     interval,
     noise,
 )
-from jobbench.render.explain import held_line, is_live, phase_title, predicted_line
+from jobbench.render.explain import (
+    buffered_any,
+    held_line,
+    is_live,
+    phase_title,
+    predicted_line,
+    profile_ideal_lines,
+)
 from jobbench.render.resilience import HEAD, rep_notes, resilience_rows
+from jobbench.results.compare import is_profile
 from jobbench.results.model import Comparison, ScenarioResult, Spread
 
 
@@ -40,6 +50,8 @@ def figures(live: bool) -> tuple[tuple[str, str, str], ...]:
         ),
         ("takes", "takes_count", ""),
         ("mean take size", "takes_got_mean", "jobs"),
+        *STEADY_ROWS,
+        *HELD_ROWS,
     )
 
 
@@ -66,9 +78,10 @@ def summary_table(entries: Sequence[ScenarioResult], labels: Sequence[str]) -> s
     head = ["figure"] + [f"{label} {stat}".strip() for label in labels for stat in STATS]
     head += ["B vs A"] if two else []
     rows = []
+    held = any(buffered_any(entry) for entry in entries)
     for title, key, unit in figures(is_live(entries[0])):
         stats = [entry.summary.get(key) for entry in entries]
-        if not any(stats):
+        if not any(stats) or (not held and (title, key, unit) in HELD_ROWS):
             continue
         cells = [title] + [fmt(value, unit) for s in stats for value in _stats(s)]
         cells += [_change(stats[0], stats[1])] if two else []
@@ -90,6 +103,11 @@ def facts(entry: ScenarioResult, label: str) -> str:
     items = [
         ("ideal", fmt(ideal, "s") + " (wake + ceil(burst / (workers x slots)) x job)"),
         ("efficiency", fmt(eff, "%") + " (ideal / time to 99 %, median)"),
+    ]
+    if is_profile(entry):  # the perfect dispatcher's steady latency, not a drain's limit
+        lines = profile_ideal_lines(entry)
+        items = [(line.split(" ", 1)[0], line.split(" ", 1)[1]) for line in lines]
+    items += [
         ("reps", str(len(reps))),
         ("split, last rep", ", ".join(f"{w} {n}" for w, n in per_worker.items()) or "-"),
         (

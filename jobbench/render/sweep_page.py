@@ -33,6 +33,7 @@ _VALUE_WORDS = {
     "job_seconds": "jobs {} s",
     "take_latency": "take {} s",
     "wake_latency": "wake {} s",
+    "load": "load {}",
 }
 _HEAT_CSS = """
 .multiples{display:flex;flex-wrap:wrap;gap:18px 28px;margin-top:10px}
@@ -91,6 +92,7 @@ def _heat_cell(cell: SweepCell, color: str) -> HeatCell:
         f"throughput: {_or_dash(cell.throughput_jps, 'jobs/s')}",
         f"efficiency: {'-' if cell.efficiency is None else f'{cell.efficiency:.1%}'}",
         f"takes: {'-' if cell.takes_count is None else cell.takes_count}",
+        f"steady e2e p99: {_or_dash(cell.steady_e2e_p99_s, 's')}",
         f"re-run for real: {cell.command}",
     ]
     return HeatCell(cell.figure(color), "\n".join(lines))
@@ -103,7 +105,7 @@ def _or_dash(value: float | None, unit: str) -> str:
 def _scale(sweep: Sweep, color: str) -> Scale:
     known = [v for v in (cell.figure(color) for cell in sweep.cells) if v is not None]
     low, high = (min(known), max(known)) if known else (0.0, 1.0)
-    if color == "efficiency":
+    if color == "efficiency":  # the higher the better; seconds (below) the lower
         return Scale(low, high, lower_is_better=False, show=lambda v: f"{v:.0%}")
     # seconds: log-coloured, so that 0.2 s against 0.4 s shows as well as 10 s against 20 s
     return Scale(low, high, lower_is_better=True, show=lambda v: f"{v:.2f}", log=True)

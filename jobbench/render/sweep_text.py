@@ -47,9 +47,11 @@ def render_summary(sweep: Sweep, stream: TextIO, saved: str) -> None:
 def describe(cell: SweepCell) -> str:
     """`take-ahead K 8, 4 workers x 32 slots, jobs 0.5 s, take 0.5 s, wake 0.05 s`."""
     k = f" K {cell.take_ahead}" if cell.take_ahead else ""
+    load = f", load {cell.load}" if cell.load else ""
     return (
         f"{cell.policy}{k}, {count(cell.workers, 'worker')} x {count(cell.slots, 'slot')}, jobs "
         f"{float(cell.job_seconds):g} s, take {cell.take_latency} s, wake {cell.wake_latency} s"
+        f"{load}"
     )
 
 
@@ -69,4 +71,5 @@ def _percent(value: float) -> str:
 _RANKED: tuple[tuple[str, str, bool, Callable[[float], str]], ...] = (
     ("time_to_p99_s", "time to 99 %", True, _seconds),
     ("efficiency", "efficiency", False, _percent),
+    ("steady_e2e_p99_s", "steady e2e p99", True, _seconds),
 )

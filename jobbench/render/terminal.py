@@ -14,9 +14,10 @@ from rich.table import Table
 from rich.text import Text
 
 from jobbench.render.arrivals import pacing_line, steady_line
-from jobbench.render.cells import fmt
+from jobbench.render.cells import HELD_ROWS, STEADY_ROWS, fmt
 from jobbench.render.explain import (
     PHASE_NAMES,
+    buffered_any,
     held_line,
     ideal_lines,
     is_live,
@@ -25,6 +26,7 @@ from jobbench.render.explain import (
     scenario_title,
 )
 from jobbench.render.resilience import HEAD, LEGEND, rep_notes, resilience_rows
+from jobbench.results.compare import is_profile
 from jobbench.results.model import Comparison, Result, ScenarioResult
 
 # (row title, summary key, unit); a phase row's title starts with the phase, named by the mode
@@ -40,6 +42,8 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ),
     ("takes", "takes_count", ""),
     ("mean take size", "takes_got_mean", "jobs"),
+    *STEADY_ROWS,
+    *HELD_ROWS,
     ("efficiency", "efficiency", "%"),
 )
 
@@ -125,9 +129,10 @@ def scenario_table(entry: ScenarioResult) -> Table:
     for column in ("median", "min", "max"):
         table.add_column(column, justify="right")
     live = is_live(entry)
+    held = buffered_any(entry)
     for title, key, unit in ROWS:
         stats = entry.summary.get(key)
-        if stats:
+        if stats and (held or (title, key, unit) not in HELD_ROWS):
             cells = (fmt(v, unit) for v in (stats.median, stats.min, stats.max))
             table.add_row(row_title(title, live), *cells)
     return table
@@ -205,7 +210,8 @@ def render_result(doc: Result, console: Console, saved_to: str | None = None) ->
             console.print(resilience)
         console.print()
     if doc.scenarios:  # what each figure is, once for every table above
-        console.print(Text("\n".join(legend(live)), style="dim"))
+        profile = any(is_profile(entry) for entry in doc.scenarios)
+        console.print(Text("\n".join(legend(live, profile)), style="dim"))
         console.print()
     if live:
         console.print(f"target {doc.target.endpoint} (live)", highlight=False)

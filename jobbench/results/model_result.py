@@ -125,12 +125,15 @@ class Machine(Doc):
 
 
 class ArrivalPacing(Doc):
-    """An arrival profile's submissions (core/submit_pacer.py): each wave sent at its intended
-    time whatever the workers do (the open model), and how late the driver was."""
+    """An arrival profile's submissions (core/submit_pacer.py; live: clients/live_burst.py):
+    each sent at its intended time whatever the workers do (the open model), and how late the
+    driver was."""
 
     spec: str
-    submissions: int  # the profile's instants sent (jobs due at one instant go together)
-    requests: int  # /_bench/burst requests: a driver behind sends every overdue one in one
+    # the profile's instants sent (jobs due at one instant go together); live: the jobs sent
+    submissions: int
+    # /_bench/burst requests (a driver behind sends every overdue one in one); live: /run calls
+    requests: int
     jobs: int
     lateness_p50_s: Number | None
     lateness_p99_s: Number | None
@@ -138,6 +141,12 @@ class ArrivalPacing(Doc):
     late_jobs: int  # in submissions sent more than late_bound_s after their intended time
     late_bound_s: Number
     not_sent: int  # jobs whose submission was never made (the rep ended first)
+    # The bound on the intended times' error on the queue's clock (half the round trip of
+    # the clock reading; the fake queue only, absent before it).
+    clock_error_s: Number | None = None
+    # The pacer thread's scheduling: fifo (real-time), nice (raised) or normal (not allowed
+    # more; the fake queue only, absent before it).
+    priority: str | None = None
 
 
 class WorkerHeld(Doc):
@@ -163,24 +172,45 @@ class SteadyWindow(Doc):
     arrivals: int
     completions: int
     queue_depth: int  # at the window's end
-    e2e_p50_s: Number | None  # jobs that completed in the window
+    wait_p50_s: Number | None = None  # latencies of the jobs that ended in the window
+    wait_p99_s: Number | None = None
+    service_p50_s: Number | None = None
+    service_p99_s: Number | None = None
+    e2e_p50_s: Number | None
     e2e_p99_s: Number | None
+    # From the queue's log (absent at a live endpoint), per worker in Steady.workers' order:
+    busy_slots: list[Number] | None = None  # mean slots running a job
+    free_slots: Number | None = None  # the fleet's mean slots running none
+    delivered: list[int] | None = None  # jobs handed to it (the spread over time)
+    buffered: Number | None = None  # mean jobs waiting in take-ahead buffers, fleet-wide
+    held_jobs: int | None = None  # left a buffer after waiting while a slot was free elsewhere
 
 
 class Steady(Doc):
     """An arrival profile's steady state (measure/steady.py): windows, the part after the
-    warm-up, and whether the queue grew without bound (the offered rate beyond capacity)."""
+    warm-up, the ideal dispatcher's latency for the same arrivals, and whether the queue grew
+    without bound (the offered rate beyond capacity)."""
 
     window_s: Number
     windows: list[SteadyWindow]
     warmup_s: Number
+    warmup: str = "detected"  # "set" by the profile's warmup:D, or "detected" (MSER-5)
     steady_s: Number
     arrival_rate_jps: Number | None
     completion_rate_jps: Number | None
+    wait_p50_s: Number | None = None
+    wait_p99_s: Number | None = None
+    service_p50_s: Number | None = None
+    service_p99_s: Number | None = None
     e2e_p50_s: Number | None
     e2e_p99_s: Number | None
+    ideal_e2e_p50_s: Number | None = None  # the perfect dispatcher (measure/ideal_dispatch.py)
+    ideal_e2e_p99_s: Number | None = None
+    efficiency: Number | None = None  # ideal_e2e_p99_s / e2e_p99_s
     queue_growth: int
+    queue_trend_jps: Number | None = None  # the depth's fitted slope over the steady windows
     saturated: bool
+    workers: list[str] | None = None  # the order of each window's per-worker lists
 
 
 class Rep(Doc):

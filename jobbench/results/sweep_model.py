@@ -20,10 +20,23 @@ AXIS_NAMES = (
     "job_seconds",
     "take_latency",
     "wake_latency",
+    "load",
 )
-# The figures a sweep keeps per cell, in the CSV's order; takes_count is the rep's takes.count.
-SWEEP_FIGURES = ("time_to_p50_s", "time_to_p99_s", "throughput_jps", "efficiency", "takes_count")
-COLOR_FIGURES = {"time_to_p99_s": "time to 99 %", "efficiency": "efficiency"}
+# The figures a sweep keeps per cell, in the CSV's order; takes_count is the rep's takes.count,
+# steady_e2e_p99_s its steady part's end-to-end p99 (a profile's cell; a burst's is None).
+SWEEP_FIGURES = (
+    "time_to_p50_s",
+    "time_to_p99_s",
+    "throughput_jps",
+    "efficiency",
+    "takes_count",
+    "steady_e2e_p99_s",
+)
+COLOR_FIGURES = {
+    "time_to_p99_s": "time to 99 %",
+    "efficiency": "efficiency",
+    "steady_e2e_p99_s": "steady e2e p99",
+}
 
 
 class SweepAxes(Doc):
@@ -36,6 +49,7 @@ class SweepAxes(Doc):
     job_seconds: list[Number]
     take_latency: list[str]
     wake_latency: list[str]
+    load: list[str] = Field(default_factory=list)  # burst:N or a profile; absent before 16
 
 
 class SweepFixed(Doc):
@@ -55,11 +69,13 @@ class SweepCell(Doc):
     job_seconds: Number
     take_latency: str
     wake_latency: str
+    load: str | None = None  # burst:N (the fixed burst) or an arrival profile
     time_to_p50_s: Number | None
     time_to_p99_s: Number | None
     throughput_jps: Number | None
     efficiency: Number | None
     takes_count: int | None
+    steady_e2e_p99_s: Number | None = None
     command: str  # `jobbench run ...`: this cell on the fake queue, for real
 
     def figure(self, name: str) -> float | None:

@@ -230,3 +230,25 @@ def test_workers_refuses_a_wrong_key_or_no_queue_before_starting_any(
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert result.returncode == code and len(lines) == 1 and said in lines[0], result.stderr
         assert "wrong-key-1a2b3c" not in result.stderr
+
+
+def test_an_arrival_profile_at_a_throttled_endpoint_keeps_every_job_and_its_intended_time(
+    queue: Queue, tmp_path: Path
+) -> None:
+    queue.reset()
+    args = ["--endpoint", queue.endpoint, "--load", "rate:20/s:for:1s", "--reps", "1"]
+    result = live_run(*args, "--job-seconds", "0.05", "--label", "prof", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    (entry,) = json.loads(result.stdout)["scenarios"]
+    assert entry["name"] == "live-rate-20-for-1s-0.05s"
+    assert entry["params"]["load"] == "rate:20/s:for:1s"
+    (rep,) = entry["reps"]
+    assert rep["jobs"]["submitted"] == rep["jobs"]["completed"] == 20  # 429s retried
+    assert queue.state()["counts"]["submitted"] == 20
+    pacing = rep["arrivals"]
+    assert pacing["jobs"] == pacing["submissions"] == 20 and pacing["not_sent"] == 0
+    assert pacing["requests"] == rep["submission"]["requests"] >= 20  # retries are requests
+    assert rep["steady"]["e2e_p99_s"] is not None and rep["efficiency"] is None
+    assert "20 jobs in 20 submissions, each late by" in result.stderr
+    assert "rate:20/s:for:1s (20 jobs over 0.95 s) x 1 reps" in result.stderr
+    assert_no_key(KEY, result, tmp_path)

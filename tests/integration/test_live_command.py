@@ -18,6 +18,7 @@ from fake_queue.server import RunningServer
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import LiveBurst
 from jobbench.commands.run import RunRequest, live_plan
+from jobbench.core.checks import Bound
 from jobbench.core.config import RunConfig, Scenario
 from jobbench.core.live_target import LiveEndpoint, LiveSession
 from jobbench.core.loop import add_rep, run_plans
@@ -148,3 +149,23 @@ def test_a_lone_partial_rep_is_summarised_rather_than_nothing() -> None:
     cut.stopped = "timeout"
     add_rep(entry, live_rep_measure(cut), [])
     assert to_json(entry)["summary"] == {**metrics.summarise_reps(figures(entry)), **SPAN}
+
+
+def test_a_profile_at_a_live_endpoint_is_planned_under_its_own_name_and_params() -> None:
+    plan = live_plan(request(load="rate:20/s:for:1s", job_seconds=0.05))
+    (scenario,) = plan.config.scenarios
+    assert scenario.name == "live-rate-20-for-1s-0.05s" and scenario.burst == 20
+    entry = entry_of(plan)
+    assert entry.params.burst == 20 and entry.params.model_extra == {"load": "rate:20/s:for:1s"}
+    burst = entry_of(live_plan(request()))
+    assert "load" not in (burst.params.model_extra or {})  # a burst pairs with older results
+
+
+def test_a_live_profile_that_cannot_run_is_a_one_line_error_naming_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(UsageError, match=r"^--load rate:20:for:1s: '20' is not a rate"):
+        live_plan(request(load="rate:20:for:1s"))
+    monkeypatch.setattr("jobbench.commands.run.BURST", Bound("--burst", 1, 10, "a test's bound"))
+    with pytest.raises(UsageError, match=r"^--load rate:20/s:for:1s: 20 jobs a rep; .* at most 10"):
+        live_plan(request(load="rate:20/s:for:1s"))

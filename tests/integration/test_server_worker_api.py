@@ -14,6 +14,8 @@ import httpx
 import pytest
 
 from fake_queue.server import RunningServer
+from jobbench.clients.bench_client import BenchClient
+from jobbench.errors import RunFailed
 
 E = "/v2/local"
 SDK_FORM_HEADERS = {"Content-Type": "application/x-www-form-urlencoded", "charset": "utf-8"}
@@ -434,3 +436,43 @@ def test_a_late_burst_records_each_jobs_intended_time(client: httpx.Client) -> N
     for bad in (-1, [0.1], "late", True):
         r = client.post("/_bench/burst", json={"count": 2, "input": {}, "late_s": bad})
         assert r.status_code == 400 and "late_s" in r.text
+
+
+def test_intended_times_on_the_queues_clock_and_pipelined_submissions(
+    server: RunningServer, client: httpx.Client
+) -> None:
+    # The driver reads the queue's clock (a real server: the same monotonic clock, so the
+    # offset is about 0 and its bound half a loopback round trip), then sends three
+    # submissions back to back on one connection without waiting for an answer: each is
+    # taken, in order, and its jobs carry the intended time they were sent with.
+    bench = BenchClient(server.base_url)
+    offset, error = bench.clock_offset_ns()
+    assert abs(offset) <= error + 1_000_000 and 0 <= error < 50_000_000
+    poster = bench.pipelined("/burst")
+    start = time.monotonic_ns() + offset
+    intended = [start - 30_000_000, start - 20_000_000, start - 10_000_000]  # 30, 20, 10 ms ago
+    for at in intended:
+        poster.post({"count": 2, "input": {}, "intended_ns": at})
+    poster.close(timeout_s=5.0)
+    assert poster.error is None and poster.answered == poster.sent == 3
+    submits = events(client, "submit")[-6:]
+    assert [e["intended"] for e in submits] == [t for t in intended for _ in range(2)]
+    assert all(e["t"] >= e["intended"] for e in submits)
+    ahead = {"count": 1, "input": {}, "intended_ns": time.monotonic_ns() + offset + 10**8}
+    assert client.post("/_bench/burst", json=ahead).status_code == 200  # not yet due: now
+    assert "intended" not in events(client, "submit")[-1]
+    for bad in (1.5, [1, 2], "soon", 0):
+        r = client.post("/_bench/burst", json={"count": 1, "input": {}, "intended_ns": bad})
+        assert r.status_code == 400 and "intended_ns" in r.text
+    bench.close()
+
+
+def test_a_refused_pipelined_submission_is_kept_as_the_posters_error(
+    server: RunningServer,
+) -> None:
+    poster = BenchClient(server.base_url).pipelined("/burst")
+    poster.post({"count": 0, "input": {}})  # no job: 400
+    poster.close(timeout_s=5.0)
+    assert poster.error is not None and "answered 400" in poster.error
+    with pytest.raises(RunFailed, match="answered 400"):
+        poster.post({"count": 1, "input": {}})

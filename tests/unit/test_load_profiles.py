@@ -75,6 +75,20 @@ def test_a_trace_replays_submit_times_scaled(tmp_path: Path) -> None:
     trace.write_text("# seconds\n10.0\n10.5\n\n12.0\n")
     assert arrivals(f"trace:{trace}") == (0.0, 0.5, 2.0)
     assert arrivals(f"trace:{trace}:speed:2") == (0.0, 0.25, 1.0)
+    # The rate scaled at the same instants: twice the jobs, or every other arrival.
+    assert arrivals(f"trace:{trace}:scale:2") == (0.0, 0.0, 0.5, 0.5, 2.0, 2.0)
+    assert arrivals(f"trace:{trace}:speed:2:scale:0.5") == (0.25,)
+    rate = tmp_path / "rate.txt"
+    rate.write_text("".join(f"{i / 10}\n" for i in range(100)))
+    assert len(arrivals(f"trace:{rate}:scale:0.3")) == 30  # evenly thinned, none lost
+
+
+def test_a_warm_up_can_be_set_beside_the_stages() -> None:
+    load = parse_load("rate:10/s:for:10s,warmup:2s")
+    assert isinstance(load, Arrivals) and load.warmup_s == 2.0 and load.jobs == 100
+    plain = parse_load("rate:10/s:for:10s")
+    assert isinstance(plain, Arrivals) and plain.warmup_s is None
+    assert Burst(4).warmup_s is None
 
 
 def test_a_trace_replays_a_previous_runs_first_rep(tmp_path: Path) -> None:
@@ -103,6 +117,10 @@ def test_a_trace_replays_a_previous_runs_first_rep(tmp_path: Path) -> None:
         ("rate:0.01/s:for:10s", "it submits no job"),
         ("rate:100000/s:for:200s", "more than 10,000,000 jobs"),
         ("trace:/nonexistent/file", "cannot read /nonexistent/file"),
+        ("trace:/nonexistent/file:rate:2", "write it as trace:FILE[:speed:K][:scale:M]"),
+        ("trace:/nonexistent/file:speed:0", "speed must be a number above 0"),
+        ("rate:1/s:for:5s,warmup:1s,warmup:2s", "give warmup:D once"),
+        ("warmup:soon,rate:1/s:for:5s", "'soon' is not a duration"),
     ],
 )
 def test_bad_loads_are_one_line_errors_naming_the_flag(spec: str, says: str) -> None:

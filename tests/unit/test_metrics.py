@@ -8,6 +8,7 @@ import pytest
 
 from jobbench.measure.figures import times_to
 from jobbench.measure.metrics import (
+    STEADY_FIGURES,
     ideal_time,
     pooled_phases,
     rep_measure,
@@ -324,7 +325,11 @@ def test_summarise_reps_median_min_max_skipping_none() -> None:
         "takes_got_mean",
         "held_jobs",
         "held_extra_wait_p99_s",
+        *(f"steady_{name}" for name in STEADY_FIGURES),
     }
+    assert s["steady_e2e_p99_s"] is None  # bursts: no steady part
+    steady = [{**_rep(1.0, 1.0), "steady": {"e2e_p99_s": v}} for v in (0.4, 0.2, 0.3)]
+    assert summarise_reps(steady)["steady_e2e_p99_s"] == {"median": 0.3, "min": 0.2, "max": 0.4}
     with pytest.raises(ValueError):
         summarise_reps([])
 

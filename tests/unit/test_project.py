@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.project import load_project
+from jobbench.core.project import STEADY_CAPACITY_JPS, load_project
 from jobbench.errors import UsageError
 from tests.unit.cli import run_cli
 
@@ -144,3 +144,17 @@ def test_a_bad_load_in_a_suite_names_the_row(tmp_path: Path, row: str, message: 
     with pytest.raises(UsageError) as caught:
         load_project(tmp_path)
     assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_builtin_steady_suite_runs_the_reference_fleet_at_shares_of_its_capacity(
+    tmp_path: Path,
+) -> None:
+    suite = load_project(tmp_path).suites["steady"]
+    rates = []
+    for scenario in suite.scenarios:
+        assert (scenario.workers, scenario.slots, scenario.job_seconds) == (4, 32, 0.5)
+        assert scenario.metric == "steady_e2e_p99_s" and not scenario.is_burst
+        if scenario.load_spec and scenario.load_spec.startswith("poisson:"):
+            rates.append(float(scenario.load_spec.split(":")[1].removesuffix("/s")))
+    assert rates == [round(STEADY_CAPACITY_JPS * share) for share in (0.25, 0.5, 0.9)]
+    assert suite.scenarios[-1].load.jobs == 10 * 192  # a burst every 2 s for 20 s

@@ -190,7 +190,12 @@ def test_a_rate_profile_submits_each_job_at_its_intended_time(
     assert entry["params"]["load"] == "rate:20/s:for:2s" and entry["params"]["burst"] == 40
     (rep,) = entry["reps"]
     assert rep["jobs"]["completed"] == 40
-    assert rep["ideal_s"] is None and rep["efficiency"] is None  # a burst's ideal, not this
+    assert rep["ideal_s"] is None  # a burst's ideal, not this; the profile's is the steady one
+    steady = rep["steady"]
+    assert steady["ideal_e2e_p99_s"] >= 0.5 + 0.05  # a job's length and one wake at least
+    assert rep["efficiency"] == steady["efficiency"]
+    ratio = steady["ideal_e2e_p99_s"] / steady["e2e_p99_s"]
+    assert rep["efficiency"] == pytest.approx(ratio, abs=1e-6)
     events = [json.loads(line) for line in (tmp_path / "reports" / "sim.events.jsonl").open()]
     submits = [e["t"] for e in events if e["ev"] == "submit"]
     assert submits == [i * 50_000 for i in range(40)]  # every 50 ms, in virtual time exactly
@@ -209,8 +214,8 @@ def test_a_burst_run_records_no_load_and_pairs_with_older_results(
     [
         (("--load", "rate:40:for:1s"), "error: --load rate:40:for:1s: '40' is not a rate"),
         (
-            ("--load", "rate:4/s:for:1s", "--endpoint", "http://127.0.0.1:9/v2/x"),
-            "error: --load: arrival profiles run on the fake queue and --target sim so far",
+            ("--load", "rate:20000/s:for:100s", "--endpoint", "http://127.0.0.1:9/v2/x"),
+            "error: --load rate:20000/s:for:100s: 2,000,000 jobs a rep; a live rep takes at most",
         ),
     ],
 )
@@ -275,3 +280,39 @@ def test_a_profiles_row_is_judged_on_its_steady_state_latency(
     page = tmp_path / "page.html"
     html = run_cli(monkeypatch, "report", "main-vs-pr", "--html", str(page), cwd=tmp_path)
     assert md == EXIT_OK and html == EXIT_OK and "steady e2e p99" in page.read_text()
+
+
+def test_the_builtin_steady_suite_shows_where_take_ahead_engages(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The reference fleet at 25, 50 and 90 % of its capacity (84 jobs/s): no take comes back
+    # full, so take-ahead never engages and both sides are the same jobs to the nanosecond;
+    # periodic bursts deeper than the fleet's 128 slots: takes come back full, take-ahead
+    # overlaps the next take with the batch and its steady p99 is the ideal's.
+    args = ("main", "pr", "--suite", "steady", "--target", "sim", "--reps", "1", "--quiet")
+    assert run_cli(monkeypatch, "compare", *args, "--format", "json", cwd=tmp_path) == EXIT_OK
+    comparison = json.loads((tmp_path / "reports" / "main-vs-pr.json").read_text())
+    rows = {row["scenario"]: row for row in comparison["rows"]}
+    assert list(rows) == [
+        "4w-25pct-poisson-21jps",
+        "4w-50pct-poisson-42jps",
+        "4w-90pct-poisson-76jps",
+        "4w-bursts-192-every-2s",
+    ]
+    for name, row in rows.items():
+        steady = row["metrics"]["steady_e2e_p99_s"]
+        base, cand = steady["baseline"]["median"], steady["candidate"]["median"]
+        if "poisson" in name:
+            assert base == cand and base > 0.55  # a take's 0.5 s is in every job
+        else:
+            assert base == pytest.approx(1.55) and cand == pytest.approx(1.05)
+    pr = json.loads((tmp_path / "reports" / "pr.json").read_text())
+    for entry in pr["scenarios"]:
+        steady = entry["reps"][0]["steady"]
+        assert steady["ideal_e2e_p99_s"] is not None and not steady["saturated"]
+        assert len(steady["windows"][0]["busy_slots"]) == 4
+    page = tmp_path / "page.html"
+    assert run_cli(monkeypatch, "report", "main-vs-pr", "--html", str(page), cwd=tmp_path) == 0
+    text = page.read_text()
+    for title in ("Latency over time", "Queue depth and held jobs over time", "Spread across"):
+        assert text.count(f">{title}") == len(rows)

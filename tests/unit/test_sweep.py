@@ -62,6 +62,7 @@ def cell_of(row: dict[str, Any]) -> Cell:
         job_seconds=float(row["job_seconds"]),
         take_latency=row["take_latency"],
         wake_latency=row["wake_latency"],
+        load=row["load"],
     )
 
 
@@ -70,9 +71,11 @@ def test_a_small_grid_has_a_row_per_cell_with_every_axis_and_figure(
 ) -> None:
     doc, rows = sweep(monkeypatch, tmp_path, *SMALL)
     assert tuple(rows[0]) == CSV_COLUMNS
-    assert CSV_COLUMNS[-6:] == (
-        "time_to_p50_s", "time_to_p99_s", "throughput_jps", "efficiency", "takes_count", "command"
+    assert CSV_COLUMNS[-7:] == (
+        "time_to_p50_s", "time_to_p99_s", "throughput_jps", "efficiency", "takes_count",
+        "steady_e2e_p99_s", "command"
     )  # fmt: skip
+    assert {row[CSV_COLUMNS.index("load")] for row in rows[1:]} == {"burst:32"}
     assert len(rows) - 1 == len(doc.cells) == 2 * 2 * 2  # no --policy: each K's own, none skipped
     assert doc.schema_ == SWEEP_SCHEMA and doc.skipped == 0 and doc.simulated
     policies = {(row[0], row[1]) for row in rows[1:]}
@@ -125,6 +128,37 @@ def test_the_rerun_command_is_the_same_scenario_through_the_real_run_parser(
         assert planned.pop() == cell_scenario(cell_of(cell.model_dump()), grid)
 
 
+def test_a_load_axis_sweeps_profiles_beside_the_burst_and_each_reruns_for_real(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    profiles = ("--load", "rate:100/s:for:1s", "--load", "burst:32", "--load", "burst:64")
+    doc, _ = sweep(monkeypatch, tmp_path, *SMALL, *profiles, "--color", "steady-p99")
+    assert doc.axes.load == ["rate:100/s:for:1s", "burst:32", "burst:64"]
+    assert len(doc.cells) == 8 * 3
+    grid = grid_of(doc)
+    for cell in doc.cells:
+        scenario = cell_scenario(cell_of(cell.model_dump()), grid)
+        figures = simulate_rep(scenario, seed=None).measure.figures
+        if cell.load == "rate:100/s:for:1s":  # a profile: its steady p99 and its efficiency
+            assert cell.steady_e2e_p99_s == figures["steady"]["e2e_p99_s"] is not None
+            assert cell.efficiency == figures["efficiency"] is not None
+            assert "--load rate:100/s:for:1s" in cell.command
+        else:  # the grid's own burst reruns as --burst, another as --load burst:N
+            assert cell.steady_e2e_p99_s is None and cell.time_to_p99_s is not None
+            want = "--burst 32" if cell.load == "burst:32" else "--load burst:64"
+            assert want in cell.command
+    planned: list[Scenario] = []
+
+    def caught(plans: list[Plan], progress: object) -> list[Any]:
+        planned.extend(plans[0].config.scenarios)
+        raise UsageError("planned, not run")
+
+    monkeypatch.setattr(run_module, "run_plans", caught)
+    for cell in doc.cells[:3]:
+        assert run_cli(monkeypatch, *shlex.split(cell.command)[1:], cwd=tmp_path) == EXIT_USAGE
+        assert planned.pop() == cell_scenario(cell_of(cell.model_dump()), grid)
+
+
 def test_sampled_latencies_with_a_seed_give_the_same_document_bit_for_bit(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -162,7 +196,9 @@ def test_the_heatmap_page_has_a_cell_per_cell_with_its_figures_and_command(
         (("--policy", "drain", "-t", "4"), "error: --policy/--take-ahead: no cell is valid"),
         (("--x", "bogus"), "error: --x bogus: not an axis; use one of policy, take-ahead"),
         (("--x", "slots"), "error: --x slots and --y slots: choose two different axes"),
-        (("--color", "red"), "error: --color red: use time-to-p99 or efficiency"),
+        (("--color", "red"), "error: --color red: use time-to-p99, efficiency or steady-p99"),
+        (("--load", "rate:4:for:1s"), "error: --load rate:4:for:1s: '4' is not a rate"),
+        (("--load", "burst:8", "--load", "burst:8"), "error: --load burst:8 --load burst:8: "),
         (("--burst", "1e3"), "error: --burst 1e3: write a whole number, e.g. 1000"),
         (("--workers", "1..100000"), "error: --workers 1..100000: "),
         (("--processes", "0"), "error: --processes 0: use 1 or more"),
@@ -219,6 +255,14 @@ def test_a_sweeps_table_gives_the_axes_and_a_flag_wins_over_its_key(
     assert doc.axes.workers == [3] and doc.axes.slots == [4, 8] and doc.fixed.burst == 32
     assert doc.axes.take_latency == ["0.02", "uniform:0.01,0.03"] and doc.fixed.hold == "2"
     assert len(doc.cells) == 1 * 2 * 2 * 2
+
+
+def test_a_sweeps_table_gives_a_load_axis(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    table = TABLE + 'load = ["rate:50/s:for:1s,warmup:0.2s", "burst:32"]\n'
+    (tmp_path / "jobbench.toml").write_text(table)
+    doc, _ = sweep(monkeypatch, tmp_path, "sweep", "small", "--processes", "1")
+    assert doc.axes.load == ["rate:50/s:for:1s,warmup:0.2s", "burst:32"]
+    assert len(doc.cells) == 2 * 2 * 2 * 2 * 2
 
 
 @pytest.mark.parametrize(
