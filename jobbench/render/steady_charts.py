@@ -76,7 +76,8 @@ def latency(sides: Sequence[SteadySide]) -> Figure:
 
 def depth(sides: Sequence[SteadySide]) -> Figure:
     """Queue depth at each window's end (solid), mean jobs in take-ahead buffers (dashed) and
-    the jobs that left a buffer after waiting while a slot was free elsewhere (dots)."""
+    the jobs that left a buffer after waiting while a slot was free elsewhere (dots); the last
+    two only where the queue's log gave them (not at a live endpoint)."""
     values = [
         float(v)
         for s in sides
@@ -85,8 +86,9 @@ def depth(sides: Sequence[SteadySide]) -> Figure:
         if v is not None
     ]
     items: Legend = [(f"ln {s.cls}", f"{s.label}: queued", "line") for s in sides]
-    items += [(f"mark {s.cls}", f"{s.label}: in buffers (mean)", "line") for s in sides]
-    items += [(f"dot {s.cls}", f"{s.label}: held while a slot was free", "dot") for s in sides]
+    slotted = [s for s in sides if any(w.buffered is not None for w in s.steady.windows)]
+    items += [(f"mark {s.cls}", f"{s.label}: in buffers (mean)", "line") for s in slotted]
+    items += [(f"dot {s.cls}", f"{s.label}: held while a slot was free", "dot") for s in slotted]
     f = frame(240, items, _x_max(sides), max([*values, 1.0]) * 1.08)
     body = [svg.axes(f, "seconds from the first submit", "jobs")]
     for side in sides:
