@@ -6,6 +6,7 @@ simulated figure its lower bound (docs/simulation.md)."""
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ FAST = ("--take-latency", "0.05", "--wake-latency", "0.01", "--hold", "2")
 SCENARIO = ("--worker", "model", "--slots", "8", "-b", "64", "--job-seconds", "0.1", "--reps", "3")
 # What HTTP round trips and timer wake-ups add over the model: a few ms a cycle on a quiet
 # 2-core VM, up to ~100 ms over 8-16 cycles on a busy one (docs/performance.md); these are 4-8.
-OVERHEAD_MAX_S = 0.1
+OVERHEAD_MAX_S = 0.1  # the reps' median; one rep on a loaded CI box was seen at 0.122 s
+OUTLIER_MAX_S = 0.3  # any one rep
 EARLY_TIMER_S = 0.002  # a real timer may fire a little early, a virtual one never
 
 
@@ -41,13 +43,16 @@ def result(target: str, flags: tuple[str, ...], cwd: Path) -> list[dict[str, Any
 def test_real_workers_and_the_simulation_agree(tmp_path: Path, flags: tuple[str, ...]) -> None:
     real, simulated = result("fake", flags, tmp_path), result("sim", flags, tmp_path)
     take_keys = ("count", "empty", "asked_mean", "got_mean")
+    overheads = []
     for measured, model in zip(real, simulated, strict=True):
         assert {k: measured["takes"][k] for k in take_keys} == {
             k: model["takes"][k] for k in take_keys
         }
         assert measured["split"]["jobs_per_worker"] == model["split"]["jobs_per_worker"]
         overhead = measured["time_to_p99_s"] - model["time_to_p99_s"]
-        assert -EARLY_TIMER_S <= overhead <= OVERHEAD_MAX_S, (measured, model)
+        assert -EARLY_TIMER_S <= overhead <= OUTLIER_MAX_S, (measured, model)
+        overheads.append(overhead)
+    assert statistics.median(overheads) <= OVERHEAD_MAX_S, overheads
     # the simulation is exactly the model: every rep alike (fixed latencies), the analytic cell
     (cell,) = {rep["time_to_p99_s"] for rep in simulated}
     expected = 0.01 + 0.1 + 3 * (0.05 + 0.1) if "drain" in flags else 0.01 + 8 * 0.1
