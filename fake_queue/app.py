@@ -20,6 +20,7 @@ from fake_queue.faults import (
     RateLimiter,
     parse_fault,
 )
+from fake_queue.fleet import Fleet, FleetSettings, FleetSettingsError
 from fake_queue.http_util import (
     DELAYED_ARRIVAL,
     QUEUE_KEY,
@@ -246,6 +247,58 @@ async def bench_faults(request: web.Request) -> web.Response:
     return web.json_response({"faults": [r.describe() for r in request.app[FAULTS_KEY].rules]})
 
 
+async def bench_fleet(request: web.Request) -> web.Response:
+    """An autoscaled fleet (fake_queue.fleet). PUT {"settings": {...}, "id_prefix", "seed"}:
+    the platform scales from now on (settings null: a fixed fleet again); GET ?since=SEQ: the
+    orders from SEQ on, each worker's state, whether the fleet is at rest, and now."""
+    queue = request.app[QUEUE_KEY]
+    if request.method in ("PUT", "POST"):
+        body = await json_body(request)
+        if not isinstance(body, dict) or "settings" not in body:
+            raise BadRequest(
+                400, 'fleet body must be {"settings": {...} or null, "id_prefix": ...}'
+            )
+        settings = body["settings"]
+        if settings is None:
+            queue.fleet = None
+        else:
+            try:
+                parsed = FleetSettings.from_json(settings, str(body.get("id_prefix", "w")))
+            except (FleetSettingsError, LatencySpecError, TypeError) as exc:
+                raise BadRequest(400, f"fleet settings: {exc}") from None
+            queue.fleet = Fleet(queue, parsed, body.get("seed"))
+    fleet = queue.fleet
+    if fleet is None:
+        return web.json_response({"fleet": None})
+    since = int_query(request, "since", 0, 0, 2**62)
+    return web.json_response(
+        {
+            "fleet": fleet.settings.to_json(),
+            "orders": fleet.orders[since:],
+            "workers": fleet.view(),
+            "at_rest": fleet.at_rest,
+            "now_ns": queue.clock.now_ns(),
+        }
+    )
+
+
+async def bench_fleet_report(request: web.Request) -> web.Response:
+    """The runner's report of a worker process: {"worker", "what": "started" | "exited", "rc"}."""
+    fleet = request.app[QUEUE_KEY].fleet
+    body = await json_body(request)
+    if fleet is None:
+        raise BadRequest(409, "no autoscaled fleet is set (PUT /_bench/fleet first)")
+    if not isinstance(body, dict) or body.get("what") not in ("started", "exited"):
+        raise BadRequest(400, 'report body must be {"worker": ID, "what": "started" | "exited"}')
+    worker = str(body.get("worker"))
+    if body["what"] == "started":
+        fleet.started(worker)
+    else:
+        rc = body.get("rc")
+        fleet.exited(worker, rc if isinstance(rc, int) else None)
+    return web.json_response({"ok": True})
+
+
 async def unknown_endpoint(request: web.Request) -> web.Response:
     expected = request.app[SETTINGS_KEY].endpoint_id
     if request.match_info["endpoint"] == expected:
@@ -286,5 +339,7 @@ def build_app(settings: ServerSettings) -> web.Application:
     app.router.add_get(BENCH_PREFIX + "/workers", bench_workers)
     app.router.add_route("*", BENCH_PREFIX + "/latency", bench_latency)
     app.router.add_route("*", BENCH_PREFIX + "/faults", bench_faults)
+    app.router.add_route("*", BENCH_PREFIX + "/fleet", bench_fleet)
+    app.router.add_post(BENCH_PREFIX + "/fleet/report", bench_fleet_report)
     app.router.add_route("*", "/v2/{endpoint}/{tail:.*}", unknown_endpoint)
     return app

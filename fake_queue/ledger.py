@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from fake_queue.clock import MONOTONIC, Clock
 from fake_queue.event_log import EventLog
+from fake_queue.fleet import Fleet
 from fake_queue.jobs import Event, Job, Take, WorkerSeen
 from fake_queue.latency import LatencySampler
 from fake_queue.protocol import TIMED_OUT
@@ -38,6 +39,9 @@ class QueueLedger:
         # Called as each job ends (after its `done` event): how an in-process reader learns
         # the instant a rep is over without a watcher per job.
         self.on_job_end: Callable[[], None] | None = None
+        # An autoscaled endpoint's platform (fake_queue.fleet), told of each worker's work;
+        # None: a fixed fleet, which the queue knows only by the requests it makes.
+        self.fleet: Fleet | None = None
         self._job_ids = itertools.count(1)
         self._take_ids = itertools.count(1)
 
@@ -107,7 +111,10 @@ class QueueLedger:
             job.timeout_handle.cancel()
             job.timeout_handle = None
         if job.worker is not None and job.worker in self.workers:
-            self.workers[job.worker].held.discard(job.id)
+            held = self.workers[job.worker].held
+            if self.fleet is not None and job.id in held:
+                self.fleet.ended(job.worker, at)
+            held.discard(job.id)
         self._move(job, status)
         job.done_ns = at
         event: Event = {

@@ -98,6 +98,8 @@ class JobQueue(TakeLife):
             jobs.append(job)
         self.tally[IN_QUEUE] += len(jobs)
         self._wake_waiting(at)
+        if self.fleet is not None and not self.fleet.running:
+            self.fleet.begin(at)  # the rep's first submission: the scaler starts
         return jobs
 
     def get(self, job_id: str) -> Job:
@@ -278,8 +280,25 @@ class JobQueue(TakeLife):
                 waiter.set_result(None)
         return len(takes) + len(stops)
 
+    def release_worker(self, worker: str) -> int:
+        """`release_long_polls` for one worker, the platform stopping it: its waiting takes
+        are answered empty now, and its job-stop poll."""
+        at = self.clock.now_ns()
+        takes = [take for take in self.waiting if take.worker == worker]
+        for take in takes:
+            self.waiting.remove(take)
+            take.answer_at_ns = at
+            if not take.claimed.done():
+                take.claimed.set_result(None)
+        record = self.workers.get(worker)
+        if record is not None and record.stop_waiter is not None and not record.stop_waiter.done():
+            record.stop_waiter.set_result(None)
+        return len(takes)
+
     def reset(self) -> None:
         """Forget jobs and events between reps; waiting takes (live long-polls) stay."""
+        if self.fleet is not None:
+            self.fleet.reset()
         for job in self.jobs.values():
             if job.timeout_handle is not None:
                 job.timeout_handle.cancel()

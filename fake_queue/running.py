@@ -61,6 +61,8 @@ class RunningJobs(QueueLedger):
         if hold_s is None:
             hold_s = self.sampler.hold()
         record = self.seen(worker)
+        if not record.stops and self.fleet is not None and self.fleet.refuses(worker):
+            return []  # being stopped: an SDK worker exits only once its long-polls return
         if not record.stops:
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             record.stop_waiter = waiter

@@ -35,6 +35,13 @@ class TakeLife(RunningJobs):
             claimed=asyncio.get_running_loop().create_future(),
         )
         self.worked(worker, at).waiting_takes += 1
+        fleet = self.fleet
+        if fleet is not None:
+            fleet.polled(worker, at)
+            if fleet.refuses(worker):  # being stopped: answered at once, empty
+                take.answer_at_ns = at
+                take.claimed.set_result(None)
+                return take
         if self._claim(take, at):
             take.kind = "queued"
             take.answer_at_ns = at + int(self.sampler.take() * 1e9)
@@ -55,6 +62,9 @@ class TakeLife(RunningJobs):
             )
         if take.jobs and not take.claimed.done():
             take.claimed.set_result(None)
+            if self.fleet is not None:
+                take.counted = True
+                self.fleet.claimed(take.worker)
         return bool(take.jobs)
 
     def _wake_waiting(self, at: int) -> None:
@@ -161,6 +171,8 @@ class TakeLife(RunningJobs):
             self._move(job, IN_QUEUE)
             job.worker, job.delivered_ns = None, None
             record.held.discard(job.id)
+            if self.fleet is not None:
+                self.fleet.ended(take.worker, at)
             self.queued.appendleft(job)
             self._log(
                 {"t": at, "ev": "requeue", "job": job.id, "take": take.id, "worker": take.worker}
@@ -171,6 +183,8 @@ class TakeLife(RunningJobs):
         if take.settled:
             return
         take.settled = True
+        if take.counted and self.fleet is not None:
+            self.fleet.settled(take.worker, len(take.jobs), self.clock.now_ns())
         record = self.workers.get(take.worker)
         if record is not None:
             record.waiting_takes -= 1

@@ -51,6 +51,14 @@ Arg = typer.Argument
 # Options that several commands share, spelled once. Every option names its value (N, SECONDS,
 # PATH...) and reads a number with jobbench's message (cli/values.py); the short flags are the
 # common options' (README, "Commands"): -w -s -b -j -t -n -l -o -q.
+Autoscale = Annotated[
+    str | None,
+    Opt(
+        metavar="SPEC",
+        help="an autoscaled fleet of up to --workers: queue-delay=4 or request-count=8, then "
+        "active=0,idle=5,cold=0.5,every=1,step=N (docs/fleet.md)",
+    ),
+]
 Workers = Annotated[
     int, Opt("--workers", "-w", metavar="N", parser=whole(4), help="worker processes")
 ]
@@ -127,6 +135,13 @@ Budget = Annotated[
     str, Opt(metavar="DURATION", help="--reps auto: wall time for the whole call, e.g. 45m")
 ]
 Wide = Annotated[bool, Opt("--wide", help="table: every metric, not only the gated one")]
+MaxCostRegression = Annotated[
+    str | None,
+    Opt(
+        metavar="PCT",
+        help="also judge autoscaled rows on their cost (worker-seconds): this much more passes",
+    ),
+]
 MaxRegression = Annotated[str, Opt(metavar="PERCENT", help="slowdown still passing, e.g. 5%")]
 Repo = Annotated[Path | None, Opt(metavar="PATH", help="SDK checkout whose git refs are names")]
 Format = Annotated[str, Opt("--format", metavar="FORMAT", help="table | markdown | json | csv")]

@@ -10,6 +10,7 @@ from jobbench.cli.app import (
     Budget,
     Candidate,
     Format,
+    MaxCostRegression,
     MaxRegression,
     MaxReps,
     Metric,
@@ -50,6 +51,7 @@ def compare(
     ] = False,
     metric: Metric = None,
     max_regression: MaxRegression = "5%",
+    max_cost_regression: MaxCostRegression = None,
     fail_on_regression: Annotated[
         bool, Opt("--fail-on-regression", help="exit 1 / 3 like jobbench gate")
     ] = False,
@@ -80,6 +82,7 @@ def compare(
         rerun=rerun,
         metric=metric,
         max_regression=max_regression,
+        max_cost_regression=max_cost_regression,
         fail_on_regression=fail_on_regression,
         markdown=markdown,
         quiet=quiet,
@@ -95,6 +98,7 @@ def gate(
     candidate: Candidate,
     metric: Metric = None,
     max_regression: MaxRegression = "5%",
+    max_cost_regression: MaxCostRegression = None,
     suite: Annotated[str | None, Opt(metavar="SUITE", help="suite, when a side runs now")] = None,
     reps: Annotated[
         str,
@@ -129,6 +133,7 @@ def gate(
         rerun=False,
         metric=metric,
         max_regression=max_regression,
+        max_cost_regression=max_cost_regression,
         fail_on_regression=True,
         markdown=markdown,
         quiet=quiet,
@@ -153,6 +158,7 @@ def _compare(
     rerun: bool,
     metric: str | None,
     max_regression: str,
+    max_cost_regression: str | None,
     fail_on_regression: bool,
     markdown: Path | None,
     quiet: bool,
@@ -181,7 +187,13 @@ def _compare(
             repo=repo,
             rerun=rerun,
             fail_on_regression=fail_on_regression,
-            gate=GateConfig(metric, parse_percent(max_regression)),
+            gate=GateConfig(
+                metric,
+                parse_percent(max_regression),
+                None
+                if max_cost_regression is None
+                else parse_percent(max_cost_regression, "--max-cost-regression"),
+            ),
             markdown_file=markdown,
             html=html,
             pin_queue=pin_queue,

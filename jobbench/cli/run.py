@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 from jobbench.cli.app import (
+    Autoscale,
     Hold,
     InputJson,
     Inputs,
@@ -130,6 +131,7 @@ def run(
             help="watchdog: seconds without work that make a stall (default: from the jobs)",
         ),
     ] = None,
+    autoscale: Autoscale = None,
 ) -> None:
     """Run bursts through worker processes (or at a live --endpoint); median / min / max."""
     from jobbench.commands.run import RunRequest, run_command
@@ -167,5 +169,6 @@ def run(
         stall_after=stall_after,
         target=target,
         load=load,
+        autoscale=autoscale,
     )
     exit_with(lambda: run_command(request))

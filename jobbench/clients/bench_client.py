@@ -107,6 +107,21 @@ class BenchClient:
         result: dict[str, Any] = self._call("PUT", "/latency", model)
         return result
 
+    def set_fleet(
+        self, settings: dict[str, Any] | None, id_prefix: str = "w", seed: int | None = None
+    ) -> None:
+        """An autoscaled fleet from now on (fake_queue/fleet.py); None: a fixed one again."""
+        self._call("PUT", "/fleet", {"settings": settings, "id_prefix": id_prefix, "seed": seed})
+
+    def fleet(self, since: int = 0) -> dict[str, Any]:
+        """The fleet's orders from `since` on, each worker's state, at_rest, now_ns."""
+        result: dict[str, Any] = self._call("GET", "/fleet", since=since)
+        return result
+
+    def fleet_report(self, worker: str, what: str, rc: int | None = None) -> None:
+        """A worker process `started` or `exited` (with its exit code)."""
+        self._call("POST", "/fleet/report", {"worker": worker, "what": what, "rc": rc})
+
     def reset(self) -> int:
         return int(self._call("POST", "/reset")["cursor"])
 

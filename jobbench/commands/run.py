@@ -30,6 +30,7 @@ from jobbench.core.config import (
 )
 from jobbench.core.fake_target import FakeQueue
 from jobbench.core.faults import queue_faults, worker_faults
+from jobbench.core.fleet_spec import parse_autoscale
 from jobbench.core.load_profiles import parse_load
 from jobbench.core.loop import run_plans
 from jobbench.core.sim_target import Simulated
@@ -75,6 +76,7 @@ class RunRequest:
     stall_after: float | None = None  # the watchdog's stall bound (core/watchdog.py)
     target: str = "fake"  # fake | sim (--target); a live endpoint is --endpoint
     load: str | None = None  # --load: an arrival profile (core/load_profiles.py); None: --burst
+    autoscale: str | None = None  # --autoscale SPEC (core/fleet_spec.py); None: a fixed fleet
 
 
 TARGETS = ("fake", "sim")
@@ -139,8 +141,9 @@ def queue_scenario(req: RunRequest) -> Scenario:
     spec = worker_spec(req.worker, req.policy, req.take_ahead, req.sdk, req.python)
     if req.load is not None:
         parse_load(req.load)  # its error first, naming --load
+    fleet = None if req.autoscale is None else parse_autoscale(req.autoscale, req.workers)
     return Scenario(
-        name=scenario_name(req.workers, req.burst, req.job_seconds, req.load),
+        name=scenario_name(req.workers, req.burst, req.job_seconds, req.load, fleet),
         load_spec=req.load,
         workers=req.workers,
         slots=resolve_slots(req.slots, spec),
@@ -152,6 +155,7 @@ def queue_scenario(req: RunRequest) -> Scenario:
         faults=queue_faults(req.faults),
         worker_faults=worker_faults(req.worker_faults, "--worker-fault"),
         stall_s=req.stall_after,
+        fleet=fleet,
     )
 
 
@@ -167,6 +171,11 @@ def live_plan(req: RunRequest) -> Plan:
         raise UsageError(
             "--fault/--worker-fault: faults are injected by the fake queue and its workers; "
             "a live endpoint has neither (drop --endpoint, or the faults)"
+        )
+    if req.autoscale is not None:
+        raise UsageError(
+            "--autoscale: a live endpoint scales by its own settings (its fleet over time is "
+            "recorded from /health); drop --autoscale, or --endpoint"
         )
     if req.load is not None:
         parse_load(req.load)  # its error first, naming --load

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from fake_queue.fleet import FleetSettings
 from fake_queue.latency import LatencyModel, LatencySpecError
 from fake_queue.options import flag
 from jobbench.core.checks import (
@@ -49,10 +50,15 @@ class Scenario:
     stall_s: float | None = None  # the watchdog's stall bound (None: from the scenario)
     slots_by_default: bool = False  # a suite row gave no slots: a command worker must not run it
     load_spec: str | None = None  # an arrival profile (core/load_profiles.py); None: the burst
+    # An autoscaled fleet (fake_queue/fleet.py; `workers` is its max); None: `workers` always on.
+    fleet: FleetSettings | None = None
 
     def __post_init__(self) -> None:
         if self.load_spec is not None:  # a profile's jobs are the rep's: `burst` counts them
             object.__setattr__(self, "burst", self.load.jobs)
+        if self.fleet is not None:  # the platform names its workers as the fixed fleet is named
+            fleet = replace(self.fleet, max_workers=self.workers, id_prefix=self._id_prefix)
+            object.__setattr__(self, "fleet", fleet)
 
     @cached_property
     def load(self) -> Load:
@@ -67,11 +73,17 @@ class Scenario:
         """Every job submitted at once: the load the ideal (docs/latency-model.md) is for."""
         return isinstance(self.load, Burst)
 
+    @property
+    def _id_prefix(self) -> str:
+        return self.name.replace(" ", "-")[:24] + "-w"
+
     def worker_ids(self) -> list[str]:
-        """The fleet's worker ids, `<name>-w<N>`: the fake target's and the simulator's alike,
-        so a simulated split pairs with a measured one."""
-        tag = self.name.replace(" ", "-")[:24]
-        return [f"{tag}-w{index}" for index in range(self.workers)]
+        """The workers that run from the start, `<name>-w<N>`: the fixed fleet, or an
+        autoscaled one's active workers (the platform numbers the ones it adds on). The fake
+        target's and the simulator's alike, so a simulated split pairs with a measured one."""
+        if self.fleet is not None:
+            return self.fleet.active_ids()
+        return [f"{self._id_prefix}{index}" for index in range(self.workers)]
 
     def job_inputs(self) -> list[Any]:
         return list(self.inputs) if self.inputs else [{"seconds": self.job_seconds}]
@@ -88,6 +100,7 @@ class Scenario:
             "policy": self.worker.policy,
             "latency": self.latency.to_json(),
             **({"load": self.load_spec} if self.load_spec is not None else {}),
+            **({"fleet": self.fleet.to_json()} if self.fleet is not None else {}),
             **self.fault_params(),
         }
 
@@ -127,7 +140,10 @@ def validate_scenario(s: Scenario) -> Scenario:
     check_count(BURST, s.burst)
     check_job_seconds(s.job_seconds)
     validate_worker(s.worker)
-    check_worker_faults(s.worker_faults, s.workers, "--worker-fault")
+    if s.fleet is None:
+        check_worker_faults(s.worker_faults, s.workers, "--worker-fault")
+    else:
+        check_worker_faults(s.worker_faults, s.fleet.active, "--worker-fault", autoscaled=True)
     if s.stall_s is not None and not 0.5 <= s.stall_s <= 3600:
         raise UsageError(f"--stall-after {s.stall_s:g}: use 0.5 to 3600 seconds")
     return s
@@ -169,11 +185,20 @@ class LatencyFlags:
             raise UsageError(f"{flag(exc.name)}: {exc.problem}") from None
 
 
-def scenario_name(workers: int, burst: int, job_seconds: float, load: str | None = None) -> str:
-    """`4w-1024j-0.5s`; a profile stands for the burst: `4w-rate-40-for-30s-0.5s`."""
-    if load is None:
-        return f"{workers}w-{burst}j-{job_seconds:g}s"
-    return f"{workers}w-{load_tag(load)}-{job_seconds:g}s"
+def scenario_name(
+    workers: int,
+    burst: int,
+    job_seconds: float,
+    load: str | None = None,
+    fleet: FleetSettings | None = None,
+) -> str:
+    """`4w-1024j-0.5s`; a profile stands for the burst: `4w-rate-40-for-30s-0.5s`; an
+    autoscaled fleet of up to 4 says its scaler: `4w-1024j-0.5s-qd4` (`-rc8`: request count)."""
+    jobs = f"{burst}j" if load is None else load_tag(load)
+    name = f"{workers}w-{jobs}-{job_seconds:g}s"
+    if fleet is not None:
+        name += f"-{'qd' if fleet.scaler == 'queue-delay' else 'rc'}{fleet.scaler_value:g}"
+    return name
 
 
 def load_tag(load: str) -> str:

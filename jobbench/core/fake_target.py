@@ -13,6 +13,7 @@ from typing import Any
 
 from jobbench.clients.bench_client import BenchClient, split_server
 from jobbench.core.config import Scenario
+from jobbench.core.fleet_drive import FleetDrive
 from jobbench.core.predict import predict
 from jobbench.core.rep_drive import RepDrive, RepEnd
 from jobbench.core.sdk_env import with_sdk_env
@@ -92,6 +93,7 @@ class ScenarioSession:
     client: BenchClient | None = None
     endpoint_url: str = ""
     workers: list[WorkerProcess] = field(default_factory=list)
+    scaled: list[WorkerProcess] = field(default_factory=list)  # an autoscaled fleet's, this rep
     logs_kept: bool = False  # a failed scenario's logs stay for the error message to point at
     faults_in_force: tuple[str, ...] = ()  # the queue's rules: the scenario's or the server's
     _faults_before: list[str] | None = None  # another server's own rules, put back at the end
@@ -154,6 +156,8 @@ class ScenarioSession:
         self.client = BenchClient(base, self.api_key)
         self.client.set_latency(self.scenario.latency.to_json())
         self._set_faults(self.client)
+        if (fleet := self.scenario.fleet) is not None:
+            self.client.set_fleet(fleet.to_json(), fleet.id_prefix, self.seed)
         self._spawn_workers(self.workers, self._worker_ids())
         self.wait_all_polling()
 
@@ -214,7 +218,12 @@ class ScenarioSession:
         cursor = self.client.reset()
         self.progress.rep_started(self.title, rep, reps, s.load.jobs)
         logs = f"; see the workers' logs in {self.workdir}"
-        drive = RepDrive(s, self.client, self.workers, self.progress, rep, self.check_queue, logs)
+        fleet = None
+        if s.fleet is not None:
+            fleet = FleetDrive(self.client, self._spawn_scaled, self.scaled)
+        drive = RepDrive(
+            s, self.client, self.workers, self.progress, rep, self.check_queue, logs, fleet
+        )
         ended = drive.run()
         events, _ = self.client.events(cursor)
         submitted = s.load.jobs if ended.partial is None else None  # cut short: maybe not all
@@ -226,11 +235,12 @@ class ScenarioSession:
             burst=s.load.jobs,
             job_seconds=s.job_seconds,
             wake_latency_s=s.latency.wake.mean,
-            worker_ids=self.worker_ids,
+            worker_ids=self.worker_ids + (fleet.started if fleet is not None else []),
             atomic_burst=s.is_burst,
             warmup_s=s.load.warmup_s,
         )
         note_rep_end(measure.figures, ended)
+        self.scaled[:] = [w for w in self.scaled if w.returncode() is None]  # the stopped go
         self.progress.rep_finished(self.title, rep, measure.figures)
         return RepOutcome(measure, events, stopped=self._stopping_error(ended, rep))
 
@@ -245,6 +255,11 @@ class ScenarioSession:
             f"(delivered, never reported done, no longer in their heartbeat or overdue): "
             f"{shown}; the rep is saved with their ids; see the workers' logs in {self.workdir}"
         )
+
+    def _spawn_scaled(self, worker_id: str) -> WorkerProcess:
+        """One worker the fleet scaled up, started now."""
+        self._spawn_workers(self.scaled, [worker_id])
+        return self.scaled[-1]
 
     def _replace_killed(self) -> None:
         """A worker a --worker-fault killed is replaced before the next rep, as the platform
@@ -269,11 +284,20 @@ class ScenarioSession:
                 later.callback(shutil.rmtree, self.workdir, ignore_errors=True)
             if self.queue is not None:
                 later.callback(self.queue.stop)
-            elif self.client is not None and self._faults_before is not None:
-                later.callback(self.client.set_faults, self._faults_before)
+            elif self.client is not None:
+                later.callback(self._restore_server)
             if self.client is not None:
                 later.callback(self.client.close)
-            stop_all(self.workers, after_sigterm=self._release_long_polls)
+            stop_all(self.workers + self.scaled, after_sigterm=self._release_long_polls)
+
+    def _restore_server(self) -> None:
+        """Another server's own fault rules back, and its fleet fixed again; best effort."""
+        assert self.client is not None
+        with contextlib.suppress(RunFailed):
+            if self._faults_before is not None:
+                self.client.set_faults(self._faults_before)
+            if self.scenario.fleet is not None:
+                self.client.set_fleet(None)
 
     def _release_long_polls(self) -> None:
         """Best effort: a queue that is gone holds no long-poll."""

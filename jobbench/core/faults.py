@@ -1,7 +1,9 @@
 """The faults a scenario runs with: the queue's (`--fault ROUTE:KIND:RATE`, fake_queue.faults)
-and the workers' (`--worker-fault kill:AT[:wN]`, `pause:AT:FOR[:wN]`): a worker process killed
-(SIGKILL to its group, as a node dies) or paused (SIGSTOP, then SIGCONT FOR seconds later) AT
-seconds into every rep. With faults, lost and redelivered jobs are what a run measures."""
+and the workers' (`--worker-fault kill:AT[:wN]`, `term:AT[:wN]`, `pause:AT:FOR[:wN]`): a worker
+process killed (SIGKILL to its group, as a node dies), stopped as the platform stops one
+(SIGTERM: its own shutdown finishes and posts the jobs it holds, then it exits) or paused
+(SIGSTOP, then SIGCONT FOR seconds later) AT seconds into every rep. With faults, lost and
+redelivered jobs are what a run measures."""
 
 from __future__ import annotations
 
@@ -11,12 +13,15 @@ from dataclasses import dataclass
 from fake_queue.faults import FaultSpecError, parse_fault
 from jobbench.errors import UsageError
 
-WORKER_FAULT_HINT = "write kill:AT[:wN] or pause:AT:FOR[:wN], e.g. kill:2 or pause:1.5:10:w1"
+WORKER_FAULT_HINT = (
+    "write kill:AT[:wN], term:AT[:wN] or pause:AT:FOR[:wN], e.g. kill:2 or pause:1.5:10:w1"
+)
+ACTIONS = ("kill", "term", "pause")
 
 
 @dataclass(frozen=True)
 class WorkerFault:
-    action: str  # "kill" | "pause"
+    action: str  # "kill" | "term" | "pause"
     at_s: float
     for_s: float = 0.0  # pause only
     worker: int = 0  # index in the scenario's fleet: w0, w1, ...
@@ -37,7 +42,7 @@ def queue_faults(rules: tuple[str, ...] | list[str], flag: str = "--fault") -> t
 def parse_worker_fault(text: str, flag: str = "--worker-fault") -> WorkerFault:
     parts = text.split(":")
     action = parts[0]
-    if action not in ("kill", "pause"):
+    if action not in ACTIONS:
         raise UsageError(f"{flag} {text!r}: unknown action {action!r}; {WORKER_FAULT_HINT}")
     numbers = 2 if action == "pause" else 1
     worker = 0
@@ -56,12 +61,17 @@ def worker_faults(texts: tuple[str, ...] | list[str], flag: str) -> tuple[Worker
     return tuple(parse_worker_fault(str(text), flag) for text in texts)
 
 
-def check_worker_faults(faults: tuple[WorkerFault, ...], workers: int, flag: str) -> None:
+def check_worker_faults(
+    faults: tuple[WorkerFault, ...], workers: int, flag: str, autoscaled: bool = False
+) -> None:
+    """Each fault's worker runs from the rep's start: one of the fixed fleet's `workers`, or of
+    an autoscaled fleet's `workers` active ones."""
     for fault in faults:
         if fault.worker >= workers:
+            fleet = f"{workers} active workers" if autoscaled else f"a fleet of {workers}"
+            have = f" (w0..w{workers - 1})" if workers else ""
             raise UsageError(
-                f"{flag} {fault.describe()}: there is no worker w{fault.worker} in a fleet of "
-                f"{workers} (w0..w{workers - 1})"
+                f"{flag} {fault.describe()}: there is no worker w{fault.worker} in {fleet}{have}"
             )
 
 

@@ -10,10 +10,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from fake_queue.fleet import FleetSettings
 from fake_queue.latency import LatencyModel, LatencySpecError
 from jobbench.core.checks import REPS, TAKE_AHEAD, check_count
 from jobbench.core.config import DEFAULT_SLOTS, Scenario, check_fits, validate_scenario
 from jobbench.core.faults import WorkerFault, queue_faults, worker_faults
+from jobbench.core.fleet_spec import EXAMPLE as AUTOSCALE_EXAMPLE
+from jobbench.core.fleet_spec import parse_autoscale
 from jobbench.core.load_profiles import parse_load
 from jobbench.errors import UsageError
 from jobbench.results.compare import METRICS
@@ -90,6 +93,21 @@ STEADY_ROWS = (
     ("4w-bursts-192-every-2s", f"bursts:192:every:2s:for:{STEADY_FOR_S}s"),
 )
 
+# The take-ahead PR's open question (docs/fleet.md): the reference fleet's workers (32 slots,
+# the reference latencies), up to 4 of them autoscaled from one active worker, under both
+# scalers: a deep burst and a ramp past one worker's capacity (0.5 s jobs), and a shallow burst
+# of long jobs, where a take-ahead buffer holds half the burst out of the queue the scaler
+# watches. Bursts are judged on time to 99 %, ramps on their steady p99; each row's cost
+# (worker-seconds) is compared beside it.
+AUTOSCALE_ROWS = (
+    ("qd4-burst-1024", "queue-delay=4,active=1", None, 1024, 0.5),
+    ("rc256-burst-1024", "request-count=256,active=1", None, 1024, 0.5),
+    ("qd4-ramp-10-120", "queue-delay=4,active=1", "ramp:10-120/s:over:20s", 0, 0.5),
+    ("rc64-ramp-10-120", "request-count=64,active=1", "ramp:10-120/s:over:20s", 0, 0.5),
+    ("qd2-64j-8s", "queue-delay=2,active=1", None, 64, 8.0),
+    ("rc32-64j-8s", "request-count=32,active=1", None, 64, 8.0),
+)
+
 BUILTIN_VARIANTS = {
     "main": Variant("main", WorkerSpec(kind="model", policy="drain")),
     "pr": Variant("pr", WorkerSpec(kind="model", policy="take-ahead", take_ahead=32)),
@@ -115,6 +133,23 @@ BUILTIN_SUITES = {
                 slots_by_default=True,
             )
             for name, spec in STEADY_ROWS
+        ),
+        reps=5,
+    ),
+    "autoscale": Suite(
+        "autoscale",
+        tuple(
+            Scenario(
+                name,
+                workers=4,
+                burst=burst or 1024,
+                job_seconds=job_seconds,
+                load_spec=load,
+                metric="steady_e2e_p99_s" if load and load.startswith("ramp") else "time_to_p99_s",
+                slots_by_default=True,
+                fleet=parse_autoscale(spec, 4),
+            )
+            for name, spec, load, burst, job_seconds in AUTOSCALE_ROWS
         ),
         reps=5,
     ),
@@ -220,8 +255,18 @@ def _check_latency(latency: Any, where: str) -> LatencyModel:
         raise UsageError(f"{where}: {exc}") from None
 
 
-SCENARIO_KEYS = {"name", "workers", "slots", "burst", "load", "job_seconds", "metric", *FAULT_KEYS}
-SUITE_KEYS = {"scenarios", "latency", "reps", "metric", *FAULT_KEYS}
+SCENARIO_KEYS = {
+    "name",
+    "workers",
+    "slots",
+    "burst",
+    "load",
+    "job_seconds",
+    "metric",
+    "autoscale",
+    *FAULT_KEYS,
+}
+SUITE_KEYS = {"scenarios", "latency", "reps", "metric", "autoscale", *FAULT_KEYS}
 
 
 def _faults(
@@ -279,9 +324,10 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
                     "instead of burst (docs/load-profiles.md)"
                 )
             parse_load(load, flag=f"{at}: load")
+        workers = _whole(row, "workers", 4, at)
         scenario = Scenario(
             name=str(row.get("name", f"s{index + 1}")),
-            workers=_whole(row, "workers", 4, at),
+            workers=workers,
             slots=_whole(row, "slots", DEFAULT_SLOTS, at),
             slots_by_default="slots" not in row,
             burst=_whole(row, "burst", 1024, at),
@@ -291,6 +337,7 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
             faults=faults,
             worker_faults=worker_fault_list,
             load_spec=load,
+            fleet=_autoscale(row.get("autoscale", spec.get("autoscale")), workers, at),
         )
         with toml_terms(f"{where}: scenario {scenario.name}"):
             scenarios.append(validate_scenario(scenario))  # memory: with a variant's workers
@@ -302,6 +349,15 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
     with toml_terms(where):
         check_count(REPS, reps)
     return Suite(name, tuple(scenarios), reps, where)
+
+
+def _autoscale(value: Any, workers: int, where: str) -> FleetSettings | None:
+    """`autoscale = "queue-delay=4,active=1"` (core/fleet_spec.py), the row's or the suite's."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f'{where}: autoscale must be a string like "{AUTOSCALE_EXAMPLE}"')
+    return parse_autoscale(value, workers, flag=f"{where}: autoscale")
 
 
 # TOML has types: a number given as a string or a bool is a mistake to name, not to convert

@@ -19,6 +19,7 @@ from typing import Any
 from jobbench.clients.bench_client import BenchClient
 from jobbench.core.config import Scenario
 from jobbench.core.faults import WorkerFault
+from jobbench.core.fleet_drive import FleetDrive
 from jobbench.core.submit_pacer import SubmitPacer
 from jobbench.core.target import Progress
 from jobbench.core.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
@@ -31,10 +32,15 @@ WATCH_S = 0.5  # the watchdog's look at the workers: a stall is seen within half
 
 
 def rep_timeout_s(s: Scenario) -> float:
-    """Generous bound from the slowest modelled policy (a 1 s re-check per batch), never tight."""
+    """Generous bound from the slowest modelled policy (a 1 s re-check per batch), never tight;
+    an autoscaled fleet's rep also waits out its workers' idle timeout and their stops."""
     batches = math.ceil(s.burst / (s.workers * s.slots))
     cycle = s.latency.take.mean + max(1.0, s.job_seconds) + 0.5
-    return 30.0 + 3.0 * (s.latency.wake.mean + batches * cycle)
+    bound = 30.0 + 3.0 * (s.latency.wake.mean + batches * cycle)
+    if s.fleet is not None:  # it may start with no worker, and scale one at a time
+        bound += 3.0 * (s.fleet.idle_timeout_s + s.fleet.cold_start.mean + s.fleet.period_s)
+        bound += s.fleet.max_workers * s.fleet.period_s + 30.0
+    return bound
 
 
 @dataclass
@@ -74,8 +80,8 @@ class _FaultClock:
         while self._pending and self._pending[0].at_s <= elapsed:
             fault = self._pending.pop(0)
             worker = self.workers[fault.worker]
-            if fault.action == "kill":
-                _signal_group(worker, signal.SIGKILL)
+            if fault.action in ("kill", "term"):  # the process is meant to end: not a death
+                _signal_group(worker, signal.SIGKILL if fault.action == "kill" else signal.SIGTERM)
                 self.killed.add(worker.worker_id)
             else:
                 _signal_group(worker, signal.SIGSTOP)
@@ -112,6 +118,8 @@ class RepDrive:
     rep: int
     check_queue: Callable[[], None]  # raises RunFailed when the embedded queue died
     logs: str = ""
+    fleet: FleetDrive | None = None  # an autoscaled fleet's orders, executed (None: fixed)
+    _reported: set[str] = field(default_factory=set)  # ended fleet workers told to the queue
 
     def run(self) -> RepEnd:
         s = self.scenario
@@ -139,12 +147,14 @@ class RepDrive:
                 if pacer is not None and pacer.error is not None:
                     raise RunFailed(f"submitting {s.load_spec}: {pacer.error}")
                 self._say(faults.tick(now - began))
+                if self.fleet is not None and self._fleet_tick(now, began, end):
+                    break
                 time.sleep(POLL_S)
                 self.check_queue()
                 counts = self.client.counts()
                 done = counts["submitted"] - counts["in_queue"] - counts["in_progress"]
                 self.progress.rep_progress(done, s.load.jobs)
-                if done >= s.load.jobs:
+                if done >= s.load.jobs and (self.fleet is None or self.fleet.at_rest):
                     break
                 now = time.monotonic()
                 if now >= next_watch:
@@ -167,9 +177,29 @@ class RepDrive:
         if dog.stalled and end.partial is None:  # one that resumed just before the end
             dog.observe(time.monotonic(), self.client.workers(), 0, faults.paused)
         end.anomalies = dog.anomalies(time.monotonic())
+        if self.fleet is not None:
+            end.anomalies += self.fleet.anomalies
         end.worker_faults = faults.applied
         end.machine = machine.machine_load(load_at_start, machine.sample())
         return end
+
+    def _fleet_tick(self, now: float, began: float, end: RepEnd) -> bool:
+        """The fleet's orders executed; True when a fleet worker died (the rep ends there)."""
+        assert self.fleet is not None
+        try:
+            self._say(self.fleet.tick(now, began))
+        except RunFailed as exc:
+            end.partial, end.error = "worker died", RunFailed(f"{exc}{self.logs}")
+            return True
+        return False
+
+    def _watched(self) -> list[str]:
+        """The workers the watchdog looks at: the fixed fleet (or the active workers) and every
+        fleet worker polling (not booting, not stopping)."""
+        ids = [w.worker_id for w in self.workers]
+        if self.fleet is not None:
+            ids += self.fleet.polling()
+        return ids
 
     def _watch(
         self,
@@ -185,6 +215,9 @@ class RepDrive:
         gone = self._gone(faults.killed, end)
         if end.partial is not None:
             return True
+        if self.fleet is not None:
+            gone |= self.fleet.gone
+            dog.worker_ids = self._watched()
         bounds = dog.bounds
         view = self.client.workers(overdue_s=bounds.overdue_s)
         self._say(dog.observe(now, view, counts["in_queue"], faults.paused, gone))
@@ -214,6 +247,9 @@ class RepDrive:
         for worker in self.workers:
             if worker.returncode() is None:
                 continue
+            if self.fleet is not None and worker.worker_id not in self._reported:
+                self._reported.add(worker.worker_id)  # the platform no longer counts it
+                self.client.fleet_report(worker.worker_id, "exited", worker.returncode())
             gone.add(worker.worker_id)
             if worker.worker_id not in killed and end.partial is None:
                 self._say([f"worker {worker.worker_id} died (exit code {worker.returncode()})"])

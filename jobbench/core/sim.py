@@ -20,11 +20,13 @@ from collections.abc import Callable, Iterable, Iterator
 
 from fake_queue import virtual_clock
 from fake_queue.event_log import CompactEvents
+from fake_queue.fleet import Fleet
 from fake_queue.jobs import Event
 from fake_queue.latency import LatencySampler
 from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, SDK_112, TIMED_OUT
 from fake_queue.queue import JobQueue
 from jobbench.core.config import Scenario
+from jobbench.core.sim_fleet import SimWorkers, process_start_s
 from jobbench.core.target import RepOutcome
 from jobbench.core.watchdog import watch_bounds
 from jobbench.errors import RunFailed, UsageError
@@ -192,11 +194,15 @@ async def _rep(
     log = queue.events = CompactEvents()
     watch = _EndWatch(queue, burst, progress, loop.create_future())
     ids = scenario.worker_ids()  # the fake target's, so a simulated split pairs with a real one
-    fleet = [
+    fleet = None
+    if scenario.fleet is not None:
+        fleet = queue.fleet = Fleet(queue, scenario.fleet, seed)
+
+    def make(worker: str) -> Policy:
         # The Drain policy's post tuning (post_quiet_s, post_hold_max_s) waits out a batch's
         # returns spreading over real milliseconds of scheduling; in virtual time a batch's
         # returns land at one instant, so the wait would only add time the model does not have.
-        make_policy(
+        return make_policy(
             policy,
             QueueLink(queue, worker),
             scenario.slots,
@@ -204,27 +210,34 @@ async def _rep(
             post_quiet_s=0,
             post_hold_max_s=0,
         )
-        for worker in ids
-    ]
-    running = [asyncio.create_task(worker.run()) for worker in fleet]
+
+    crew = SimWorkers(make, fleet, process_start_s(policy))
+    for worker in ids:
+        crew.run(worker)
     try:
-        while len(queue.waiting) < len(fleet):  # a rep starts once every worker is polling
+        while len(queue.waiting) < len(ids):  # a rep starts once every worker is polling
             await asyncio.sleep(POLL_S)
         await _submit_on_time(queue, scenario)
-        await _until_all_ended(watch, watch_bounds(scenario).give_up_s)
-        # The rep's events end as its last job does, as the fake target reads them: the next
-        # takes, already waiting, and their end at the shutdown are no part of this rep.
+        give_up_s = watch_bounds(scenario).give_up_s
+        await _until_all_ended(watch, give_up_s)
+        # An autoscaled fleet's rep ends once it is back to its active workers: the idle
+        # workers' tail is billed, so it is the rep's.
+        await crew.at_rest(give_up_s + (fleet.settings.idle_timeout_s if fleet else 0))
+        # The rep's events end as its last job does (or its fleet rests), as the fake target
+        # reads them: the next takes, already waiting, and their end at the shutdown are no
+        # part of this rep.
         head = log.head()
         events: Iterable[Event] = list(head) if keep_events else head  # dicts built once
         check_conservation(
             {"counts": queue.counts(), "conservation": queue.conservation_error()}, events, burst
         )
+        seen = ids if fleet is None else sorted(fleet.members, key=_index_of)  # before the reset
     finally:
-        await _shut_down(fleet, running)
+        await crew.shut_down()
         # The rep's jobs go now, freed by reference counting as the queue forgets them,
         # rather than by the collection after the loop's close walking every one of them.
         queue.reset()
-    return events, ids
+    return events, seen
 
 
 async def _submit_on_time(queue: JobQueue, scenario: Scenario) -> None:
@@ -257,7 +270,6 @@ async def _until_all_ended(watch: _EndWatch, give_up_s: float) -> None:
                 ) from None
 
 
-async def _shut_down(fleet: list[Policy], running: list[asyncio.Task[None]]) -> None:
-    for worker in fleet:
-        worker.shutdown()
-    await asyncio.gather(*running)
+def _index_of(worker: str) -> int:
+    """A worker id's number: `<name>-w12` -> 12, so w10 sorts after w9."""
+    return int(worker.rsplit("w", 1)[1])

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fake_queue.fleet import FLEET_EVENTS
 from fake_queue.protocol import COMPLETED, FAILED, TERMINAL
 
 # Jobs a worker actually ran to an answer: the ones with a meaningful claim -> done service time.
@@ -78,6 +79,7 @@ class EventScan:
     redelivered: set[str] = field(default_factory=set)  # delivered more than once
     faults: Counter[str] = field(default_factory=Counter)  # injected, by "route:kind"
     faulted: set[str] = field(default_factory=set)  # jobs a fault hit (a job-done refused...)
+    fleet: list[Mapping[str, Any]] = field(default_factory=list)  # an autoscaled fleet's events
 
     def recovered(self) -> int:
         """Jobs a fault hit that still completed: what the worker survived."""
@@ -147,6 +149,8 @@ def scan_events(events: Iterable[Mapping[str, Any]]) -> EventScan:
             s.faults[f"{e.get('route')}:{e.get('kind')}"] += 1
             if "job" in e:
                 s.faulted.add(job)
+        elif ev in FLEET_EVENTS:
+            s.fleet.append(e)
     s.last = last
     runs.extend(Run(w, t, None) for job, (t, w) in held.items() if job in submitted)
     return s

@@ -59,11 +59,18 @@ class Holds:
         ]
 
 
+Alive = Mapping[str, tuple[int | None, int | None]]  # worker: (from, to); None: the rep's edge
+
+
 def holds(
-    spans_by_worker: Mapping[str, Sequence[Span]], slots: int, workers: Sequence[str] = ()
+    spans_by_worker: Mapping[str, Sequence[Span]],
+    slots: int,
+    workers: Sequence[str] = (),
+    alive: Alive | None = None,
 ) -> Holds:
     """The Holds of a rep; `workers`: the whole fleet, those that ran no job (free all along)
-    included."""
+    included; `alive`: an autoscaled fleet's workers have free slots only while they take jobs
+    (measure/fleet.py's alive_spans)."""
     ordered = {w: sorted(spans_by_worker.get(w, ())) for w in (*workers, *spans_by_worker)}
     starts = {w: slot_starts(spans, slots) for w, spans in ordered.items()}
     buffered = any(
@@ -73,7 +80,9 @@ def holds(
     )
     # No job waited in a buffer (drain never buffers): no timeline of free slots to build.
     nobody, only = (
-        _no_free_slot_elsewhere(ordered, starts, slots) if buffered else (Covered([]), {})
+        _no_free_slot_elsewhere(ordered, starts, slots, alive or {})
+        if buffered
+        else (Covered([]), {})
     )
     extra: dict[str, list[tuple[int, int]]] = {}
     for worker, spans in ordered.items():
@@ -134,19 +143,29 @@ class Covered:
 
 
 def _no_free_slot_elsewhere(
-    spans: Mapping[str, Sequence[Span]], starts: Mapping[str, Sequence[int]], slots: int
+    spans: Mapping[str, Sequence[Span]],
+    starts: Mapping[str, Sequence[int]],
+    slots: int,
+    alive: Alive,
 ) -> tuple[Covered, dict[str, Covered]]:
     """When no worker other than a given one had a free slot: the times no worker had one
     (for every worker), and per worker the times it alone had one. A worker's free slots are
-    `slots` less its running jobs (one with a job in its buffer has none)."""
+    `slots` less its running jobs (one with a job in its buffer has none); one not yet polling
+    or already stopping has none (`alive`)."""
     edges: list[tuple[int, int, str]] = []
+    running = dict.fromkeys(spans, 0)
     for worker, worker_spans in spans.items():
         for (_, done), start in zip(worker_spans, starts[worker], strict=True):
             edges.append((start, 1, worker))
             edges.append((max(done, start), -1, worker))
+        since, until = alive.get(worker, (None, None))
+        if since is not None:  # all its slots taken until it polls
+            running[worker] = slots
+            edges.append((since, -slots, worker))
+        if until is not None:
+            edges.append((until, slots, worker))
     edges.sort()
-    running = dict.fromkeys(spans, 0)
-    free_workers = set(spans)  # every worker starts with free slots
+    free_workers = {w for w, n in running.items() if n < slots}
     nobody: list[Span] = []
     only: dict[str, list[Span]] = {}
     state: tuple[int, str | None] | None = None  # (since, the lone free worker or None)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, TERMINAL, TIMED_OUT
@@ -186,6 +187,42 @@ def _health(samples: Sequence[HealthSample], start: int) -> dict[str, Any]:
     }
 
 
+def health_fleet(
+    samples: Sequence[HealthSample], start: int, completed: int
+) -> dict[str, Any] | None:
+    """A live endpoint's fleet as /health saw it, in the fake queue's `fleet` shape
+    (measure/fleet.py): its size (workers running + idle) over time, the worker-seconds that
+    size integrates to (the platform's bill, to a sample's second), the scale-ups it showed
+    (each rise in size), and the first. What /health cannot tell is None or empty: each
+    worker's life, its cold start, the scaler's own looks."""
+    seen = [(s.t_ns, (s.running or 0) + (s.idle or 0)) for s in samples if s.running is not None]
+    if not seen:
+        return None
+    size: list[list[float]] = []
+    for t, n in seen:
+        if not size or size[-1][1] != n:
+            size.append([round((t - start) / NS_PER_S, 6), n])
+    worker_ns = sum((b[0] - a[0]) * a[1] for a, b in pairwise(seen))
+    worker_s = worker_ns / NS_PER_S
+    rises = [(b[0], b[1] - a[1]) for a, b in pairwise(seen) if b[1] > a[1]]
+    return {
+        "scaler": None,
+        "peak_workers": max(n for _, n in seen),
+        "cold_starts": sum(n for _, n in rises),
+        "worker_s": round6(worker_s),
+        "jobs_per_worker_s": round6(completed / worker_s) if worker_s > 0 else None,
+        "first_scale_up_s": round6((rises[0][0] - start) / NS_PER_S) if rises else None,
+        "scale_up_delay_s": None,
+        "cold_start_s": None,
+        "rest_s": round6((seen[-1][0] - start) / NS_PER_S),
+        "hidden_max": None,
+        "evaluations": [],
+        "size": size,
+        "workers": {},
+        "source": "health",
+    }
+
+
 def live_rep_measure(
     record: BurstRecord, load_spec: str | None = None, warmup_s: float | None = None
 ) -> RepMeasure:
@@ -213,6 +250,8 @@ def live_rep_measure(
         "follow": _follow(record, accepted),
         "health": _health(record.health, start),
     }
+    if (fleet := health_fleet(record.health, start, jobs["completed"])) is not None:
+        figures["fleet"] = fleet
     if load_spec is not None:
         figures["arrivals"] = arrivals_block(record, load_spec)
         if (steady := steady_block(record, accepted, warmup_s)) is not None:

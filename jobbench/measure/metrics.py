@@ -23,6 +23,7 @@ from jobbench.measure.figures import (
     rounded_phase,
     split_figures,
 )
+from jobbench.measure.fleet import FLEET_FIGURES, alive_spans, fleet_figures
 from jobbench.measure.held import held_cost, holds
 from jobbench.measure.stats import outliers, summary
 from jobbench.measure.steady import Fleet, steady_figures
@@ -138,7 +139,8 @@ def rep_measure(
     p99 = drained["time_to_p99_s"]
     spans = s.busy_spans()
     busy_s = busy_slot_ns(spans, slots) / NS_PER_S
-    held = holds(spans, slots, worker_ids or ())
+    alive = alive_spans(s.fleet) if s.fleet else None
+    held = holds(spans, slots, worker_ids or (), alive)
     figures: dict[str, Any] = {
         **drained,
         "jobs": jobs,
@@ -156,6 +158,8 @@ def rep_measure(
         if steady is not None:
             figures["steady"] = steady
             figures["efficiency"] = steady["efficiency"]
+    if s.fleet:
+        figures["fleet"] = fleet_figures(s.fleet, start, s.last, jobs["completed"], held)
     if s.redelivered:
         jobs["redelivered"] = len(s.redelivered)
     if s.faults:
@@ -188,6 +192,8 @@ def summarise_reps(reps: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]
         out[f"held_{stat}"] = across((rep.get("held") or {}).get(stat) for rep in reps)
     for stat in STEADY_FIGURES:  # a profile's reps only: a burst's are None
         out[f"steady_{stat}"] = across((rep.get("steady") or {}).get(stat) for rep in reps)
+    for stat in FLEET_FIGURES:  # an autoscaled fleet's reps only
+        out[f"fleet_{stat}"] = across((rep.get("fleet") or {}).get(stat) for rep in reps)
     return out
 
 

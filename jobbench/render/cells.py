@@ -24,6 +24,7 @@ SHORT = {  # metric -> column text; the legend spells each out
     "e2e_p99_s": "e2e p99",
     "e2e_mean_s": "e2e mean",
     "steady_e2e_p99_s": "steady e2e p99",
+    "fleet_worker_s": "worker-s",
 }
 LONG = {
     "time_to_p99_s": "time until 99 % of the burst is done",
@@ -32,7 +33,9 @@ LONG = {
     "e2e_p99_s": "job end-to-end p99",
     "e2e_mean_s": "mean job end-to-end time over every job of the reps (pooled)",
     "steady_e2e_p99_s": "end-to-end p99 of the jobs submitted after the warm-up (a profile)",
+    "fleet_worker_s": "worker-seconds billed by an autoscaled fleet (its cost)",
 }
+COST = "fleet_worker_s"
 WIDE_METRICS = ("e2e_p50_s", "e2e_p99_s", "e2e_mean_s")
 # (row title, summary key, unit) of a run table's profile and take-ahead rows; a row shows
 # where the summary has its figure (a burst has no steady figures, older results no held).
@@ -46,6 +49,15 @@ STEADY_ROWS = (
 HELD_ROWS = (
     ("held jobs", "held_jobs", ""),
     ("held extra wait p99", "held_extra_wait_p99_s", "s"),
+)
+FLEET_ROWS = (  # an autoscaled fleet's (docs/fleet.md); a fixed fleet has none
+    ("worker-seconds", "fleet_worker_s", "s"),
+    ("jobs per worker-second", "fleet_jobs_per_worker_s", "ratio"),
+    ("cold starts", "fleet_cold_starts", ""),
+    ("peak workers", "fleet_peak_workers", ""),
+    ("first scale-up", "fleet_first_scale_up_s", "s"),
+    ("first added worker polling", "fleet_scale_up_delay_s", "s"),
+    ("jobs hidden from the scaler", "fleet_hidden_max", ""),
 )
 
 
@@ -97,11 +109,18 @@ def mixed_metrics(comparison: Comparison) -> bool:
     return len({row.metric for row in comparison.rows}) > 1
 
 
+def costed(comparison: Comparison) -> bool:
+    """Some row ran an autoscaled fleet: its cost is shown beside the latency."""
+    return any(COST in row.metrics for row in comparison.rows)
+
+
 def header(comparison: Comparison, wide: bool) -> list[str]:
     cells = ["scenario"]
     if wide or mixed_metrics(comparison):
         cells.append("gated on")
     cells += ["A", "B", "change", "95 % CI", "noise"]
+    if costed(comparison):
+        cells += ["A worker-s", "B worker-s", "cost"] if wide else ["cost"]
     if wide:
         cells += ["reps A/B", "set aside", "detectable"]
         for name in WIDE_METRICS:
@@ -122,6 +141,11 @@ def row_cells(row: Row, comparison: Comparison, wide: bool) -> list[str]:
         interval(metric),
         noise(metric),
     ]
+    if costed(comparison):
+        cost = row.metrics.get(COST)
+        if wide:
+            cells += [figure(cost, "baseline", COST), figure(cost, "candidate", COST)]
+        cells.append(change(cost) + ("" if row.cost_verdict is None else f" {row.cost_verdict}"))
     if wide:
         reps = row.reps
         mdc = row.mdc
@@ -185,6 +209,11 @@ def legend(comparison: Comparison, wide: bool = True) -> list[str]:
     if mixed_metrics(comparison):
         used = sorted({row.gated for row in comparison.rows})
         lines.append("gated on: " + "; ".join(f"{SHORT[n]} = {LONG[n]}" for n in used))
+    if costed(comparison):
+        lines.append(
+            "worker-s: worker-seconds an autoscaled fleet billed (median); cost: B/A - 1, and its "
+            "verdict when the gate judges cost too (--max-cost-regression)"
+        )
     return lines
 
 

@@ -6,6 +6,8 @@ each policy, which is how an efficiency reads (docs/metrics.md)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fake_queue.latency import LatencySpecError, parse_distribution
 from fake_queue.protocol import DRAIN, SDK_112, TAKE_AHEAD
 from jobbench.measure.analytic import expected_time_s
@@ -94,8 +96,58 @@ def scenario_title(entry: ScenarioResult) -> str:
         parts[-1] += f", simulated{model}"
     if not is_live(entry):
         slots = entry.params.slots
-        parts.append(f"{entry.params.workers} x {slots} slot" + ("" if slots == 1 else "s"))
+        fleet = "up to " if entry.params.fleet else ""
+        parts.append(f"{fleet}{entry.params.workers} x {slots} slot" + ("" if slots == 1 else "s"))
+    if entry.params.fleet:
+        parts.append(fleet_settings_text(entry.params.fleet))
     return " · ".join(parts)
+
+
+def fleet_settings_text(fleet: dict[str, Any]) -> str:
+    """`autoscaled: queue-delay 4 s, 1 active, idle 5 s, cold start 0.5 s + the process's`."""
+    value = float(fleet.get("scaler_value", 0))
+    scaler = str(fleet.get("scaler"))
+    rule = f"queue delay {value:g} s" if scaler == "queue-delay" else f"request count {value:g}"
+    try:
+        cold = parse_distribution(fleet.get("cold_start", 0), "cold_start").describe()
+    except LatencySpecError:
+        cold = "?"
+    idle = float(fleet.get("idle_timeout_s", 0))
+    return (
+        f"autoscaled: {rule}, {fleet.get('active')} active, idle {idle:g} s, "
+        f"cold start {cold} s + the process's start-up"
+    )
+
+
+def fleet_line(entry: ScenarioResult) -> str | None:
+    """An autoscaled fleet's cost and scaling in words, over the reps (median); None for a
+    fixed fleet. The ideal beside it assumes every worker polling from the burst's start."""
+    fleets = [rep.fleet for rep in entry.reps if rep.fleet is not None]
+    if not fleets:
+        return None
+    s = entry.summary
+
+    def median(key: str, unit: str) -> str:
+        figure = s.get(key)
+        return fmt(figure.median if figure else None, unit)
+
+    last = fleets[-1]
+    if last.source == "health":  # a live endpoint: its size as /health counted it
+        return (
+            f"fleet (median over reps, from /health): {median('fleet_worker_s', 's')} billed "
+            f"(workers running + idle, integrated), peak {median('fleet_peak_workers', '')} "
+            f"workers, {median('fleet_cold_starts', '')} scale-ups seen, the first at "
+            f"{median('fleet_first_scale_up_s', 's')}"
+        )
+    cold = last.cold_start_s or {}
+    return (
+        f"fleet (median over reps): {median('fleet_worker_s', 's')} billed, "
+        f"{median('fleet_jobs_per_worker_s', 'ratio')} jobs per worker-second, "
+        f"{median('fleet_cold_starts', '')} cold starts, first scale-up at "
+        f"{median('fleet_first_scale_up_s', 's')}; last rep: cold start median "
+        f"{fmt(cold.get('median'), 's')}, back to its active workers at {fmt(last.rest_s, 's')}; "
+        "the ideal assumes all its workers polling from the start"
+    )
 
 
 def _mean_latency(entry: ScenarioResult, name: str) -> float | None:

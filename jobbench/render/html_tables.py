@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from html import escape
 
 from jobbench.render.cells import (
+    FLEET_ROWS,
     HELD_ROWS,
     MARKS,
     SHORT,
@@ -21,6 +22,7 @@ from jobbench.render.cells import (
 )
 from jobbench.render.explain import (
     buffered_any,
+    fleet_line,
     held_line,
     is_live,
     phase_title,
@@ -52,6 +54,7 @@ def figures(live: bool) -> tuple[tuple[str, str, str], ...]:
         ("mean take size", "takes_got_mean", "jobs"),
         *STEADY_ROWS,
         *HELD_ROWS,
+        *FLEET_ROWS,
     )
 
 
@@ -120,6 +123,8 @@ def facts(entry: ScenarioResult, label: str) -> str:
         items.insert(2, ("predicted", predicted.removeprefix("predicted ")))
     if (held := held_line(entry)) is not None:
         items.append(("held", held.removeprefix("held ")))
+    if (fleet := fleet_line(entry)) is not None:
+        items.append(("fleet", fleet.removeprefix("fleet ")))
     body = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in items)
     prefix = f"<h4>{escape(label)}</h4>" if label else ""
     return f'<div class="facts">{prefix}<dl>{body}</dl></div>'

@@ -60,6 +60,8 @@ font-size:11.5px;font-family:inherit}
 .dot.a,.busy.a{fill:var(--a)}.dot.b,.busy.b{fill:var(--b)}
 .lane{fill:var(--panel)}
 .busy.held-bar{opacity:.35}
+.fleet-cold{fill:var(--empty)}.fleet-boot{fill:var(--take);opacity:.6}
+.fleet-stop{fill:var(--fg);opacity:.45}
 .inflight{fill:var(--take);opacity:.45}.inflight.empty{fill:var(--empty)}
 .arrive{stroke:var(--take);stroke-width:1.5;fill:none}
 .answer{fill:var(--take)}

@@ -14,10 +14,11 @@ from rich.table import Table
 from rich.text import Text
 
 from jobbench.render.arrivals import pacing_line, steady_line
-from jobbench.render.cells import HELD_ROWS, STEADY_ROWS, fmt
+from jobbench.render.cells import FLEET_ROWS, HELD_ROWS, STEADY_ROWS, fmt
 from jobbench.render.explain import (
     PHASE_NAMES,
     buffered_any,
+    fleet_line,
     held_line,
     ideal_lines,
     is_live,
@@ -44,6 +45,7 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("mean take size", "takes_got_mean", "jobs"),
     *STEADY_ROWS,
     *HELD_ROWS,
+    *FLEET_ROWS,
     ("efficiency", "efficiency", "%"),
 )
 
@@ -162,6 +164,8 @@ def scenario_footer(entry: ScenarioResult) -> Text:
     lines += rep_notes(entry)
     if (held := held_line(entry)) is not None:
         lines.append(held)
+    if (fleet := fleet_line(entry)) is not None:
+        lines.append(fleet)
     for name, numbers in (entry.outliers or {}).items():
         if numbers:
             reps_text = ", ".join(str(n) for n in numbers)

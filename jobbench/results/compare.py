@@ -50,6 +50,10 @@ def _steady_e2e_p99(rep: Rep) -> float | None:
     return None if rep.steady is None else rep.steady.e2e_p99_s
 
 
+def _worker_seconds(rep: Rep) -> float | None:
+    return None if rep.fleet is None else rep.fleet.worker_s
+
+
 METRICS: dict[str, Metric] = {
     "time_to_p99_s": Metric(lambda rep: rep.time_to_p99_s, "time to 99 % done"),
     "time_to_p100_s": Metric(lambda rep: rep.time_to_p100_s, "time to 100 % done"),
@@ -57,7 +61,10 @@ METRICS: dict[str, Metric] = {
     "e2e_p99_s": Metric(_e2e_p99, "job end-to-end p99"),
     "e2e_mean_s": Metric(_e2e_mean, "mean job end-to-end, pooled", pooled=True),
     "steady_e2e_p99_s": Metric(_steady_e2e_p99, "steady-state end-to-end p99"),
+    "fleet_worker_s": Metric(_worker_seconds, "worker-seconds billed (an autoscaled fleet)"),
 }
+# An autoscaled fleet's cost: compared on its rows, gated with --max-cost-regression.
+COST_METRIC = "fleet_worker_s"
 # An arrival profile's rows are judged on their steady-state latency: a drain's time to 99 %
 # says little of a steady rate's jobs, which end as they arrive (docs/load-profiles.md).
 PROFILE_METRIC = "steady_e2e_p99_s"
@@ -77,9 +84,20 @@ def is_profile(entry: ScenarioResult) -> bool:
     return (entry.params.model_extra or {}).get("load") is not None
 
 
+def is_autoscaled(entry: ScenarioResult) -> bool:
+    """The scenario ran an autoscaled fleet (`params.fleet`), not a fixed one."""
+    return entry.params.fleet is not None
+
+
 def row_metrics(entry: ScenarioResult) -> list[str]:
-    """The metrics a row compares: the steady-state one only for a profile (a burst has none)."""
-    return [name for name in METRICS if name != PROFILE_METRIC or is_profile(entry)]
+    """The metrics a row compares: the steady-state one only for a profile (a burst has none),
+    the cost only for an autoscaled fleet."""
+    return [
+        name
+        for name in METRICS
+        if (name != PROFILE_METRIC or is_profile(entry))
+        and (name != COST_METRIC or is_autoscaled(entry))
+    ]
 
 
 def rep_values(entry: ScenarioResult, name: str, source: str, required: bool) -> list[float | None]:

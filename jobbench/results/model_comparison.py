@@ -83,6 +83,7 @@ class Row(Doc):
     metric: str | None = None  # the one the verdict rests on; absent in /1 (see `gated`)
     metrics: dict[str, MetricComparison]
     verdict: str | None  # None until gate.judge; better | pass | regression | inconclusive
+    cost_verdict: str | None = None  # an autoscaled row judged on its cost too (gate.py)
     # set by the compare command, then by gate.judge:
     stopped: str | None = None
     looks: int = 1
@@ -103,6 +104,7 @@ class Gate(Doc):
     metric: str | None = None  # /1
     metrics: list[str] | None = None  # /2
     max_regression: Number
+    max_cost_regression: Number | None = None  # autoscaled rows' cost, when gated on it
     false_alarm: Number | None = None  # /2
     miss: Number | None = None  # /2
     significance: Number | None = None  # /1

@@ -167,6 +167,54 @@ class HeldCost(Doc):
     per_worker: dict[str, WorkerHeld]
 
 
+class FleetEvaluation(Doc):
+    """One look of the scaler (fake_queue/fleet.py): what it saw and what it added; `hidden`:
+    jobs in take-ahead buffers then, out of its sight."""
+
+    t_s: Number  # from the rep's first submission
+    queued: int
+    in_progress: int
+    oldest_s: Number
+    running: int
+    add: int
+    hidden: int
+
+
+class FleetWorker(Doc):
+    """One worker's life in the rep (seconds from its first submission; None: not in it)."""
+
+    active: bool
+    decided_s: Number | None  # the scale-up decision (billed from here)
+    reason: str | None
+    started_s: Number | None  # its process started (the cold start's modelled part is over)
+    polling_s: Number | None  # its first take
+    stopping_s: Number | None  # the scale-down decision
+    stopped_s: Number | None  # its process exited
+    stop_reason: str | None
+    billed_s: Number
+    idle: list[list[Number | None]]  # [from, to] spans with no job (to None: until the end)
+
+
+class FleetFigures(Doc):
+    """An autoscaled fleet's rep (measure/fleet.py, docs/fleet.md): its cost, cold starts,
+    how soon it scaled, what its scaler saw, its size over time and each worker's life."""
+
+    scaler: str | None
+    peak_workers: int
+    cold_starts: int
+    worker_s: Number  # worker-seconds billed: decision (or the rep's start) to stop
+    jobs_per_worker_s: Number | None
+    first_scale_up_s: Number | None
+    scale_up_delay_s: Number | None  # until the first added worker polled
+    cold_start_s: dict[str, Number] | None  # decision to polling: median, max
+    rest_s: Number  # until the fleet was back to its active workers
+    hidden_max: int | None  # most jobs in take-ahead buffers at a scaler's look (None: live)
+    evaluations: list[FleetEvaluation]
+    size: list[list[Number]]  # [t_s, workers billed] at each change
+    workers: dict[str, FleetWorker]  # empty at a live endpoint: /health counts, names none
+    source: str = "events"  # "health": a live endpoint's, from /health samples
+
+
 class SteadyWindow(Doc):
     start_s: Number  # from the first intended submit
     arrivals: int
@@ -239,6 +287,7 @@ class Rep(Doc):
     arrivals: ArrivalPacing | None = None  # an arrival profile's pacing (absent: a burst)
     held: HeldCost | None = None  # take-ahead's cost (absent: before issue 16, or live)
     steady: Steady | None = None  # an arrival profile's steady state (absent: a burst)
+    fleet: FleetFigures | None = None  # an autoscaled fleet's (absent: a fixed fleet)
 
 
 class Spread(Doc):
@@ -297,6 +346,7 @@ class Params(Doc):
     inputs: int | None = None  # live only
     faults: list[str] | None = None  # the queue's fault rules in force, when any
     worker_faults: list[str] | None = None  # kill:AT:wN / pause:AT:FOR:wN, when any
+    fleet: dict[str, Any] | None = None  # an autoscaled fleet's settings (fake_queue/fleet.py)
 
 
 class Sdk(Doc):

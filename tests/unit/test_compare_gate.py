@@ -13,6 +13,7 @@ from jobbench.results.compare import compare_docs
 from jobbench.results.decision import Rule, look_alpha, minimum_detectable
 from jobbench.results.gate import GateConfig, judge, parse_percent
 from jobbench.results.model import Anomaly, Result, ScenarioResult, to_json
+from jobbench.results.model_result import FleetFigures
 from jobbench.results.store import SCHEMA, parse_result
 
 PARAMS = {"workers": 1, "slots": 32, "burst": 512, "job_seconds": 0.5, "latency": {"take": 0.5}}
@@ -277,3 +278,50 @@ def test_bad_gate_settings_are_usage_errors() -> None:
         GateConfig(metric="speed").validate()
     with pytest.raises(UsageError, match="--max-regression"):
         GateConfig(max_regression=0).validate()
+
+
+def fleet_doc(label: str, p99s: list[float], worker_s: list[float]) -> Result:
+    """An autoscaled scenario: its reps carry a fleet block billing `worker_s`."""
+    result = doc(label, p99s, fleet={"scaler": "queue-delay", "scaler_value": 4.0})
+    for rep_doc, cost in zip(result.scenarios[0].reps, worker_s, strict=True):
+        rep_doc.fleet = FleetFigures.model_validate(
+            {
+                "scaler": "queue-delay", "peak_workers": 4, "cold_starts": 3,
+                "worker_s": cost, "jobs_per_worker_s": 512 / cost, "first_scale_up_s": 4.0,
+                "scale_up_delay_s": 4.7, "cold_start_s": None, "rest_s": 20.0,
+                "hidden_max": 0, "evaluations": [], "size": [[0.0, 1]], "workers": {},
+            }
+        )  # fmt: skip
+    return result
+
+
+def test_an_autoscaled_row_compares_its_cost_and_a_cost_gate_fails_on_a_dearer_candidate() -> None:
+    same = [10.0, 10.1, 9.9, 10.05, 9.95, 10.02]
+    cheap = [50.0, 50.5, 49.5, 50.2, 49.8, 50.1]
+    dear = [v * 1.4 for v in cheap]  # 40 % more worker-seconds, the same latency
+    comparison = compare_docs(fleet_doc("a", same, cheap), fleet_doc("b", same, dear))
+    (row,) = comparison.rows
+    assert row.metrics["fleet_worker_s"].change == pytest.approx(0.4, abs=0.01)
+    assert judge(comparison, GateConfig()) == EXIT_OK  # latency alone: a pass
+    assert row.cost_verdict is None
+    comparison = compare_docs(fleet_doc("a", same, cheap), fleet_doc("b", same, dear))
+    code = judge(comparison, GateConfig(max_cost_regression=0.10))
+    (row,) = comparison.rows
+    assert code == EXIT_REGRESSION and row.verdict == "regression"
+    assert row.cost_verdict == "regression" and "cost (worker-seconds" in row.reason
+    assert comparison.gate is not None and comparison.gate.max_cost_regression == 0.10
+
+
+def test_a_fixed_fleet_row_has_no_cost_to_gate() -> None:
+    comparison = compare_docs(doc("a", [10.0] * 5), doc("b", [10.0] * 5))
+    assert "fleet_worker_s" not in comparison.rows[0].metrics
+    judge(comparison, GateConfig(max_cost_regression=0.10))
+    assert comparison.rows[0].cost_verdict is None
+    assert comparison.gate is not None and comparison.gate.max_cost_regression is None
+
+
+def test_a_bad_cost_threshold_is_a_usage_error_naming_its_flag() -> None:
+    with pytest.raises(UsageError, match="--max-cost-regression"):
+        parse_percent("lots", "--max-cost-regression")
+    with pytest.raises(UsageError, match="--max-cost-regression"):
+        GateConfig(max_cost_regression=20.0).validate()

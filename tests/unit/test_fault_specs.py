@@ -101,3 +101,11 @@ def test_a_bad_fault_in_toml_names_the_file_and_field(tmp_path: Path, toml: str,
     with pytest.raises(UsageError, match=r"jobbench\.toml") as caught:
         load_project(tmp_path)
     assert says in str(caught.value)
+
+
+def test_a_term_worker_fault_reads_as_the_platforms_stop() -> None:
+    from jobbench.core.faults import parse_worker_fault
+
+    fault = parse_worker_fault("term:1.5:w2")
+    assert (fault.action, fault.at_s, fault.worker) == ("term", 1.5, 2)
+    assert fault.describe() == "term:1.5:w2"

@@ -141,3 +141,25 @@ def test_locust_argv_and_the_json_file_name(tmp_path: Path) -> None:
     assert ui[ui.index("--web-host") + 1] == "127.0.0.1" and "--headless" not in ui
     worker = LocustRequest(None, Scenario("s"), locust_worker=True, extra=("--master-host", "h"))
     assert locust_argv(worker, None, tmp_path)[-3:] == ["--worker", "--master-host", "h"]
+
+
+def test_a_live_endpoints_fleet_is_what_health_counted_in_the_fake_queues_shape() -> None:
+    """Workers running + idle from /health over time: 1, then 3 (two scale-ups), then 2."""
+    samples = [
+        HealthSample(T0 + 0 * S, 0, 1, 1, 0),
+        HealthSample(T0 + 1 * S, 5, 1, 1, 2),  # 2 workers came up
+        HealthSample(T0 + 3 * S, 0, 0, 0, 2),  # one went away
+        HealthSample(T0 + 4 * S, 0, 0, 0, 2),
+    ]
+    jobs = [job(i, sent=0.0, done=2.0) for i in range(12)]
+    rep = live_rep_measure(BurstRecord(jobs, samples, Counter(run_requests=12))).figures
+    fleet = rep["fleet"]
+    assert fleet["source"] == "health" and fleet["workers"] == {}
+    assert fleet["size"] == [[0.0, 1], [1.0, 3], [3.0, 2]]
+    assert fleet["peak_workers"] == 3 and fleet["cold_starts"] == 2
+    assert fleet["first_scale_up_s"] == 1.0
+    assert fleet["worker_s"] == pytest.approx(1 * 1 + 3 * 2 + 2 * 1)  # the size integrated
+    assert fleet["jobs_per_worker_s"] == pytest.approx(12 / 9)
+    assert fleet["hidden_max"] is None and fleet["evaluations"] == []
+    summary = metrics.summarise_reps([rep])
+    assert summary["fleet_worker_s"] == {"median": 9.0, "min": 9.0, "max": 9.0}

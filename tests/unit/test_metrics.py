@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from jobbench.measure.figures import times_to
+from jobbench.measure.fleet import FLEET_FIGURES
 from jobbench.measure.metrics import (
     STEADY_FIGURES,
     ideal_time,
@@ -326,8 +327,10 @@ def test_summarise_reps_median_min_max_skipping_none() -> None:
         "held_jobs",
         "held_extra_wait_p99_s",
         *(f"steady_{name}" for name in STEADY_FIGURES),
+        *(f"fleet_{name}" for name in FLEET_FIGURES),
     }
     assert s["steady_e2e_p99_s"] is None  # bursts: no steady part
+    assert s["fleet_worker_s"] is None  # a fixed fleet: no fleet block
     steady = [{**_rep(1.0, 1.0), "steady": {"e2e_p99_s": v}} for v in (0.4, 0.2, 0.3)]
     assert summarise_reps(steady)["steady_e2e_p99_s"] == {"median": 0.3, "min": 0.2, "max": 0.4}
     with pytest.raises(ValueError):

@@ -158,3 +158,39 @@ def test_the_builtin_steady_suite_runs_the_reference_fleet_at_shares_of_its_capa
             rates.append(float(scenario.load_spec.split(":")[1].removesuffix("/s")))
     assert rates == [round(STEADY_CAPACITY_JPS * share) for share in (0.25, 0.5, 0.9)]
     assert suite.scenarios[-1].load.jobs == 10 * 192  # a burst every 2 s for 20 s
+
+
+def test_a_suite_or_its_row_sets_an_autoscaled_fleet(tmp_path: Path) -> None:
+    (tmp_path / "jobbench.toml").write_text(
+        """
+[suites.auto]
+autoscale = "queue-delay=4,active=1"
+scenarios = [
+  {name = "qd", workers = 3, burst = 64},
+  {name = "rc", workers = 5, burst = 64, autoscale = "request-count=16,idle=2"},
+  {name = "fixed", workers = 2, burst = 64},
+]
+"""
+    )
+    qd, rc, fixed = load_project(tmp_path).suites["auto"].scenarios
+    assert qd.fleet is not None and qd.fleet.scaler == "queue-delay" and qd.fleet.max_workers == 3
+    assert rc.fleet is not None and rc.fleet.scaler_value == 16 and rc.fleet.idle_timeout_s == 2
+    assert rc.fleet.active == 0 and rc.fleet.max_workers == 5  # the row's spec, whole
+    assert fixed.fleet is not None  # the suite's default applies to every row
+    assert qd.worker_ids() == ["qd-w0"] and qd.params()["fleet"]["active"] == 1
+
+
+def test_a_bad_autoscale_in_a_suite_names_the_file_row_and_key(tmp_path: Path) -> None:
+    (tmp_path / "jobbench.toml").write_text(
+        '[suites.x]\nscenarios = [{name = "a", autoscale = "queue-delay=4,active=7"}]\n'
+    )
+    with pytest.raises(UsageError) as caught:
+        load_project(tmp_path)
+    text = str(caught.value)
+    assert "suites.x: scenario 1: autoscale" in text and "active" in text and "\n" not in text
+
+
+def test_the_builtin_autoscale_suite_is_there() -> None:
+    suite = load_project(Path("/nonexistent")).suites["autoscale"]
+    assert len(suite.scenarios) == 6
+    assert all(s.fleet is not None and s.fleet.active == 1 for s in suite.scenarios)

@@ -316,3 +316,40 @@ def test_the_builtin_steady_suite_shows_where_take_ahead_engages(
     text = page.read_text()
     for title in ("Latency over time", "Queue depth and held jobs over time", "Spread across"):
         assert text.count(f">{title}") == len(rows)
+
+
+def test_the_builtin_autoscale_suite_answers_the_take_ahead_question_with_figures(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Simulated (the same queue, scaler and policies as the fake target): take-ahead is faster
+    and cheaper on deep loads, and slower on a shallow burst of long jobs, where its buffer
+    holds half the burst out of the queue the scaler watches (docs/fleet.md)."""
+    args = ("main", "pr", "--suite", "autoscale", "--target", "sim", "--reps", "1", "--quiet")
+    code = run_cli(monkeypatch, "compare", *args, "--format", "json", cwd=tmp_path)
+    assert code == EXIT_OK
+    comparison = json.loads((tmp_path / "reports" / "main-vs-pr.json").read_text())
+    rows = {row["scenario"]: row for row in comparison["rows"]}
+    assert len(rows) == 6 and all("fleet_worker_s" in r["metrics"] for r in rows.values())
+    for name in ("qd4-burst-1024", "rc256-burst-1024"):
+        gated = rows[name]["metrics"]["time_to_p99_s"]
+        cost = rows[name]["metrics"]["fleet_worker_s"]
+        assert gated["candidate"]["median"] < gated["baseline"]["median"]
+        assert cost["candidate"]["median"] < cost["baseline"]["median"]
+    hurt = rows["qd2-64j-8s"]["metrics"]
+    assert (
+        hurt["time_to_p99_s"]["candidate"]["median"] > hurt["time_to_p99_s"]["baseline"]["median"]
+    )
+    pr = {
+        e["name"]: e
+        for e in json.loads((tmp_path / "reports" / "pr.json").read_text())["scenarios"]
+    }
+    shallow = pr["qd2-64j-8s"]["reps"][0]
+    assert shallow["fleet"]["cold_starts"] == 0 and shallow["fleet"]["hidden_max"] == 32
+    thrash = pr["rc32-64j-8s"]["reps"][0]  # added workers idle while w0's buffer holds 32
+    assert thrash["fleet"]["cold_starts"] >= 1 and thrash["held"]["jobs"] == 32
+    page = tmp_path / "page.html"
+    assert run_cli(monkeypatch, "report", "main-vs-pr", "--html", str(page), cwd=tmp_path) == 0
+    text = page.read_text()
+    assert text.count(">Fleet</h4>") == len(rows) and "worker-seconds" in text
+    table = run_cli(monkeypatch, "compare", *args, cwd=tmp_path)
+    assert table == EXIT_OK
