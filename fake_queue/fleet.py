@@ -154,7 +154,6 @@ class Member:
     active: bool
     state: str
     decided_ns: int  # billed from here (RunPod bills a cold start); an active one: the rep's start
-    start_at_ns: int  # when its process is to start (after the cold start's modelled delay)
     claims: int = 0  # its takes that claimed jobs not yet delivered
     held: int = 0  # jobs delivered to it, not ended
     idle_since_ns: int | None = None
@@ -183,9 +182,8 @@ class Fleet:
     ) -> None:
         self.queue = queue
         self.settings = settings
-        self.rng = random.Random(
-            None if seed is None else f"fleet/{seed}"
-        )  # the latency draws stay
+        # Its own generator: the latency model's draws stay what they are without a fleet.
+        self.rng = random.Random(None if seed is None else f"fleet/{seed}")
         self.members: dict[str, Member] = {}
         self.orders: list[Order] = []
         self.on_order: Callable[[Order], None] | None = None  # an in-process executor
@@ -193,7 +191,7 @@ class Fleet:
         self._next_index = settings.active
         self._timer: asyncio.TimerHandle | None = None
         for worker in settings.active_ids():
-            self.members[worker] = Member(worker, True, DECIDED, 0, 0)
+            self.members[worker] = Member(worker, True, DECIDED, 0)
 
     # ---- the rep ---------------------------------------------------------------------------
     def begin(self, at: int) -> None:
@@ -211,16 +209,20 @@ class Fleet:
 
     def reset(self) -> None:
         """Between reps: the scaler stops; only the active workers and any still running stay
-        (the runner waits for the fleet to be at rest before a rep ends), numbered afresh."""
+        (the runner waits for the fleet to be at rest before a rep ends), numbered afresh. An
+        active worker that ended (a worker fault) is the runner's to replace: it counts again
+        once its replacement polls."""
         self.running = False
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         for worker, member in list(self.members.items()):
-            if member.state == STOPPED:
+            if member.state == STOPPED and not member.active:
                 del self.members[worker]
-            else:
-                member.claims, member.held = 0, 0
+                continue
+            if member.state == STOPPED:
+                member.state = DECIDED
+            member.claims, member.held = 0, 0
         self.orders = []
         taken = [int(m.id[len(self.settings.id_prefix) :]) for m in self.members.values()]
         self._next_index = max([self.settings.active - 1, *taken]) + 1
@@ -290,7 +292,7 @@ class Fleet:
         worker = self.settings.worker_id(self._next_index)
         self._next_index += 1
         cold_ns = int(self.settings.cold_start.sample(self.rng) * 1e9)
-        member = Member(worker, False, DECIDED, at, at + cold_ns)
+        member = Member(worker, False, DECIDED, at)
         self.members[worker] = member
         self._log(at, "scale_up", worker=worker, reason=reason, start_at=at + cold_ns)
         self._order("start", worker, at + cold_ns)

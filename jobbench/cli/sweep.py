@@ -41,6 +41,14 @@ def sweep(
         list[str] | None,
         Opt(metavar="PROFILE", help="an arrival profile (default: --burst); repeatable"),
     ] = None,
+    autoscale: Annotated[
+        list[str] | None,
+        Opt(
+            metavar="SPEC",
+            help="fixed, or an autoscaled fleet of up to --workers (queue-delay=4,active=1); "
+            "repeatable",
+        ),
+    ] = None,
     policy: Annotated[
         str | None,
         Opt(
@@ -77,7 +85,7 @@ def sweep(
         Opt(
             "--color",
             metavar="FIGURE",
-            help="heatmap colour: time-to-p99 | efficiency | steady-p99",
+            help="heatmap colour: time-to-p99 | efficiency | steady-p99 | cost",
         ),
     ] = "time-to-p99",
     quiet: Quiet = False,
@@ -94,6 +102,7 @@ def sweep(
         take_latency=tuple(take_latency) if take_latency else None,
         wake_latency=tuple(wake_latency) if wake_latency else None,
         load=tuple(load) if load else None,
+        autoscale=tuple(autoscale) if autoscale else None,
         policy=policy,
         burst=burst,
         hold=hold,

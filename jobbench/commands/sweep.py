@@ -21,6 +21,7 @@ from jobbench.core.checks import (
 from jobbench.core.project import toml_terms
 from jobbench.core.sweep_grid import (
     Grid,
+    autoscale_axis,
     grid_cells,
     latency_axis,
     load_axis,
@@ -38,6 +39,7 @@ COLORS = {
     "time-to-p99": "time_to_p99_s",
     "efficiency": "efficiency",
     "steady-p99": "steady_e2e_p99_s",
+    "cost": "fleet_worker_s",
 }
 
 
@@ -50,6 +52,7 @@ DEFAULTS: dict[str, Any] = {
     "take_latency": ("0.5",),
     "wake_latency": ("0.05",),
     "load": (),  # no profile: every cell runs --burst
+    "autoscale": (),  # no spec: every cell's fleet is fixed
     "policy": None,  # each take-ahead's own (core/sweep_grid.py AUTO_POLICY)
     "burst": 1024,
     "hold": "20",
@@ -72,6 +75,7 @@ class SweepRequest:
     take_latency: tuple[str, ...] | None = None
     wake_latency: tuple[str, ...] | None = None
     load: tuple[str, ...] | None = None
+    autoscale: tuple[str, ...] | None = None
     policy: str | None = None
     burst: int | None = None
     hold: str | None = None
@@ -154,6 +158,7 @@ def read_grid(values: dict[str, Any]) -> Grid:
         take_latencies=latency_axis(v["take_latency"], "--take-latency"),
         wake_latencies=latency_axis(v["wake_latency"], "--wake-latency"),
         loads=load_axis(v["load"]),
+        autoscales=autoscale_axis(v["autoscale"]),
         burst=v["burst"],
         hold=v["hold"],
         done_latency=v["done_latency"],

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from fake_queue.protocol import POLICIES, policy_for, take_ahead_problem
 from jobbench.core.config import LatencyFlags, Scenario, scenario_name, validate_scenario
+from jobbench.core.fleet_spec import parse_autoscale
 from jobbench.core.load_profiles import parse_load
 from jobbench.errors import UsageError
 from jobbench.results.sweep_model import AXIS_NAMES
@@ -24,6 +25,7 @@ T = TypeVar("T")
 MAX_AXIS_VALUES = 1000  # a range longer than this is a typo, not a sweep
 MAX_CELLS = 100_000
 AUTO_POLICY = "auto"  # no --policy: each take-ahead's own (drain for 0, take-ahead otherwise)
+FIXED = "fixed"  # the fleet axis's value for all workers all along (no --autoscale)
 
 # `A..B` (step 1), `A..B+S` (add S), `A..B*F` (multiply by F): both ends included.
 _RANGE = re.compile(r"^(?P<lo>[^.+*]+(?:\.\d+)?)\.\.(?P<hi>[^+*]+)(?:(?P<op>[+*])(?P<step>.+))?$")
@@ -43,6 +45,7 @@ class Cell:
     take_latency: str
     wake_latency: str
     load: str  # `burst:N` (the grid's burst) or an arrival profile (core/load_profiles.py)
+    autoscale: str = FIXED  # or an --autoscale spec (core/fleet_spec.py): --workers is its max
 
     def axes(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in AXIS_NAMES}
@@ -60,6 +63,7 @@ class Grid:
     take_latencies: tuple[str, ...]
     wake_latencies: tuple[str, ...]
     loads: tuple[str, ...] = ()  # --load, each a profile; none: the burst
+    autoscales: tuple[str, ...] = ()  # --autoscale, each a spec or "fixed"; none: fixed
     burst: int = 1024
     hold: str = "20"
     done_latency: str = "0"
@@ -69,6 +73,9 @@ class Grid:
 
     def load_values(self) -> tuple[str, ...]:
         return self.loads or (f"burst:{self.burst}",)
+
+    def autoscale_values(self) -> tuple[str, ...]:
+        return self.autoscales or (FIXED,)
 
     def axis_values(self) -> tuple[Sequence[object], ...]:
         return (
@@ -80,6 +87,7 @@ class Grid:
             self.take_latencies,
             self.wake_latencies,
             self.load_values(),
+            self.autoscale_values(),
         )
 
 
@@ -96,7 +104,7 @@ def grid_cells(grid: Grid) -> Cells:
             f"the grid has {grid.size():,} cells; sweep at most {MAX_CELLS:,} (fewer values)"
         )
     cells, skipped = [], 0
-    for policy, k, workers, slots, job, take, wake, load in itertools.product(
+    for policy, k, workers, slots, job, take, wake, load, scale in itertools.product(
         grid.policies,
         grid.take_aheads,
         grid.workers,
@@ -105,12 +113,13 @@ def grid_cells(grid: Grid) -> Cells:
         grid.take_latencies,
         grid.wake_latencies,
         grid.load_values(),
+        grid.autoscale_values(),
     ):
         chosen = policy_for(k) if policy == AUTO_POLICY else policy
         if take_ahead_problem(chosen, k) is not None:
             skipped += 1
             continue
-        cells.append(Cell(chosen, k, workers, slots, job, take, wake, load))
+        cells.append(Cell(chosen, k, workers, slots, job, take, wake, load, scale))
     if not cells:
         raise UsageError(
             "--policy/--take-ahead: no cell is valid (drain and sdk-1.12 take K = 0, take-ahead"
@@ -123,8 +132,9 @@ def cell_scenario(cell: Cell, grid: Grid) -> Scenario:
     """The cell as the model worker's scenario, checked as `jobbench run` checks its own."""
     latency = LatencyFlags(cell.take_latency, cell.wake_latency, grid.hold, grid.done_latency)
     profile = None if _is_grid_burst(cell, grid) else cell.load
+    fleet = None if cell.autoscale == FIXED else parse_autoscale(cell.autoscale, cell.workers)
     scenario = Scenario(
-        name=scenario_name(cell.workers, grid.burst, cell.job_seconds, profile),
+        name=scenario_name(cell.workers, grid.burst, cell.job_seconds, profile, fleet),
         workers=cell.workers,
         slots=cell.slots,
         burst=grid.burst,
@@ -132,6 +142,7 @@ def cell_scenario(cell: Cell, grid: Grid) -> Scenario:
         job_seconds=cell.job_seconds,
         worker=WorkerSpec(kind="model", policy=cell.policy, take_ahead=cell.take_ahead),
         latency=latency.model(),
+        fleet=fleet,
     )
     return validate_scenario(scenario)
 
@@ -144,6 +155,8 @@ def rerun_command(cell: Cell, grid: Grid) -> str:
     words += ["--slots", str(cell.slots), *load]
     words += ["--job-seconds", seconds_text(cell.job_seconds), "--take-latency", cell.take_latency]
     words += ["--wake-latency", cell.wake_latency]
+    if cell.autoscale != FIXED:
+        words += ["--autoscale", cell.autoscale]
     if grid.hold != "20":
         words += ["--hold", grid.hold]
     if grid.done_latency != "0":
@@ -163,6 +176,21 @@ def load_axis(texts: Sequence[str]) -> tuple[str, ...]:
     for spec in out:
         parse_load(spec)
     return _unique(out, "--load", " --load ".join(texts))
+
+
+def autoscale_axis(texts: Sequence[str]) -> tuple[str, ...]:
+    """Each --autoscale given: `fixed` or one spec (its commas are its keys', so repeat the
+    flag for more values), checked now (with 1 max worker: the cells' own come later)."""
+    out = [text.strip() for text in texts]
+    for spec in out:
+        if spec != FIXED:
+            parse_autoscale(spec, max(1, _active_of(spec)))
+    return _unique(out, "--autoscale", " --autoscale ".join(texts))
+
+
+def _active_of(spec: str) -> int:
+    found = re.search(r"(?:^|,)\s*active\s*=\s*(\d+)", spec)
+    return int(found[1]) if found else 0
 
 
 def seconds_text(value: float) -> str:

@@ -13,7 +13,7 @@ from jobbench.core.project import load_project
 from jobbench.errors import UsageError
 
 AXIS_KEYS = ("workers", "slots", "take_ahead", "job_seconds", "policy")
-LATENCY_KEYS = ("take_latency", "wake_latency", "load")  # each item one flag's value
+LATENCY_KEYS = ("take_latency", "wake_latency", "load", "autoscale")  # each item one flag's value
 TEXT_KEYS = ("hold", "done_latency")
 WHOLE_KEYS = ("burst", "reps", "seed")
 SWEEP_KEYS = (*AXIS_KEYS, *LATENCY_KEYS, *TEXT_KEYS, *WHOLE_KEYS)

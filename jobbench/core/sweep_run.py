@@ -78,6 +78,7 @@ def cell_figures(scenario: Scenario, reps: int, seed: int | None) -> dict[str, A
             **f,
             "takes_count": (f.get("takes") or {}).get("count"),
             "steady_e2e_p99_s": (f.get("steady") or {}).get("e2e_p99_s"),
+            "fleet_worker_s": (f.get("fleet") or {}).get("worker_s"),
         }
         for f in runs
     ]
@@ -120,4 +121,5 @@ def _axes(grid: Grid, cells: Sequence[Cell]) -> SweepAxes:
         take_latency=list(grid.take_latencies),
         wake_latency=list(grid.wake_latencies),
         load=list(grid.load_values()),
+        autoscale=list(grid.autoscale_values()),
     )

@@ -34,6 +34,7 @@ _VALUE_WORDS = {
     "take_latency": "take {} s",
     "wake_latency": "wake {} s",
     "load": "load {}",
+    "autoscale": "{}",
 }
 _HEAT_CSS = """
 .multiples{display:flex;flex-wrap:wrap;gap:18px 28px;margin-top:10px}

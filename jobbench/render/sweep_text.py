@@ -48,6 +48,8 @@ def describe(cell: SweepCell) -> str:
     """`take-ahead K 8, 4 workers x 32 slots, jobs 0.5 s, take 0.5 s, wake 0.05 s`."""
     k = f" K {cell.take_ahead}" if cell.take_ahead else ""
     load = f", load {cell.load}" if cell.load else ""
+    if cell.autoscale and cell.autoscale != "fixed":
+        load += f", autoscaled {cell.autoscale}"
     return (
         f"{cell.policy}{k}, {count(cell.workers, 'worker')} x {count(cell.slots, 'slot')}, jobs "
         f"{float(cell.job_seconds):g} s, take {cell.take_latency} s, wake {cell.wake_latency} s"

@@ -21,6 +21,7 @@ AXIS_NAMES = (
     "take_latency",
     "wake_latency",
     "load",
+    "autoscale",
 )
 # The figures a sweep keeps per cell, in the CSV's order; takes_count is the rep's takes.count,
 # steady_e2e_p99_s its steady part's end-to-end p99 (a profile's cell; a burst's is None).
@@ -31,11 +32,13 @@ SWEEP_FIGURES = (
     "efficiency",
     "takes_count",
     "steady_e2e_p99_s",
+    "fleet_worker_s",
 )
 COLOR_FIGURES = {
     "time_to_p99_s": "time to 99 %",
     "efficiency": "efficiency",
     "steady_e2e_p99_s": "steady e2e p99",
+    "fleet_worker_s": "worker-seconds",
 }
 
 
@@ -50,6 +53,7 @@ class SweepAxes(Doc):
     take_latency: list[str]
     wake_latency: list[str]
     load: list[str] = Field(default_factory=list)  # burst:N or a profile; absent before 16
+    autoscale: list[str] = Field(default_factory=list)  # "fixed" or a spec; absent before 17
 
 
 class SweepFixed(Doc):
@@ -70,12 +74,14 @@ class SweepCell(Doc):
     take_latency: str
     wake_latency: str
     load: str | None = None  # burst:N (the fixed burst) or an arrival profile
+    autoscale: str | None = None  # "fixed" (all workers all along) or an --autoscale spec
     time_to_p50_s: Number | None
     time_to_p99_s: Number | None
     throughput_jps: Number | None
     efficiency: Number | None
     takes_count: int | None
     steady_e2e_p99_s: Number | None = None
+    fleet_worker_s: Number | None = None  # an autoscaled cell's worker-seconds billed
     command: str  # `jobbench run ...`: this cell on the fake queue, for real
 
     def figure(self, name: str) -> float | None:

@@ -63,6 +63,7 @@ def cell_of(row: dict[str, Any]) -> Cell:
         take_latency=row["take_latency"],
         wake_latency=row["wake_latency"],
         load=row["load"],
+        autoscale=row.get("autoscale") or "fixed",
     )
 
 
@@ -71,11 +72,12 @@ def test_a_small_grid_has_a_row_per_cell_with_every_axis_and_figure(
 ) -> None:
     doc, rows = sweep(monkeypatch, tmp_path, *SMALL)
     assert tuple(rows[0]) == CSV_COLUMNS
-    assert CSV_COLUMNS[-7:] == (
+    assert CSV_COLUMNS[-8:] == (
         "time_to_p50_s", "time_to_p99_s", "throughput_jps", "efficiency", "takes_count",
-        "steady_e2e_p99_s", "command"
+        "steady_e2e_p99_s", "fleet_worker_s", "command"
     )  # fmt: skip
     assert {row[CSV_COLUMNS.index("load")] for row in rows[1:]} == {"burst:32"}
+    assert {row[CSV_COLUMNS.index("autoscale")] for row in rows[1:]} == {"fixed"}
     assert len(rows) - 1 == len(doc.cells) == 2 * 2 * 2  # no --policy: each K's own, none skipped
     assert doc.schema_ == SWEEP_SCHEMA and doc.skipped == 0 and doc.simulated
     policies = {(row[0], row[1]) for row in rows[1:]}
@@ -159,6 +161,43 @@ def test_a_load_axis_sweeps_profiles_beside_the_burst_and_each_reruns_for_real(
         assert planned.pop() == cell_scenario(cell_of(cell.model_dump()), grid)
 
 
+def test_a_fleet_axis_sweeps_autoscaled_fleets_beside_the_fixed_one_with_their_cost(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    specs = ("--autoscale", "fixed", "--autoscale", "queue-delay=0.05,active=1,idle=0.2,cold=0")
+    doc, rows = sweep(monkeypatch, tmp_path, *SMALL, *specs, "--color", "cost", "--html", "h.html")
+    assert doc.axes.autoscale == ["fixed", "queue-delay=0.05,active=1,idle=0.2,cold=0"]
+    assert len(doc.cells) == 8 * 2 and "autoscale" in rows[0] and "fleet_worker_s" in rows[0]
+    grid = grid_of(doc)
+    for cell in doc.cells:
+        scenario = cell_scenario(cell_of(cell.model_dump()), grid)
+        figures = simulate_rep(scenario, seed=None).measure.figures
+        assert cell.time_to_p99_s == figures["time_to_p99_s"]
+        if cell.autoscale == "fixed":
+            assert cell.fleet_worker_s is None and "--autoscale" not in cell.command
+        else:
+            assert cell.fleet_worker_s == figures["fleet"]["worker_s"] > 0
+            assert f"--autoscale {cell.autoscale}" in cell.command
+    planned: list[Scenario] = []
+
+    def caught(plans: list[Plan], progress: object) -> list[Any]:
+        planned.extend(plans[0].config.scenarios)
+        raise UsageError("planned, not run")
+
+    monkeypatch.setattr(run_module, "run_plans", caught)
+    autoscaled = next(c for c in doc.cells if c.autoscale != "fixed")
+    assert run_cli(monkeypatch, *shlex.split(autoscaled.command)[1:], cwd=tmp_path) == EXIT_USAGE
+    assert planned.pop() == cell_scenario(cell_of(autoscaled.model_dump()), grid)
+    assert "worker-seconds" in (tmp_path / "h.html").read_text()
+
+
+def test_a_bad_autoscale_value_on_the_fleet_axis_is_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli(monkeypatch, *SMALL, "--autoscale", "queue-delay=2,idle=-1", cwd=tmp_path)
+    assert code == EXIT_USAGE and "--autoscale" in capsys.readouterr().err
+
+
 def test_sampled_latencies_with_a_seed_give_the_same_document_bit_for_bit(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -196,7 +235,7 @@ def test_the_heatmap_page_has_a_cell_per_cell_with_its_figures_and_command(
         (("--policy", "drain", "-t", "4"), "error: --policy/--take-ahead: no cell is valid"),
         (("--x", "bogus"), "error: --x bogus: not an axis; use one of policy, take-ahead"),
         (("--x", "slots"), "error: --x slots and --y slots: choose two different axes"),
-        (("--color", "red"), "error: --color red: use time-to-p99, efficiency or steady-p99"),
+        (("--color", "red"), "error: --color red: use time-to-p99, efficiency, steady-p99 or cost"),
         (("--load", "rate:4:for:1s"), "error: --load rate:4:for:1s: '4' is not a rate"),
         (("--load", "burst:8", "--load", "burst:8"), "error: --load burst:8 --load burst:8: "),
         (("--burst", "1e3"), "error: --burst 1e3: write a whole number, e.g. 1000"),
