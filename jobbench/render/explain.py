@@ -234,6 +234,29 @@ def predicted_line(entry: ScenarioResult) -> str | None:
     )
 
 
+def gap_line(entry: ScenarioResult) -> str | None:
+    """The gap to the ideal, explained (issue 18): of the points of efficiency a burst's rep
+    falls short of the ideal by, the latency model with this policy accounts for what its
+    simulated figure loses (the policy-aware bound), the harness (or, for a runpod worker, the
+    SDK against its model) for the rest:
+    `21.5 % of the ideal: the latency model with the drain policy 78.0 points (its bound
+    22.0 %), the harness 0.5 points`. None: no ideal or no simulated figure."""
+    predicted, ideal = entry.predicted, entry.ideal_s
+    measured = entry.summary.get("time_to_p99_s")
+    if predicted is None or not predicted.time_to_p99_s or not ideal or measured is None:
+        return None
+    if not measured.median:
+        return None
+    bound = ideal / predicted.time_to_p99_s
+    actual = ideal / measured.median
+    who = "the harness" if entry.params.worker == "model" else "the SDK against its model"
+    return (
+        f"{actual:.1%} of the ideal: the latency model with the {predicted.policy} policy "
+        f"{(1 - bound) * 100:.1f} points (its bound {bound:.1%}), {who} "
+        f"{(bound - actual) * 100:.1f} points"
+    )
+
+
 def buffered_any(entry: ScenarioResult) -> bool:
     """Some rep had a job wait in a take-ahead buffer: the held rows and line have a say."""
     return any(rep.held is not None and rep.held.buffered_jobs for rep in entry.reps)

@@ -23,6 +23,7 @@ from jobbench.render.cells import (
 from jobbench.render.explain import (
     buffered_any,
     fleet_line,
+    gap_line,
     held_line,
     is_live,
     phase_title,
@@ -121,6 +122,8 @@ def facts(entry: ScenarioResult, label: str) -> str:
     ]
     if (predicted := predicted_line(entry)) is not None:
         items.insert(2, ("predicted", predicted.removeprefix("predicted ")))
+    if (gap := gap_line(entry)) is not None:
+        items.insert(3, ("gap to the ideal", gap))
     if (held := held_line(entry)) is not None:
         items.append(("held", held.removeprefix("held ")))
     if (fleet := fleet_line(entry)) is not None:

@@ -19,6 +19,7 @@ from jobbench.render.explain import (
     PHASE_NAMES,
     buffered_any,
     fleet_line,
+    gap_line,
     held_line,
     ideal_lines,
     is_live,
@@ -161,6 +162,8 @@ def scenario_footer(entry: ScenarioResult) -> Text:
     lines = ideal_lines(entry)
     if (predicted := predicted_line(entry)) is not None:
         lines.append(predicted)
+    if (gap := gap_line(entry)) is not None:
+        lines.append(gap)
     lines += rep_notes(entry)
     if (held := held_line(entry)) is not None:
         lines.append(held)

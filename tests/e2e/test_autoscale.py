@@ -47,7 +47,7 @@ def check_rep(rep: dict[str, Any], jobs: int, idle_s: float, cold_s: float) -> d
         assert life["polling_s"] > life["started_s"]  # then the process's own start-up
         assert life["stop_reason"] == f"idle {idle_s:g} s"
         last_idle = life["idle"][-1][0]
-        assert life["stopping_s"] == pytest.approx(last_idle + idle_s, abs=0.05)
+        assert life["stopping_s"] == pytest.approx(last_idle + idle_s, abs=0.1)
         assert life["stopped_s"] > life["stopping_s"]
         assert life["billed_s"] == pytest.approx(life["stopped_s"] - life["decided_s"], abs=1e-3)
     assert fleet["peak_workers"] <= 3 and fleet["size"][-1][1] == 1  # back to the active one
@@ -66,7 +66,7 @@ def test_model_workers_scale_up_on_queue_delay_and_idle_out(tmp_path: Path) -> N
         fleet = check_rep(rep, 48, 0.8, 0.1)
         ups = [life["decided_s"] for life in fleet["workers"].values() if not life["active"]]
         # the first look after a job has waited 0.5 s: at 0.5 s (looks every 0.25 s from 0)
-        assert min(ups) == pytest.approx(0.5, abs=0.03)
+        assert min(ups) == pytest.approx(0.5, abs=0.1)  # the next look would be 0.75 s
         assert all(
             "queue delay" in life["reason"] for life in fleet["workers"].values() if life["reason"]
         )

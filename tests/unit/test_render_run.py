@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from fake_queue.latency import Distribution, LatencyModel
@@ -30,7 +31,7 @@ from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.measure.live_metrics import live_rep_measure
 from jobbench.render import html_tables
 from jobbench.render.cells import fmt
-from jobbench.render.explain import FAKE_LEGEND, LIVE_LEGEND, scenario_title
+from jobbench.render.explain import FAKE_LEGEND, LIVE_LEGEND, gap_line, scenario_title
 from jobbench.render.terminal import render_result, scenario_footer, scenario_table
 from jobbench.results.model import Environment, Result, ScenarioResult, Target
 from jobbench.results.store import new_document
@@ -408,3 +409,17 @@ def test_live_tables_name_the_platforms_figures_for_what_they_are() -> None:
     assert legend_of(text.replace("\ntarget ", "\n\ntarget ")) == " ".join(
         " ".join(LIVE_LEGEND).split()
     )
+
+
+def test_the_gap_to_the_ideal_splits_into_the_models_points_and_the_harness_points() -> None:
+    """Efficiency + the latency model's points + the harness's points = 100: the bound is
+    the simulated figure of the same scenario, the rest is what the real run added."""
+    entry = complete_run().scenarios[0]
+    line = gap_line(entry)
+    assert line is not None
+    actual, model, bound, harness = (float(x) for x in re.findall(r"(-?[\d.]+)(?:%| points)", line))
+    assert actual + model + harness == pytest.approx(100, abs=0.15)
+    assert entry.predicted is not None and entry.ideal_s is not None
+    assert bound == pytest.approx(100 * entry.ideal_s / entry.predicted.time_to_p99_s, abs=0.05)
+    assert "the harness" in line and "drain policy" in line
+    assert gap_line(complete_run().scenarios[1]) is None  # nothing simulated for it
