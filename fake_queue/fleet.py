@@ -60,6 +60,12 @@ FLEET_EVENTS = frozenset(
 )
 
 
+def worker_index(worker: str) -> int:
+    """A worker id's number, `<name>-w12` -> 12 (0 if it has none): w10 sorts after w9."""
+    tail = worker.rsplit("w", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
 class FleetSettingsError(ValueError):
     """A fleet setting that makes no sense: `name` is the setting, the message the fix."""
 
@@ -224,7 +230,7 @@ class Fleet:
                 member.state = DECIDED
             member.claims, member.held = 0, 0
         self.orders = []
-        taken = [int(m.id[len(self.settings.id_prefix) :]) for m in self.members.values()]
+        taken = [worker_index(m.id) for m in self.members.values()]
         self._next_index = max([self.settings.active - 1, *taken]) + 1
 
     @property

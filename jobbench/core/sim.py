@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from fake_queue import virtual_clock
 from fake_queue.event_log import CompactEvents
-from fake_queue.fleet import Fleet
+from fake_queue.fleet import Fleet, worker_index
 from fake_queue.jobs import Event
 from fake_queue.latency import LatencySampler
 from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, SDK_112, TIMED_OUT
@@ -231,7 +231,7 @@ async def _rep(
         check_conservation(
             {"counts": queue.counts(), "conservation": queue.conservation_error()}, events, burst
         )
-        seen = ids if fleet is None else sorted(fleet.members, key=_index_of)  # before the reset
+        seen = ids if fleet is None else sorted(fleet.members, key=worker_index)  # before the reset
     finally:
         await crew.shut_down()
         # The rep's jobs go now, freed by reference counting as the queue forgets them,
@@ -268,8 +268,3 @@ async def _until_all_ended(watch: _EndWatch, give_up_s: float) -> None:
                     f"simulation: {watch.burst - before} of {watch.burst} jobs did not end within "
                     f"{give_up_s:g} virtual seconds of the last one; a model policy hangs"
                 ) from None
-
-
-def _index_of(worker: str) -> int:
-    """A worker id's number: `<name>-w12` -> 12, so w10 sorts after w9."""
-    return int(worker.rsplit("w", 1)[1])

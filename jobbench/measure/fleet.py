@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from fake_queue.fleet import worker_index
 from jobbench.measure.held import Holds
 
 NS_PER_S = 1e9
@@ -136,7 +137,7 @@ def fleet_figures(
         "size": [[round((t - begin) / NS_PER_S, 6), n] for t, n in size],
         "workers": {
             worker: _life_json(life, begin, billed[worker])
-            for worker, life in sorted(by_worker.items(), key=lambda kv: _index(kv[0]))
+            for worker, life in sorted(by_worker.items(), key=lambda kv: worker_index(kv[0]))
         },
     }
 
@@ -211,8 +212,3 @@ def _life_json(life: Life, begin: int, billed_ns: int) -> dict[str, Any]:
         "billed_s": round(billed_ns / NS_PER_S, 6),
         "idle": [[rel(a), rel(b)] for a, b in life.idle],
     }
-
-
-def _index(worker: str) -> int:
-    tail = worker.rsplit("w", 1)[-1]
-    return int(tail) if tail.isdigit() else 0
