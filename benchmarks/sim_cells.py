@@ -1,4 +1,4 @@
-"""Simulator cost per sweep-sized cell: 36 cells of 1,024 jobs (1, 4 and 16 workers, 8 and 32
+"""Simulator cost per sweep-sized cell: 12 cells of 1,024 jobs (1, 4 and 16 workers, 8 and 32
 slots, drain and take-ahead 32, the reference latencies) simulated in this process, REPS
 times over; prints the wall milliseconds a cell. For A/B runs of two checkouts side by side:
 
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reps", type=int, default=3, help="passes over the 36 cells")
+    parser.add_argument("--reps", type=int, default=3, help="passes over the 12 cells")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to import")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.root))
