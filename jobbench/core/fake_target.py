@@ -221,8 +221,17 @@ class ScenarioSession:
         fleet = None
         if s.fleet is not None:
             fleet = FleetDrive(self.client, self._spawn_scaled, self.scaled)
+        queue_pid = self.queue.process.pid if self.queue is not None else None
         drive = RepDrive(
-            s, self.client, self.workers, self.progress, rep, self.check_queue, logs, fleet
+            s,
+            self.client,
+            self.workers,
+            self.progress,
+            rep,
+            self.check_queue,
+            logs,
+            queue_pid,
+            fleet,
         )
         ended = drive.run()
         events, _ = self.client.events(cursor)
@@ -345,6 +354,8 @@ def note_rep_end(figures: dict[str, Any], ended: RepEnd) -> None:
         figures["partial"] = ended.partial
     if ended.machine is not None:
         figures["machine"] = ended.machine
+    if ended.harness is not None:
+        figures["harness"] = ended.harness
     if ended.arrivals is not None:
         figures["arrivals"] = ended.arrivals
 

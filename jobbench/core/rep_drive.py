@@ -24,7 +24,7 @@ from jobbench.core.submit_pacer import SubmitPacer
 from jobbench.core.target import Progress
 from jobbench.core.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
 from jobbench.errors import RunFailed, WorkerError
-from jobbench.procs import machine
+from jobbench.procs import harness_cpu, machine
 from jobbench.procs.spawn import WorkerProcess
 
 POLL_S = 0.05
@@ -53,6 +53,7 @@ class RepEnd:
     partial: str | None = None
     error: RunFailed | None = None
     machine: dict[str, Any] | None = None  # the machine's load over the rep (procs/machine.py)
+    harness: dict[str, Any] | None = None  # the harness's own CPU (procs/harness_cpu.py)
     arrivals: dict[str, Any] | None = None  # an arrival profile's pacing (core/submit_pacer.py)
 
 
@@ -118,6 +119,7 @@ class RepDrive:
     rep: int
     check_queue: Callable[[], None]  # raises RunFailed when the embedded queue died
     logs: str = ""
+    queue_pid: int | None = None  # the embedded queue's (None: --server's, not ours to read)
     fleet: FleetDrive | None = None  # an autoscaled fleet's orders, executed (None: fixed)
     _reported: set[str] = field(default_factory=set)  # ended fleet workers told to the queue
 
@@ -131,6 +133,7 @@ class RepDrive:
         pacer = None if s.is_burst else SubmitPacer(self.client, waves, inputs)
         began = time.monotonic()
         load_at_start = machine.sample()
+        cpu_at_start = harness_cpu.sample(self.queue_pid, self._groups())
         timeout_s = rep_timeout_s(s) + waves[-1].at_s
         faults = _FaultClock(s.worker_faults, self.workers)
         dog = Watchdog(watch_bounds(s), [w.worker_id for w in self.workers], began)
@@ -181,7 +184,22 @@ class RepDrive:
             end.anomalies += self.fleet.anomalies
         end.worker_faults = faults.applied
         end.machine = machine.machine_load(load_at_start, machine.sample())
+        end.harness = harness_cpu.harness_cpu(
+            cpu_at_start,
+            harness_cpu.sample(self.queue_pid, self._groups()),
+            (end.machine or {}).get("cpu_busy"),
+            os.cpu_count(),
+        )
+        if (saturated := harness_cpu.saturation(end.harness)) is not None:
+            end.anomalies.append(saturated)
+            self._say([f"the harness was saturated: {saturated['what']}"])
         return end
+
+    def _groups(self) -> dict[str, int]:
+        """Each worker process's group, the fleet's included (one that has exited is left out:
+        its CPU since the last look is not read)."""
+        procs = [*self.workers, *(self.fleet.processes if self.fleet is not None else [])]
+        return {w.worker_id: w.pgid for w in procs if w.pgid is not None and w.returncode() is None}
 
     def _fleet_tick(self, now: float, began: float, end: RepEnd) -> bool:
         """The fleet's orders executed; True when a fleet worker died (the rep ends there)."""

@@ -257,6 +257,28 @@ def gap_line(entry: ScenarioResult) -> str | None:
     )
 
 
+def harness_line(entry: ScenarioResult) -> str | None:
+    """The harness's own CPU in the last rep (procs/harness_cpu.py), in cores:
+    `harness CPU (last rep, cores): queue 0.12, driver 0.02, 4 workers 0.40 (most 0.11),
+    others 0.01; the machine 27% busy on 2 CPUs`. None: not measured (live, sim, older)."""
+    cpu = entry.reps[-1].harness if entry.reps else None
+    if cpu is None:
+        return None
+    workers = [float(v) for v in cpu.worker_cores.values() if v is not None]
+
+    def cores(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    text = (
+        f"harness CPU (last rep, cores): queue {cores(cpu.queue_cores)}, driver "
+        f"{cores(cpu.driver_cores)}, {len(workers)} workers {sum(workers):.2f}"
+        f"{f' (most {max(workers):.2f})' if workers else ''}, others {cores(cpu.others_cores)}"
+    )
+    if cpu.machine_busy_cores is not None and cpu.cpus:
+        text += f"; the machine {cpu.machine_busy_cores / cpu.cpus:.0%} busy on {cpu.cpus} CPUs"
+    return text
+
+
 def buffered_any(entry: ScenarioResult) -> bool:
     """Some rep had a job wait in a take-ahead buffer: the held rows and line have a say."""
     return any(rep.held is not None and rep.held.buffered_jobs for rep in entry.reps)

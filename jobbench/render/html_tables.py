@@ -24,6 +24,7 @@ from jobbench.render.explain import (
     buffered_any,
     fleet_line,
     gap_line,
+    harness_line,
     held_line,
     is_live,
     phase_title,
@@ -128,6 +129,8 @@ def facts(entry: ScenarioResult, label: str) -> str:
         items.append(("held", held.removeprefix("held ")))
     if (fleet := fleet_line(entry)) is not None:
         items.append(("fleet", fleet.removeprefix("fleet ")))
+    if (cpu := harness_line(entry)) is not None:
+        items.append(("harness CPU", cpu.removeprefix("harness CPU ")))
     body = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in items)
     prefix = f"<h4>{escape(label)}</h4>" if label else ""
     return f'<div class="facts">{prefix}<dl>{body}</dl></div>'

@@ -65,6 +65,11 @@ def rep_notes(entry: ScenarioResult) -> list[str]:
                     f"{fmt(anomaly.for_s, 's')} from {fmt(anomaly.at_s, 's')} holding "
                     f"{anomaly.held} jobs{came_back}"
                 )
+            elif anomaly.kind == "saturated":
+                lines.append(
+                    f"rep {number} set aside: the harness was saturated ({anomaly.what}); "
+                    f"{anomaly.fix}"
+                )
             else:
                 lines.append(f"rep {number} set aside: {anomaly.kind}")
         if rep.partial:

@@ -20,6 +20,7 @@ from jobbench.render.explain import (
     buffered_any,
     fleet_line,
     gap_line,
+    harness_line,
     held_line,
     ideal_lines,
     is_live,
@@ -169,6 +170,8 @@ def scenario_footer(entry: ScenarioResult) -> Text:
         lines.append(held)
     if (fleet := fleet_line(entry)) is not None:
         lines.append(fleet)
+    if (cpu := harness_line(entry)) is not None:
+        lines.append(cpu)
     for name, numbers in (entry.outliers or {}).items():
         if numbers:
             reps_text = ", ".join(str(n) for n in numbers)

@@ -82,6 +82,21 @@ class Anomaly(Doc):
     for_s: Number | None = None
     held: int | None = None
     resumed: bool | None = None
+    what: str | None = None  # a saturated harness: which part, how busy (procs/harness_cpu.py)
+    fix: str | None = None  # and what to change
+
+
+class HarnessCpu(Doc):
+    """The harness's own CPU over a fake-queue rep (procs/harness_cpu.py): cores used on average
+    by the queue process, the driver, each worker's process group, and the machine's others."""
+
+    wall_s: Number
+    queue_cores: Number | None  # None: the queue is another machine's (--server)
+    driver_cores: Number | None
+    worker_cores: dict[str, Number | None]
+    others_cores: Number | None
+    machine_busy_cores: Number | None
+    cpus: int | None
 
 
 class Submission(Doc):
@@ -288,6 +303,7 @@ class Rep(Doc):
     held: HeldCost | None = None  # take-ahead's cost (absent: before issue 16, or live)
     steady: Steady | None = None  # an arrival profile's steady state (absent: a burst)
     fleet: FleetFigures | None = None  # an autoscaled fleet's (absent: a fixed fleet)
+    harness: HarnessCpu | None = None  # the harness's CPU (absent: live, sim, before issue 18)
 
 
 class Spread(Doc):

@@ -8,6 +8,7 @@ the real runpod SDK and a user command alike."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -71,6 +72,9 @@ def test_model_workers_scale_up_on_queue_delay_and_idle_out(tmp_path: Path) -> N
             "queue delay" in life["reason"] for life in fleet["workers"].values() if life["reason"]
         )
     assert entry["summary"]["fleet_worker_s"]["median"] > 0
+    cpu = entry["reps"][-1]["harness"]  # the harness's own CPU: the queue, the driver, each
+    assert cpu["queue_cores"] > 0 and cpu["driver_cores"] > 0  # worker alive at the rep's end
+    assert "3w-48j-0.3s-qd0.5-w0" in cpu["worker_cores"] and cpu["cpus"] == os.cpu_count()
 
 
 def test_request_count_starts_its_target_at_once_and_the_sim_predicts_it(tmp_path: Path) -> None:

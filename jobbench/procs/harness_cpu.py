@@ -1,0 +1,130 @@
+"""The harness's own CPU over a rep (issue 18): the queue's process, each worker's process group
+(the SDK's heartbeat child included) and this driver process (its threads included), from
+/proc (Linux; None elsewhere), as cores used on average between the rep's start and end; the
+machine's other processes are what /proc/stat's busy time leaves over.
+
+A rep in which one harness process used nearly a whole core, or the machine had no CPU left,
+measured the harness, not the worker: `saturation` names it, with what to change, and the run
+keeps it as an anomaly (a gate sets such reps aside).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PROC = Path("/proc")
+TICKS_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+SATURATED_CORE = 0.8  # a process this busy on average is CPU-bound: its own scheduling shows
+SATURATED_MACHINE = 0.85  # the CPUs this busy on average: processes queued for a core
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    at_s: float  # monotonic
+    driver_s: float  # this process's user + system CPU seconds
+    queue_s: float | None  # the queue process's (None: not ours, --server)
+    groups_s: dict[str, float]  # worker id: its process group's CPU seconds (live members)
+
+
+def _proc_cpu(stat_line: str) -> tuple[int, float]:
+    """(process group, user + system CPU seconds) from a /proc/<pid>/stat line."""
+    rest = stat_line[stat_line.rindex(")") + 2 :].split()  # the command may hold spaces
+    pgrp = int(rest[2])
+    return pgrp, (int(rest[11]) + int(rest[12])) / TICKS_S
+
+
+def group_cpu(pgids: Mapping[str, int]) -> dict[str, float]:
+    """Each named process group's CPU seconds, its live members summed (one pass over /proc)."""
+    wanted = {pgid: name for name, pgid in pgids.items()}
+    out = dict.fromkeys(pgids, 0.0)
+    for entry in PROC.iterdir() if wanted else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            pgrp, seconds = _proc_cpu((entry / "stat").read_text())
+        except (OSError, ValueError, IndexError):  # gone meanwhile, or not a process entry
+            continue
+        if pgrp in wanted:
+            out[wanted[pgrp]] += seconds
+    return out
+
+
+def process_cpu(pid: int) -> float | None:
+    try:
+        return _proc_cpu((PROC / str(pid) / "stat").read_text())[1]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def sample(queue_pid: int | None, worker_groups: Mapping[str, int]) -> CpuSample | None:
+    """Now; None where /proc is not there (not Linux)."""
+    if not PROC.is_dir():
+        return None
+    times = os.times()
+    return CpuSample(
+        at_s=time.monotonic(),
+        driver_s=times.user + times.system,
+        queue_s=None if queue_pid is None else process_cpu(queue_pid),
+        groups_s=group_cpu(worker_groups),
+    )
+
+
+def harness_cpu(
+    start: CpuSample | None, end: CpuSample | None, machine_busy: float | None, cpus: int | None
+) -> dict[str, Any] | None:
+    """The rep's `harness` block: cores each part used on average over the rep (a worker that
+    started or stopped during it counts from its start or to its last sample), the machine's
+    busy cores and what its other processes used."""
+    if start is None or end is None or end.at_s <= start.at_s:
+        return None
+    wall = end.at_s - start.at_s
+
+    def cores(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else round(max(b - a, 0.0) / wall, 3)
+
+    workers = {
+        worker: cores(start.groups_s.get(worker, 0.0), seconds)
+        for worker, seconds in end.groups_s.items()
+    }
+    queue = cores(start.queue_s, end.queue_s)
+    driver = cores(start.driver_s, end.driver_s)
+    ours = sum(v for v in (queue, driver, *workers.values()) if v is not None)
+    busy = None if machine_busy is None or not cpus else round(machine_busy * cpus, 3)
+    return {
+        "wall_s": round(wall, 3),
+        "queue_cores": queue,
+        "driver_cores": driver,
+        "worker_cores": workers,
+        "others_cores": None if busy is None else round(max(busy - ours, 0.0), 3),
+        "machine_busy_cores": busy,
+        "cpus": cpus,
+    }
+
+
+def saturation(block: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The anomaly of a rep whose harness was saturated (None: it was not), naming the part
+    and what to change."""
+    if block is None:
+        return None
+    parts = {"the queue": block.get("queue_cores"), "the driver": block.get("driver_cores")}
+    parts.update({f"worker {w}": v for w, v in (block.get("worker_cores") or {}).items()})
+    busy = [(name, v) for name, v in parts.items() if v is not None and v >= SATURATED_CORE]
+    cpus, machine = block.get("cpus"), block.get("machine_busy_cores")
+    share = machine / cpus if cpus and machine is not None else None
+    full = share is not None and share >= SATURATED_MACHINE
+    if not busy and not full:
+        return None
+    said = [f"{name} used {v:.2f} of a core" for name, v in busy]
+    if full:
+        said.append(f"the machine was {share:.0%} busy on {cpus} CPUs")
+    return {
+        "kind": "saturated",
+        "what": "; ".join(said),
+        "fix": "fewer workers per core, --server on another machine, or longer jobs "
+        "(docs/performance.md, the harness's own cost)",
+    }

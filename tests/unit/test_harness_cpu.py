@@ -1,0 +1,66 @@
+"""The harness's own CPU over a rep (procs/harness_cpu.py): /proc read as the kernel writes it,
+cores per part, and the saturation rule that flags a rep measuring the harness."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from jobbench.procs import harness_cpu
+from jobbench.procs.harness_cpu import CpuSample, saturation
+
+
+def test_a_stat_line_gives_its_group_and_cpu_seconds_even_with_spaces_in_the_command() -> None:
+    ticks = harness_cpu.TICKS_S
+    fields = ["S", "1", "4242", "4242"] + ["0"] * 7 + [str(3 * ticks), str(ticks)] + ["0"] * 30
+    line = "4243 (python -m jobbench (w0)) " + " ".join(fields)
+    assert harness_cpu._proc_cpu(line) == (4242, 4.0)
+
+
+def test_this_process_is_read_from_proc_and_burning_cpu_shows() -> None:
+    pid = os.getpid()
+    before = harness_cpu.sample(pid, {"me": os.getpgid(pid)})
+    deadline = time.process_time() + 0.3
+    while time.process_time() < deadline:
+        pass
+    after = harness_cpu.sample(pid, {"me": os.getpgid(pid)})
+    block = harness_cpu.harness_cpu(before, after, 0.5, 2)
+    assert block is not None
+    assert block["driver_cores"] > 0.3 and block["queue_cores"] > 0.3  # both are this process
+    assert block["worker_cores"]["me"] > 0.3  # its group, pytest's included
+    assert block["machine_busy_cores"] == 1.0
+
+
+def cores_block(queue: float, workers: dict[str, float], busy: float) -> dict[str, object]:
+    start = CpuSample(0.0, 0.0, 0.0, dict.fromkeys(workers, 0.0))
+    end = CpuSample(10.0, 0.1, 10 * queue, {w: 10 * v for w, v in workers.items()})
+    block = harness_cpu.harness_cpu(start, end, busy, 2)
+    assert block is not None
+    return block
+
+
+def test_cores_are_cpu_seconds_over_the_reps_wall_and_others_are_the_rest() -> None:
+    block = cores_block(0.5, {"w0": 0.2, "w1": 0.3}, 0.6)
+    assert block["queue_cores"] == 0.5 and block["driver_cores"] == 0.01
+    assert block["worker_cores"] == {"w0": 0.2, "w1": 0.3}
+    assert block["machine_busy_cores"] == 1.2
+    assert block["others_cores"] == pytest.approx(1.2 - 0.5 - 0.01 - 0.5)
+    assert saturation(block) is None
+
+
+def test_a_queue_near_a_full_core_or_a_machine_out_of_cpu_flags_the_rep_with_the_fix() -> None:
+    queue_bound = saturation(cores_block(0.92, {"w0": 0.1}, 0.55))
+    assert queue_bound is not None and queue_bound["kind"] == "saturated"
+    assert "the queue used 0.92 of a core" in queue_bound["what"]
+    assert "fewer workers per core" in queue_bound["fix"] and "--server" in queue_bound["fix"]
+    worker_bound = saturation(cores_block(0.1, {"w3": 0.85}, 0.5))
+    assert worker_bound is not None and "worker w3 used 0.85" in worker_bound["what"]
+    machine = saturation(cores_block(0.3, {"w0": 0.3}, 0.9))
+    assert machine is not None and "the machine was 90% busy on 2 CPUs" in machine["what"]
+
+
+def test_nothing_measured_is_nothing_flagged() -> None:
+    assert harness_cpu.harness_cpu(None, None, None, None) is None
+    assert saturation(None) is None
