@@ -11,6 +11,7 @@ from collections.abc import Callable
 from functools import partial
 
 from fake_queue.fleet import Fleet, Order
+from fake_queue.protocol import SDK_112
 from jobbench.errors import RunFailed
 from jobbench.workers.policy_base import Policy
 
@@ -18,7 +19,7 @@ from jobbench.workers.policy_base import Policy
 # process's start-up is measured (the fake target), the simulator's is this, by policy.
 # The runpod SDK 1.12.0 imports in about 1.9 s (runpod-protocol.md section 5); the model worker
 # imports no SDK (docs/fleet.md, "Cold starts", for both measured).
-PROCESS_START_S = {"sdk-1.12": 1.9}
+PROCESS_START_S = {SDK_112: 1.9}
 MODEL_PROCESS_START_S = 0.2
 
 
