@@ -37,7 +37,7 @@ def fleet_lane(side: FleetSide, x_max: float) -> Figure:
     for worker, life in workers:
         body += _worker_row(f, life, y, side.cls, names[worker], end)
         y += ROW_H
-    body.append(svg.legend(LEGEND(side.cls), f.left, 20, f.width - f.right))
+    body.append(svg.legend(_legend(side.cls), f.left, 20, f.width - f.right))
     notes = [f"{side.label}: {side.rep_text}"]
     if len(side.fleet.workers) > len(workers):
         notes.append(f"showing the first {len(workers)} of {len(side.fleet.workers)} workers")
@@ -49,7 +49,7 @@ def fleet_lane(side: FleetSide, x_max: float) -> Figure:
     return Figure(svg.document(f.width, f.height, title, "".join(body)), notes)
 
 
-def LEGEND(cls: str) -> list[tuple[str, str, str]]:
+def _legend(cls: str) -> list[tuple[str, str, str]]:
     return [
         ("fleet-cold", "cold start (modelled)", "box"),
         ("fleet-boot", "process starting", "box"),
