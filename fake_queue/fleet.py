@@ -177,7 +177,7 @@ class ScaledQueue(Protocol):
     queued: deque[Job]
     events: EventLog
 
-    def release_worker(self, worker: str) -> int: ...
+    def release_long_polls(self, worker: str | None = None) -> int: ...
 
 
 class Fleet:
@@ -309,7 +309,7 @@ class Fleet:
         member.state = STOPPING
         self._cancel_idle(member)
         self._log(at, "scale_down", worker=member.id, reason=reason)
-        self.queue.release_worker(member.id)
+        self.queue.release_long_polls(member.id)
         self._order("stop", member.id, at)
 
     def _order(self, action: str, worker: str, at: int) -> None:

@@ -263,37 +263,27 @@ class JobQueue(TakeLife):
             )
         return None
 
-    def release_long_polls(self) -> int:
-        """Answer every waiting take (204) and job-stop poll now: the runner is stopping its
-        workers, and an SDK worker exits only once its long-polls return (up to the hold).
-        Returns how many were released."""
-        takes = list(self.waiting)
+    def release_long_polls(self, worker: str | None = None) -> int:
+        """Answer every waiting take (204) and job-stop poll now, or only `worker`'s (the
+        platform stopping it): the runner is stopping its workers, and an SDK worker exits
+        only once its long-polls return (up to the hold). Returns how many were released."""
+        takes = [take for take in self.waiting if worker is None or take.worker == worker]
         at = self.clock.now_ns()
         for take in takes:
             take.answer_at_ns = at
             if not take.claimed.done():
                 take.claimed.set_result(None)  # await_answer goes on at once, with no jobs
-        self.waiting.clear()
-        stops = [r.stop_waiter for r in self.workers.values() if r.stop_waiter is not None]
+        if worker is None:
+            self.waiting.clear()
+        else:
+            for take in takes:
+                self.waiting.remove(take)
+        records = self.workers.values() if worker is None else [self.workers.get(worker)]
+        stops = [r.stop_waiter for r in records if r is not None and r.stop_waiter is not None]
         for waiter in stops:
             if not waiter.done():
                 waiter.set_result(None)
         return len(takes) + len(stops)
-
-    def release_worker(self, worker: str) -> int:
-        """`release_long_polls` for one worker, the platform stopping it: its waiting takes
-        are answered empty now, and its job-stop poll."""
-        at = self.clock.now_ns()
-        takes = [take for take in self.waiting if take.worker == worker]
-        for take in takes:
-            self.waiting.remove(take)
-            take.answer_at_ns = at
-            if not take.claimed.done():
-                take.claimed.set_result(None)
-        record = self.workers.get(worker)
-        if record is not None and record.stop_waiter is not None and not record.stop_waiter.done():
-            record.stop_waiter.set_result(None)
-        return len(takes)
 
     def reset(self) -> None:
         """Forget jobs and events between reps; waiting takes (live long-polls) stay."""

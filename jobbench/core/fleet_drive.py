@@ -65,11 +65,6 @@ class FleetDrive:
         to import, and its id's record at the queue may be an earlier rep's)."""
         return [w for w in self.started if self.states.get(w, {}).get("state") == "polling"]
 
-    @property
-    def gone(self) -> set[str]:
-        """Workers the fleet stopped whose process has exited."""
-        return set(self.stopped)
-
     def _process(self, worker: str) -> WorkerProcess:
         return next(p for p in reversed(self.processes) if p.worker_id == worker)
 

@@ -234,7 +234,7 @@ class RepDrive:
         if end.partial is not None:
             return True
         if self.fleet is not None:
-            gone |= self.fleet.gone
+            gone |= self.fleet.stopped
             dog.worker_ids = self._watched()
         bounds = dog.bounds
         view = self.client.workers(overdue_s=bounds.overdue_s)
