@@ -15,6 +15,7 @@ Variants:
   precise      asyncio loop whose selector rounds timeouts down to whole ms (not up), then
                polls the last < 1 ms: timers fire on time instead of 0-1 ms late
   gc-log       write every GC pause (generation, ms) to $FQ_GC_LOG at exit
+  no-lane      no fast lane: aiohttp's routes answer every request (fake_queue before the lane)
 """
 
 from __future__ import annotations
@@ -155,7 +156,14 @@ def _gc_log() -> None:
                 fh.write(f"{gen} {ms:.3f} {collected}\n")
 
 
+def _no_lane() -> None:
+    import fake_queue.server as server
+
+    server.FastLane.serving = classmethod(lambda cls, *_: None)  # type: ignore[method-assign,assignment,arg-type]
+
+
 VARIANTS = {
+    "no-lane": _no_lane,
     "gc-log": _gc_log,
     "gc-freeze": _gc_freeze,
     "gc-no-full": _gc_no_full,

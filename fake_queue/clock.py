@@ -2,17 +2,18 @@
 the time. Stdlib only.
 
 A clock reads integer nanoseconds (`now_ns`). Timers are never kept by the clock: the queue
-turns a deadline on it into a delay and sleeps that long on the running asyncio loop. That is
-exact when the clock runs with the loop's: `MONOTONIC` (the default) is the clock asyncio's
-own loops use, and a virtual-time loop (fake_queue.virtual_clock) is its own clock, so on it
-every timer jumps.
+sets a deadline on it as a timer on the running asyncio loop (`call_at_ns`). That is exact when
+the clock runs with the loop's: `MONOTONIC` (the default) is the clock asyncio's own loops use,
+and a virtual-time loop (fake_queue.virtual_clock) is its own clock, so on it every timer
+jumps.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 
 class Clock(Protocol):
@@ -30,9 +31,16 @@ class MonotonicClock:
 MONOTONIC = MonotonicClock()
 
 
-async def sleep_until(clock: Clock, target_ns: int) -> None:
-    """Sleep on the running loop until `clock` reads `target_ns` (at once if it has passed).
-    On the real server the precise loop (fake_queue.precise_loop) fires the timer on time."""
-    delay = (target_ns - clock.now_ns()) / 1e9
-    if delay > 0:
-        await asyncio.sleep(delay)
+def call_at_ns(
+    clock: Clock, target_ns: int, callback: Callable[..., object], *args: Any
+) -> asyncio.TimerHandle:
+    """`callback(*args)` on the running loop once `clock` reads `target_ns`.
+
+    On real time the timer is set at the target itself (asyncio's loop time is
+    `time.monotonic`), not at now + the delay: timers for one instant share one loop time and
+    fire in one loop turn (a delay computed a few microseconds apart for each would spread
+    them over several). Elsewhere (a virtual-time loop is its own clock) it is the delay."""
+    loop = asyncio.get_running_loop()
+    if type(clock) is MonotonicClock:
+        return loop.call_at(target_ns / 1e9, callback, *args)
+    return loop.call_later(max((target_ns - clock.now_ns()) / 1e9, 0.0), callback, *args)

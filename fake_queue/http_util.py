@@ -18,12 +18,16 @@ SETTINGS_KEY: web.AppKey[ServerSettings] = web.AppKey("settings", ServerSettings
 
 
 def error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message, "status": status}, status=status)
+    return web.json_response(error_payload(status, message), status=status)
+
+
+def error_payload(status: int, message: str) -> dict[str, Any]:
+    return {"error": message, "status": status}
 
 
 def raw_error(status: int, message: str) -> bytes:
     """error()'s answer as bytes, for a connection with no whole request to answer."""
-    body = json.dumps({"error": message, "status": status}).encode()
+    body = json.dumps(error_payload(status, message)).encode()
     head = (
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
         "Content-Type: application/json; charset=utf-8\r\n"

@@ -212,6 +212,19 @@ class JobQueue(TakeLife):
         of their done latencies is over, as concurrent POSTs are; with no done latency, at once,
         without a loop turn (a million, simulated). Each outcome, or the JobError its POST
         would have answered."""
+        outcomes, delay = self.finish_many(worker, results, arrived_ns)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        return outcomes
+
+    def finish_many(
+        self,
+        worker: str,
+        results: list[tuple[str, dict[str, Any]]],
+        arrived_ns: int | None = None,
+    ) -> tuple[list[str | JobError], float]:
+        """`job_done_many` up to its answer: the outcomes, and the seconds to answer them
+        after (the longest of their done latencies; 0: now)."""
         outcomes: list[str | JobError] = []
         delay = 0.0
         at = self.clock.now_ns() if arrived_ns is None else arrived_ns
@@ -223,9 +236,7 @@ class JobQueue(TakeLife):
                 outcomes.append(exc)
                 continue
             delay = max(delay, self.sampler.done())
-        if delay > 0:
-            await asyncio.sleep(delay)
-        return outcomes
+        return outcomes, delay
 
     # ---- bench control ---------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

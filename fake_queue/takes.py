@@ -5,7 +5,8 @@ abandoned when its client went away, its claimed jobs going back to the front of
 
 Pure asyncio, a layer of JobQueue (fake_queue.queue) on fake_queue.running: the HTTP route
 (worker_routes) and the in-process link alike run a take through `take` then `await_answer`.
-Every timer is a delay on the running loop from the queue's clock (fake_queue.clock).
+Every timer is set on the running loop at an instant of the queue's clock (fake_queue.clock);
+the takes due at one instant share one, and are answered together (`_answer_due`).
 """
 
 from __future__ import annotations
@@ -13,13 +14,38 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from fake_queue.clock import sleep_until
+from fake_queue.clock import MONOTONIC, Clock, call_at_ns
 from fake_queue.jobs import Job, Take
+from fake_queue.latency import LatencySampler
 from fake_queue.protocol import IN_PROGRESS, IN_QUEUE
 from fake_queue.running import RunningJobs
 
 
+class _Due:
+    """A take waiting for its answer time, how to tell its client is gone, how to send its
+    answer (None: its awaiter writes it), and the future that resolves to its jobs."""
+
+    __slots__ = ("answered", "client_gone", "send", "take")
+
+    def __init__(
+        self,
+        take: Take,
+        client_gone: Callable[[], bool],
+        send: Callable[[list[Job]], None] | None,
+        answered: asyncio.Future[list[Job] | None],
+    ) -> None:
+        self.take = take
+        self.client_gone = client_gone
+        self.send = send
+        self.answered = answered
+
+
 class TakeLife(RunningJobs):
+    def __init__(self, sampler: LatencySampler, clock: Clock = MONOTONIC) -> None:
+        super().__init__(sampler, clock)
+        # Takes answered at each instant: one timer an instant (`_answer_due`).
+        self._due_at: dict[int, list[_Due]] = {}
+
     def take(
         self, worker: str, asked: int, job_in_progress: bool = False, arrived_ns: int | None = None
     ) -> Take:
@@ -84,12 +110,15 @@ class TakeLife(RunningJobs):
         take: Take,
         client_gone: Callable[[], bool],
         on_claimed: Callable[[list[Job]], None] | None = None,
+        send: Callable[[list[Job]], None] | None = None,
     ) -> list[Job] | None:
         """Run `take` to its answer: the jobs delivered ([] when every claimed job was cancelled
         meanwhile), or None when it is answered without any: the hold ran out, or `client_gone()`
         said so at the answer time. `on_claimed(jobs)` runs once it has claimed, before the
-        answer's wait (to render the answer early). Cancelled (the client went away), it abandons
-        the take, whose claimed jobs go back to the front of the queue, and re-raises."""
+        answer's wait (to render the answer early); `send(jobs)`, if given, writes the answer at
+        its answer time, before any take due at that instant is booked (`_answer_due`).
+        Cancelled (the client went away), it abandons the take, whose claimed jobs go back to
+        the front of the queue, and re-raises."""
         try:
             if not take.claimed.done():
                 try:
@@ -100,14 +129,41 @@ class TakeLife(RunningJobs):
                         return None
             if on_claimed is not None:
                 on_claimed(take.jobs)
-            await sleep_until(self.clock, take.answer_at_ns)
-            if client_gone():
-                self.abandon(take)
-                return None
-            return self.deliver(take)
+            # Answered with every take due at its answer time (one timer for all of them; one
+            # whose time has passed, in the next loop turn, with the others resumed in this one).
+            due = _Due(take, client_gone, send, asyncio.get_running_loop().create_future())
+            group = self._due_at.get(take.answer_at_ns)
+            if group is None:
+                group = self._due_at[take.answer_at_ns] = []
+                call_at_ns(self.clock, take.answer_at_ns, self._answer_group, take.answer_at_ns)
+            group.append(due)
+            return await due.answered
         except BaseException:
             self.abandon(take)  # a settled (answered) take only notes that its client is gone
             raise
+
+    def _answer_group(self, at_ns: int) -> None:
+        self._answer_due(self._due_at.pop(at_ns, []))
+
+    def _answer_due(self, due: list[_Due]) -> None:
+        """Answer the takes due at one instant, in one go: first every answer goes out, then
+        each is booked (`deliver`, at the time its answer went out). Answers due together (a
+        burst waking 63 takes) then leave back to back, not each behind the bookkeeping of the
+        ones before it (docs/performance.md, timer fidelity)."""
+        sent: list[tuple[_Due, int]] = []
+        for entry in due:
+            if entry.answered.done():  # its wait was cancelled: the take is abandoned
+                continue
+            if entry.client_gone():
+                self.abandon(entry.take)
+                entry.answered.set_result(None)
+                continue
+            at = self.clock.now_ns()
+            if entry.send is not None and entry.take.jobs:
+                entry.send(list(entry.take.jobs))
+            sent.append((entry, at))
+        for entry, at in sent:
+            entry.answered.set_result(self.deliver(entry.take, at))
 
     def give_up_waiting(self, take: Take) -> None:
         """The hold ran out with nothing claimed: the take will be answered 204."""
@@ -116,27 +172,30 @@ class TakeLife(RunningJobs):
         take.answer_at_ns = self.clock.now_ns()
         self._settle(take)
 
-    def deliver(self, take: Take) -> list[Job]:
-        """The answer is about to go out: its jobs are now IN_PROGRESS on that worker."""
-        at = self.clock.now_ns()
+    def deliver(self, take: Take, at: int | None = None) -> list[Job]:
+        """The answer goes out (went out at `at`, default now): its jobs are now IN_PROGRESS
+        on that worker."""
+        if at is None:
+            at = self.clock.now_ns()
         record = self.seen(take.worker)
         delivered = list(take.jobs)
-        for job in delivered:
+        worker, take_id, log, tally = take.worker, take.id, self._log, self.tally
+        for job in delivered:  # the hottest loop at a woken group's answer time: lean
             job.take = None
-            self._move(job, IN_PROGRESS)
-            job.worker = take.worker
+            tally[job.status] -= 1  # ledger._move, the count of the new status once for all
+            job.status = IN_PROGRESS
+            job.worker = worker
             job.delivered_ns = at
-            if take.worker not in job.handed_to:
-                job.handed_to += (take.worker,)
-            record.held.add(job.id)
-            self._log(
-                {"t": at, "ev": "deliver", "job": job.id, "take": take.id, "worker": take.worker}
-            )
+            if worker not in job.handed_to:
+                job.handed_to += (worker,)
+            log({"t": at, "ev": "deliver", "job": job.id, "take": take_id, "worker": worker})
             if job.execution_timeout_s is not None:
                 job.timeout_handle = asyncio.get_running_loop().call_later(
                     job.execution_timeout_s, self._time_out, job
                 )
-        self._settle(take)
+        tally[IN_PROGRESS] += len(delivered)
+        record.held.update(job.id for job in delivered)
+        self._settle(take, at)
         return delivered
 
     def abandon(self, take: Take) -> None:
@@ -179,20 +238,23 @@ class TakeLife(RunningJobs):
             )
         self._wake_waiting(at)
 
-    def _settle(self, take: Take) -> None:
+    def _settle(self, take: Take, at: int | None = None) -> None:
+        """The take is answered (its answer went out at `at`, default now)."""
         if take.settled:
             return
         take.settled = True
+        if at is None:
+            at = self.clock.now_ns()
         if take.counted and self.fleet is not None:
-            self.fleet.settled(take.worker, len(take.jobs), self.clock.now_ns())
+            self.fleet.settled(take.worker, len(take.jobs), at)
         record = self.workers.get(take.worker)
         if record is not None:
             record.waiting_takes -= 1
-            record.last_work_ns = self.clock.now_ns()  # answered: the worker has work to do
+            record.last_work_ns = at  # answered: the worker has work to do
         # t: when the answer went out; due: when the latency model meant it to (timer fidelity).
         self._log(
             {
-                "t": self.clock.now_ns(),
+                "t": at,
                 "ev": "take",
                 "take": take.id,
                 "worker": take.worker,

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from aiohttp import web
 
@@ -14,11 +16,11 @@ from fake_queue.http_util import (
     BadRequest,
     arrival_ns,
     client_gone,
-    error,
+    error_payload,
     int_query,
     json_body,
 )
-from fake_queue.queue import Job, JobError
+from fake_queue.queue import Job, JobError, JobQueue, Take
 from fake_queue.settings import MAX_BATCH_SIZE
 
 
@@ -35,12 +37,13 @@ async def _take(request: web.Request, *, batch: bool) -> web.StreamResponse:
     worker = request.match_info["worker"]
     asked = int_query(request, "batch_size", 1, 1, MAX_BATCH_SIZE) if batch else 1
     in_progress = request.query.get("job_in_progress") == "1"
-    take = queue.take(worker, asked, in_progress, arrived_ns=arrival_ns(request))
-    answer = _Answer(batch)
-    jobs = await queue.await_answer(take, partial(client_gone, request), answer.render)
+    gone = partial(client_gone, request)
+    take, jobs, body = await run_take(
+        queue, worker, asked, in_progress, arrival_ns(request), gone, batch=batch
+    )
     if not jobs:
         return web.Response(status=204)
-    response = web.Response(body=answer.body_for(jobs), content_type="application/json")
+    response = web.Response(body=body, content_type="application/json")
     try:
         await response.prepare(request)
         await response.write_eof()
@@ -50,6 +53,27 @@ async def _take(request: web.Request, *, batch: bool) -> web.StreamResponse:
         queue.undeliver(take, jobs)
         raise
     return response
+
+
+async def run_take(
+    queue: JobQueue,
+    worker: str,
+    asked: int,
+    in_progress: bool,
+    arrived_ns: int,
+    gone: Callable[[], bool],
+    *,
+    batch: bool,
+    send: Callable[[bytes], None] | None = None,
+) -> tuple[Take, list[Job] | None, bytes]:
+    """A take to its answer, as every route serves one (job-take-batch's when `batch`): the
+    take, the jobs delivered (none: a 204) and their answer body, rendered while it waited.
+    `send(body)`, if given, writes the answer at its answer time (JobQueue.await_answer)."""
+    take = queue.take(worker, asked, in_progress, arrived_ns=arrived_ns)
+    answer = _Answer(batch)
+    sender = None if send is None else lambda jobs: send(answer.body_for(jobs))
+    jobs = await queue.await_answer(take, gone, answer.render, sender)
+    return take, jobs, answer.body_for(jobs) if jobs else b""
 
 
 class _Answer:
@@ -90,14 +114,25 @@ async def _post_result(request: web.Request, *, stream: bool) -> web.Response:
     body = await json_body(request)
     if not isinstance(body, dict):
         raise BadRequest(400, 'body must be a JSON object like {"output": ...}')
-    try:
-        if stream:
-            outcome = await queue.job_stream(worker, job_id, body.get("output"))
-        else:
-            outcome = await queue.job_done(worker, job_id, body, arrival_ns(request))
-    except JobError as exc:
-        return error(exc.status, exc.message)
-    return web.json_response({"ok": True, "recorded": outcome})
+    if stream:
+        try:
+            outcome: str | JobError = await queue.job_stream(worker, job_id, body.get("output"))
+        except JobError as exc:
+            outcome = exc
+    else:
+        outcomes, delay = queue.finish_many(worker, [(job_id, body)], arrival_ns(request))
+        if delay > 0:
+            await asyncio.sleep(delay)
+        outcome = outcomes[0]
+    status, payload = result_answer(outcome)
+    return web.json_response(payload, status=status)
+
+
+def result_answer(outcome: str | JobError) -> tuple[int, dict[str, Any]]:
+    """A job-done or job-stream POST's answer: its status and JSON body."""
+    if isinstance(outcome, JobError):
+        return outcome.status, error_payload(outcome.status, outcome.message)
+    return 200, {"ok": True, "recorded": outcome}
 
 
 async def job_stop(request: web.Request) -> web.Response:

@@ -112,27 +112,57 @@ class HttpLink:
     async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
         return await run_handler(job, self.config.worker_id, started)
 
-    async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
-        """JSON text sent as a form, like the SDK; retried on >= 500 only; failures are logged."""
-        url = self.config.done_url.replace("$ID", job_id) + "&isStream=false"
-        body = json.dumps(result, ensure_ascii=False).encode()
-        for pause in (*DONE_RETRY_PAUSES_S, None):
-            try:
-                status = await self._post(url, body)
-            except (aiohttp.ClientError, RawHttpError) as exc:
-                log(f"job-done for {job_id} failed: {type(exc).__name__}: {exc}")
-                return
+    async def post_done(
+        self, job_id: str, result: dict[str, Any], status: int | None = None
+    ) -> None:
+        """JSON text sent as a form, like the SDK; retried on >= 500 only; failures are logged.
+        `status`: the answer to a first attempt already made (a pipelined one)."""
+        url, body = self._done_request(job_id, result)
+        pauses = iter(DONE_RETRY_PAUSES_S)
+        while True:
+            if status is None:
+                try:
+                    status = await self._post(url, body)
+                except (aiohttp.ClientError, RawHttpError) as exc:
+                    log(f"job-done for {job_id} failed: {type(exc).__name__}: {exc}")
+                    return
             if status < 500:
                 if status >= 400:
                     log(f"job-done for {job_id} answered {status}; result lost")
                 return
+            pause = next(pauses, None)
             if pause is None:
                 log(f"job-done for {job_id} answered {status} 3 times; result lost")
                 return
             await asyncio.sleep(pause)
+            status = None
+
+    def _done_request(self, job_id: str, result: dict[str, Any]) -> tuple[str, bytes]:
+        url = self.config.done_url.replace("$ID", job_id) + "&isStream=false"
+        return url, json.dumps(result, ensure_ascii=False).encode()
 
     async def post_done_many(self, results: list[tuple[str, dict[str, Any]]]) -> None:
-        await post_each(self, results)
+        """Over the lean client, the batch's POSTs go pipelined on one connection (the queue
+        sees the same POSTs, one a job, in one read): each answer judged as post_done judges
+        it. A POST the connection lost failed as post_done's would; the ones after it were
+        never read by the queue and go again, each on its own."""
+        if self.lean is None or len(results) < 2:
+            await post_each(self, results)
+            return
+        requests = [self._done_request(job_id, result) for job_id, result in results]
+        answers = await self.lean[1].pipeline("POST", requests)
+        followups = []  # post_done for each answer to judge again, or POST to send again
+        lost = False
+        for (job_id, result), answer in zip(results, answers):
+            if isinstance(answer, RawHttpError):
+                if lost:
+                    followups.append(self.post_done(job_id, result))
+                else:
+                    lost = True
+                    log(f"job-done for {job_id} failed: {type(answer).__name__}: {answer}")
+            elif answer.status >= 400:
+                followups.append(self.post_done(job_id, result, answer.status))
+        await asyncio.gather(*followups)  # post_done logs its failures
 
     async def _post(self, url: str, body: bytes) -> int:
         if self.lean is not None:

@@ -10,7 +10,8 @@ overhead); a protocol that parses each answer in one pass costs a fraction of th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -30,12 +31,13 @@ class Answer:
 
 
 class _Connection(asyncio.Protocol):
-    """One keep-alive connection; one request at a time; the answer parsed in one pass."""
+    """One keep-alive connection; its requests' answers come back in order (pipelined when
+    several are written at once), each parsed in one pass."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
-        self.waiter: asyncio.Future[tuple[Answer, bool]] | None = None
+        self.waiters: deque[asyncio.Future[tuple[Answer, bool]]] = deque()
         self.closed = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -44,22 +46,39 @@ class _Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
-        if self.waiter is None or self.waiter.done():
-            return
-        try:
-            parsed = parse_answer(self.buffer)
-        except ValueError as exc:
-            self.waiter.set_exception(RawHttpError(f"bad HTTP answer: {exc}"))
-            return
-        if parsed is not None:
+        while self.waiters:
+            waiter = self.waiters[0]
+            try:
+                parsed = parse_answer(self.buffer)
+            except ValueError as exc:
+                self._fail(RawHttpError(f"bad HTTP answer: {exc}"))
+                return
+            if parsed is None:
+                return
             answer, keep, used = parsed
             del self.buffer[:used]
-            self.waiter.set_result((answer, keep))
+            self.waiters.popleft()
+            if not waiter.done():
+                waiter.set_result((answer, keep))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_exception(RawHttpError(f"connection closed: {exc or 'by the server'}"))
+        self._fail(RawHttpError(f"connection closed: {exc or 'by the server'}"))
+
+    def _fail(self, error: RawHttpError) -> None:
+        while self.waiters:
+            waiter = self.waiters.popleft()
+            if not waiter.done():
+                waiter.set_exception(error)
+
+    def send(self, requests: bytes, count: int) -> list[asyncio.Future[tuple[Answer, bool]]]:
+        """Write `count` requests at once; a future for each answer, in order."""
+        assert self.transport is not None
+        loop = asyncio.get_running_loop()
+        futures = [loop.create_future() for _ in range(count)]
+        self.waiters.extend(futures)
+        self.transport.write(requests)
+        return futures
 
     def close(self) -> None:
         if self.transport is not None:
@@ -126,28 +145,55 @@ class RawClient:
     ) -> Answer:
         """`method` `url` (same host); `on_sent` runs once the request is on the wire.
         Raises RawHttpError; cancelling closes the connection (the server sees the client go)."""
-        parts = urlsplit(url)
-        target = parts.path + (f"?{parts.query}" if parts.query else "")
-        length = f"Content-Length: {len(body)}\r\n" if body or method == "POST" else ""
-        request = f"{method} {target} HTTP/1.1\r\n{self._head}{length}\r\n".encode() + body
         connection = await self._acquire()
         try:
-            assert connection.transport is not None
-            connection.waiter = asyncio.get_running_loop().create_future()
-            connection.transport.write(request)
+            (answer_of,) = connection.send(self._request(method, url, body), 1)
             if on_sent is not None:
                 on_sent()
-            answer, keep = await connection.waiter
+            answer, keep = await answer_of
         except BaseException:
             await self._discard(connection)
             raise
-        finally:
-            connection.waiter = None
+        await self._give_back(connection, keep)
+        return answer
+
+    async def pipeline(
+        self, method: str, requests: Sequence[tuple[str, bytes]]
+    ) -> list[Answer | RawHttpError]:
+        """`method` each (url, body), written back to back on one connection (HTTP/1.1
+        pipelining: one write, the answers read as they come, in order). Each answer, or the
+        error that left it unanswered. Cancelling closes the connection."""
+        connection = await self._acquire()
+        wire = b"".join(self._request(method, url, body) for url, body in requests)
+        outcomes: list[Answer | RawHttpError] = []
+        keep = True
+        try:
+            for answer_of in connection.send(wire, len(requests)):
+                try:
+                    answer, keep_this = await answer_of
+                except RawHttpError as exc:
+                    outcomes.append(exc)
+                    keep = False
+                else:
+                    outcomes.append(answer)
+                    keep = keep and keep_this
+        except BaseException:
+            await self._discard(connection)
+            raise
+        await self._give_back(connection, keep)
+        return outcomes
+
+    def _request(self, method: str, url: str, body: bytes) -> bytes:
+        parts = urlsplit(url)
+        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        length = f"Content-Length: {len(body)}\r\n" if body or method == "POST" else ""
+        return f"{method} {target} HTTP/1.1\r\n{self._head}{length}\r\n".encode() + body
+
+    async def _give_back(self, connection: _Connection, keep: bool) -> None:
         if keep and not connection.closed:
             await self._release(connection)
         else:
             await self._discard(connection)
-        return answer
 
     async def _acquire(self) -> _Connection:
         async with self._freed:

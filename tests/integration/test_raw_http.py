@@ -130,3 +130,95 @@ def test_only_plain_http_is_accepted() -> None:
     assert not RawClient.accepts("https://api.runpod.ai/v2/x/job-done/$ID?a=1")
     with pytest.raises(ValueError, match="plain http"):
         RawClient("https://api.runpod.ai/v2/x", {})
+
+
+def test_pipelined_posts_go_in_one_write_and_come_back_in_order(server: RunningServer) -> None:
+    ids = take_jobs(server, 40)
+    requests = [
+        (f"{server.endpoint_url}/job-done/w1/{job}?isStream=false", b'{"output": %d}' % i)
+        for i, job in enumerate(ids)
+    ]
+    requests.insert(5, (f"{server.endpoint_url}/job-done/w1/never-taken?isStream=false", b"{}"))
+
+    async def post_all() -> tuple[list[int], int]:
+        client = RawClient(server.endpoint_url, FORM, limit=8)
+        answers = await client.pipeline("POST", requests)
+        opened = client._open
+        await client.close()
+        return [a.status if not isinstance(a, RawHttpError) else 0 for a in answers], opened
+
+    statuses, opened = asyncio.run(post_all())
+    assert statuses == [200] * 5 + [404] + [200] * 35
+    assert opened == 1
+    status = httpx.get(f"{server.endpoint_url}/status/{ids[7]}").json()
+    assert status["status"] == "COMPLETED" and status["output"] == 7
+
+
+def job_of(path: str) -> str:
+    return path.split("/")[-1].split("?")[0]
+
+
+class CuttingServer:
+    """Reads whatever comes; on its first connection answers only the first request, then
+    closes; on later ones answers every request 200 (or `status`). Notes each request's path."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.status = status
+        self.connections: list[list[str]] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen: list[str] = []
+        self.connections.append(seen)
+        first = len(self.connections) == 1
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                break
+            lines = head.decode().split("\r\n")
+            sizes = [int(x.split(":")[1]) for x in lines if x.lower().startswith("content-length")]
+            await reader.readexactly(sizes[0])
+            seen.append(lines[0].split(" ")[1])
+            status = 200 if first else self.status
+            writer.write(f"HTTP/1.1 {status} X\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+            if first:
+                await asyncio.sleep(0.05)  # the rest of the pipeline arrives, unanswered
+                break
+        writer.close()
+
+
+def test_a_pipeline_cut_short_loses_one_post_and_sends_the_unread_ones_again(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from jobbench.workers import http_link
+    from jobbench.workers.model_worker_config import Config
+
+    monkeypatch.setattr(http_link, "DONE_RETRY_PAUSES_S", (0.01, 0.01))
+
+    async def run(status: int) -> CuttingServer:
+        cutter = CuttingServer(status)
+        listener = await asyncio.start_server(cutter.serve, "127.0.0.1", 0)
+        base = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/v2/local"
+        config = Config(
+            "take-ahead", 8, 8, "w1", f"{base}/job-take/w1?x=1", f"{base}/job-done/w1/$ID?x=1",
+            None, 10.0, None,
+        )  # fmt: skip
+        lean = (RawClient(config.take_url, {}), RawClient(config.done_url, FORM))
+        link = http_link.HttpLink(config, None, lean)  # type: ignore[arg-type]
+        await link.post_done_many([(f"j{i}", {"output": i}) for i in range(6)])
+        for client in lean:
+            await client.close()
+        listener.close()
+        return cutter
+
+    cutter = asyncio.run(run(200))
+    first, *later = cutter.connections
+    assert first == ["/v2/local/job-done/w1/j0?x=1&isStream=false"]  # all 6 sent, 1 answered
+    again = sorted(job_of(path) for conn in later for path in conn)
+    assert again == ["j2", "j3", "j4", "j5"]  # j1, the first unanswered: lost and logged
+    assert "job-done for j1 failed" in capsys.readouterr().err
+
+    cutter = asyncio.run(run(500))  # the resent ones answered 500: retried twice more each
+    again = [job_of(path) for conn in cutter.connections[1:] for path in conn]
+    assert sorted(again) == sorted(["j2", "j3", "j4", "j5"] * 3)
+    assert capsys.readouterr().err.count("answered 500 3 times; result lost") == 4

@@ -1138,3 +1138,46 @@ def test_one_queue_object_in_layers_none_of_which_reads_a_wall_clock_or_speaks_h
         assert not roots & {"time", "datetime", "aiohttp"}, (cls.__module__, roots)
         attributes = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
         assert "time" not in attributes, cls.__module__  # nor loop.time(): the clock is injected
+
+
+@in_loop
+async def test_takes_due_together_are_all_sent_before_any_is_booked() -> None:
+    """A burst wakes four waiting takes at one instant: at their answer time every answer goes
+    out first (its jobs still claimed, not yet IN_PROGRESS), then each is booked at the time
+    its answer went out; the event log stays in time order."""
+    q = make_queue(wake=0.02)
+    sent: list[tuple[str, list[str]]] = []
+
+    def sender(worker: str) -> Callable[[list[Job]], None]:
+        return lambda jobs: sent.append((worker, [job.status for job in jobs]))
+
+    takes = [q.take(f"w{i}", 8) for i in range(4)]
+    answers = [
+        asyncio.create_task(q.await_answer(take, lambda: False, send=sender(take.worker)))
+        for take in takes
+    ]
+    await asyncio.sleep(0)
+    q.submit_many([{}] * 32)
+    assert len({take.answer_at_ns for take in takes}) == 1
+    delivered = await asyncio.gather(*answers)
+
+    assert [worker for worker, _ in sent] == ["w0", "w1", "w2", "w3"]
+    assert all(statuses == [IN_QUEUE] * 8 for _, statuses in sent)  # none booked yet
+    assert [len(jobs or []) for jobs in delivered] == [8] * 4
+    assert all(job.status == IN_PROGRESS for jobs in delivered for job in jobs or [])
+    times = [e["t"] for e in q.events]
+    assert times == sorted(times)
+    answered = events(q, "take")
+    assert all(e["t"] >= e["due"] for e in answered)
+    assert q.conservation_error() is None
+
+
+@in_loop
+async def test_a_take_whose_client_left_is_abandoned_at_its_answer_time_not_sent() -> None:
+    q = make_queue(take=0.01)
+    q.submit_many([{}] * 4)
+    sent: list[int] = []
+    take = q.take("w1", 4)
+    got = await q.await_answer(take, lambda: True, send=lambda jobs: sent.append(len(jobs)))
+    assert got is None and sent == []
+    assert len(q.queued) == 4 and [e["kind"] for e in events(q, "take")] == ["gone"]
