@@ -165,6 +165,9 @@ class LaneRequestHandler(StampingRequestHandler):
             return
         assert self.transport is not None
         self.transport.write(data)
+        self._idle_from_now()
+
+    def _idle_from_now(self) -> None:
         close_time = self._loop.time() + self._keepalive_timeout
         self._next_keepalive_close_time = close_time
         if self._keepalive_handle is None and self._keepalive_timeout:
@@ -178,9 +181,7 @@ class LaneRequestHandler(StampingRequestHandler):
         answering (a long-poll, a done latency) is not idle."""
         if self._take is not None or self._answers:
             self._keepalive_handle = None
-            close_time = self._loop.time() + self._keepalive_timeout
-            self._next_keepalive_close_time = close_time
-            self._keepalive_handle = self._loop.call_at(close_time, self._process_keepalive)
+            self._idle_from_now()
             return
         super()._process_keepalive()
 
