@@ -95,13 +95,14 @@ class LaneRequestHandler(StampingRequestHandler):
                 self._consume(request)
                 self._take = self._loop.create_task(self._answer_take(lane, hot))
             else:
-                self._feed_aiohttp(self._consume(request))
+                self._feed_aiohttp(self._consume(request, keep=True))
         self._write_ready()
         return behind_answers and not self._answers
 
-    def _consume(self, request: Framed) -> bytes:
+    def _consume(self, request: Framed, keep: bool = False) -> bytes:
+        """Take the request's bytes off the buffer; a copy only when `keep` (for aiohttp)."""
         self._headers_due = 0.0
-        whole = bytes(self._pending[: request.size])
+        whole = bytes(self._pending[: request.size]) if keep else b""
         del self._pending[: request.size]
         return whole
 

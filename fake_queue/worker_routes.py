@@ -120,10 +120,7 @@ async def _post_result(request: web.Request, *, stream: bool) -> web.Response:
         except JobError as exc:
             outcome = exc
     else:
-        outcomes, delay = queue.finish_many(worker, [(job_id, body)], arrival_ns(request))
-        if delay > 0:
-            await asyncio.sleep(delay)
-        outcome = outcomes[0]
+        (outcome,) = await queue.job_done_many(worker, [(job_id, body)], arrival_ns(request))
     status, payload = result_answer(outcome)
     return web.json_response(payload, status=status)
 
