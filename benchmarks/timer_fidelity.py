@@ -7,8 +7,10 @@ Server-side figure: t - due of every queued/woken take event (t = when the answe
 when the model meant it to). Client-side figure: arrival of the answer at the client minus the
 intended arrival (send + take latency for queued takes, burst submission + wake for woken ones).
 Both use CLOCK_MONOTONIC, shared by the two processes. Targets: median <= 0.5 ms, p99 <= 2 ms.
+As `jobbench run` places them (jobbench.procs.cpu_plan), the server runs on a CPU of its own and
+the clients on the others (`--no-pin`: wherever the kernel puts them).
 
-    .venv/bin/python benchmarks/timer_fidelity.py            # both scales, ~40 s
+    .venv/bin/python benchmarks/timer_fidelity.py            # both scales, 3 passes each, ~70 s
     .venv/bin/python benchmarks/timer_fidelity.py --scale test --rounds 40
 """
 
@@ -19,6 +21,7 @@ import asyncio
 import bisect
 import json
 import os
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -37,6 +40,8 @@ from common import (
     summary,
     table,
 )
+
+from jobbench.procs.cpu_plan import CpuPlan, pin, plan_cpus
 
 TARGET_MEDIAN_MS = 0.5
 TARGET_P99_MS = 2.0
@@ -175,7 +180,7 @@ def analyse(
     }
 
 
-def run_pass(args: argparse.Namespace, scale: str) -> dict[str, Any]:
+def run_pass(args: argparse.Namespace, scale: str, plan: CpuPlan | None) -> dict[str, Any]:
     take_s, wake_s = SCALES[scale]
     rounds = args.rounds or (12 if scale == "full" else 30)
     launcher = launcher_argv(args)
@@ -190,6 +195,9 @@ def run_pass(args: argparse.Namespace, scale: str) -> dict[str, Any]:
     ]
     with server_process(srv_args, launcher) as srv:
         meter = CpuMeter()
+        if plan is not None:  # as jobbench runs the queue: alone on its CPU
+            pin(srv.pid, plan.queue)
+            pin(os.getpid(), plan.workers)
         meter.track(srv.pid)
         meter.track(os.getpid())
         started = time.monotonic()
@@ -203,14 +211,15 @@ def run_pass(args: argparse.Namespace, scale: str) -> dict[str, Any]:
         events = all_events(srv.url)
     result = analyse(events, c, bursts, take_s, wake_s)
     result.update(
-        scale=scale, take_s=take_s, wake_s=wake_s, rounds=rounds, elapsed=elapsed, cpu=cpu
-    )
+        scale=scale, take_s=take_s, wake_s=wake_s, rounds=rounds, elapsed=elapsed, cpu=cpu,
+        cpus=None if plan is None else plan.to_json(),
+    )  # fmt: skip
     return result
 
 
 def report(r: dict[str, Any]) -> list[list[Any]]:
     rows = []
-    label = f"{r['scale']} ({r['take_s']:g}/{r['wake_s']:g})"
+    label = f"{r['scale']} ({r['take_s']:g}/{r['wake_s']:g}) #{r['pass']}"
     for side in ("server", "client"):
         both = r[side]["queued"] + r[side]["woken"]
         for kind, values in (
@@ -228,6 +237,24 @@ def report(r: dict[str, Any]) -> list[list[Any]]:
         if s["n"]:
             rows.append([label, "server", what, s["n"], s["median"], s["p90"], s["p99"], s["max"]])
     return rows
+
+
+def meets(median_ms: float, p99_ms: float) -> bool:
+    return median_ms <= TARGET_MEDIAN_MS and p99_ms <= TARGET_P99_MS
+
+
+def verdict(scale: str, passes: list[dict[str, Any]]) -> str:
+    """The target judged on the median over passes of each pass's median and p99: one pass
+    can meet a VM stall (the bare sleep loop's own max is ~11 ms, docs/load-profiles.md)."""
+    figures = [summary(r["server"]["queued"] + r["server"]["woken"]) for r in passes]
+    median = statistics.median(f["median"] for f in figures)
+    p99 = statistics.median(f["p99"] for f in figures)
+    each = sum(meets(f["median"], f["p99"]) for f in figures)
+    return (
+        f"{scale}, {len(passes)} passes: median {median:.3f} ms, p99 {p99:.3f} ms (medians over "
+        f"the passes): {'MET' if meets(median, p99) else 'MISSED'}; "
+        f"{each} of {len(passes)} passes met it alone"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,13 +290,24 @@ def main(argv: list[str] | None = None) -> int:
         help="pause after all clients poll again, before the next round (s)",
     )
     p.add_argument("--hold", type=float, default=20.0, help="server --hold (s)")
+    p.add_argument(
+        "--passes", type=int, default=3, help="passes per scale, each on a fresh server (3)"
+    )
+    p.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="leave the server and the clients unpinned (default: the server on a CPU of its own)",
+    )
     add_server_args(p)
     p.add_argument("--json", default=None, help="also write the raw figures to this file")
     args = p.parse_args(argv)
 
     print_machine()
     scales = ("full", "test") if args.scale == "both" else (args.scale,)
-    results = [run_pass(args, s) for s in scales]
+    plan = None if args.no_pin else plan_cpus()  # before this process is pinned to its part
+    results = [
+        run_pass(args, s, plan) | {"pass": k + 1} for s in scales for k in range(args.passes)
+    ]
     print(
         f"\nclients={args.clients} batch_size={args.batch_size} burst={args.burst} x "
         f"{args.bursts_per_round}/round, launcher={args.launcher or 'python -m fake_queue'}"
@@ -279,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["scale", "side", "takes", "n", "median", "p90", "p99", "max"], rows))
     for r in results:
         s = summary(r["server"]["queued"] + r["server"]["woken"])
-        met = s["median"] <= TARGET_MEDIAN_MS and s["p99"] <= TARGET_P99_MS
+        met = meets(s["median"], s["p99"])
         step = summary(r["group_step_us"])["median"]
         groups = (
             f"woken groups of {r['group_size']:.1f} takes due at one instant leave "
@@ -288,15 +326,23 @@ def main(argv: list[str] | None = None) -> int:
             else f"no burst woke >= {MIN_GROUP} takes at once"
         )
         print(
-            f"{r['scale']}: {r['rounds']} rounds in {r['elapsed']:.1f} s; {groups}; "
+            f"{r['scale']} #{r['pass']}: {r['rounds']} rounds in {r['elapsed']:.1f} s; {groups}; "
             f"unmatched client records {r['mismatched']}"
         )
         print(f"  {describe_cpu(r['cpu'])}")
+        where = r["cpus"]
+        print(
+            "  CPUs: unpinned"
+            if where is None
+            else f"  CPUs: server {where['queue']}, clients {where['workers']}"
+        )
         print(
             f"  target (server, all takes: median <= {TARGET_MEDIAN_MS} ms, p99 <= "
             f"{TARGET_P99_MS} ms): {'MET' if met else 'MISSED'} (median {s['median']:.3f}, "
             f"p99 {s['p99']:.3f})"
         )
+    for scale in scales:
+        print(verdict(scale, [r for r in results if r["scale"] == scale]))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh)

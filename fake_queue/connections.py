@@ -5,7 +5,6 @@ a fast lane (fake_queue.fast_path), each connection is a lane_handler.LaneReques
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any, cast
 
 from aiohttp import web, web_protocol
@@ -15,6 +14,7 @@ from aiohttp.web_request import BaseRequest
 
 from fake_queue.fast_path import FastLane
 from fake_queue.http_util import error, one_line, raw_error
+from fake_queue.precise_loop import arrival_ns
 from fake_queue.settings import ServerSettings
 
 # Errors in a request's bytes, raised by aiohttp's parser: the client's doing, not ours.
@@ -24,8 +24,8 @@ CLIENT_MISTAKES = (HttpProcessingError, RequestPayloadError)
 class StampingRequestHandler(web_protocol.RequestHandler):
     """aiohttp's connection protocol, noting when bytes last arrived: the latency model counts
     from a request's arrival (http_util.arrival_ns), not from when its handler got to run.
-    The stamp is real time, `time.monotonic_ns`: the clock of the queue a server runs
-    (fake_queue.clock.MONOTONIC), read here directly on the hottest path.
+    The stamp is real time (precise_loop.arrival_ns: when the loop's wait found the bytes),
+    the clock of the queue a server runs (fake_queue.clock.MONOTONIC).
 
     It also sheds what aiohttp lets linger: headers must be complete `header_timeout` after
     connecting, or after a later request's first byte (else a 408 and close), a connection
@@ -50,7 +50,7 @@ class StampingRequestHandler(web_protocol.RequestHandler):
             self._request_handler = self._refuse_over_capacity
 
     def data_received(self, data: bytes) -> None:
-        self.data_received_ns = time.monotonic_ns()
+        self.data_received_ns = arrival_ns(self._loop)
         self._feed_aiohttp(data)
 
     def _feed_aiohttp(self, data: bytes) -> None:

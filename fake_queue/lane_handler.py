@@ -12,7 +12,6 @@ waits until the answers before it are out.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from functools import partial
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from fake_queue.connections import StampingRequestHandler, StampingServer
 from fake_queue.fast_path import FastLane, Framed, HotDone, HotTake, Unframeable, frame
 from fake_queue.http_util import raw_error
+from fake_queue.precise_loop import arrival_ns
 from fake_queue.worker_routes import run_take
 
 
@@ -52,7 +52,7 @@ class LaneRequestHandler(StampingRequestHandler):
             self._lane = None  # aiohttp answers its requests 503
 
     def data_received(self, data: bytes) -> None:
-        self.data_received_ns = time.monotonic_ns()
+        self.data_received_ns = arrival_ns(self._loop)
         if self._lane is None:
             self._feed_aiohttp(data)
         elif not (self._force_close or self._close):
@@ -151,7 +151,10 @@ class LaneRequestHandler(StampingRequestHandler):
         self._next_requests()
 
     def _send_jobs(self, lane: FastLane, body: bytes) -> None:
-        self._write(lane.reply(200, body))
+        """A take's answer, at its answer time: `await_answer` has just seen the client here."""
+        assert self.transport is not None
+        self.transport.write(lane.reply(200, body))
+        self._idle_from_now()
 
     def _write_ready(self) -> None:
         ready = []

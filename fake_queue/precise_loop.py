@@ -6,6 +6,10 @@ descriptor itself with select(), whose timeout has microsecond resolution, then 
 events with a zero-timeout epoll_wait. An earlier version rounded down and polled through the
 last millisecond instead; on two cores that spinning kept the CPU the kernel had just woken the
 other process on (a socket wake-up is placed on the waker's CPU), delaying it by ~1 ms.
+
+Garbage collection runs in the loop's idle time too: `run` turns automatic collection off and
+the selector collects the young generations just before it would sleep, when the wait until the
+next timer is long enough for the collection (docs/performance.md, timer fidelity).
 """
 
 from __future__ import annotations
@@ -14,14 +18,16 @@ import asyncio
 import gc
 import select
 import selectors
+import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 # No automatic full (gen-2) collection while serving: with 50k-120k jobs alive one took 74-230 ms
-# and stalled every answer due meanwhile. Young generations are collected as usual; callers run
-# gc.collect() at quiet moments (the queue does at /_bench/reset, between reps).
+# and stalled every answer due meanwhile; callers run gc.collect() at quiet moments (the queue
+# does at /_bench/reset, between reps). Where the precise selector runs, the young generations
+# are collected in idle time instead (IdleCollector); elsewhere automatically, at these thresholds.
 GC_THRESHOLDS = (700, 10, 2**31 - 1)
 
 # A timed sleep overshoots by the kernel's slack (0.1 % of the timeout, at least 50 us) and then
@@ -29,11 +35,62 @@ GC_THRESHOLDS = (700, 10, 2**31 - 1)
 KERNEL_SLACK_MIN_S = 50e-6
 WAKE_UP_S = 300e-6
 
-if hasattr(selectors, "EpollSelector"):
+
+class IdleCollector:
+    """Young-generation collections at CPython's own thresholds, but only in idle time.
+
+    At the design load (docs/performance.md, timer fidelity) an automatic collection of
+    generation 0 took 0.1-0.9 ms and one of generations 0 and 1 up to 7.5 ms, and it ran
+    wherever an allocation tipped the count: inside the callback answering 63 takes due
+    together, or between two of them. Here one runs when the loop is about to wait longer than
+    twice the collection's expected time (objects to examine x the last time an object, plus
+    the wake-up). A loop never idle that long collects anyway, at the start of a loop turn,
+    once its counts reach FORCE_AFTER times CPython's thresholds.
+    Active only while automatic collection is off (`run`): a loop in a thread of a process that
+    collects automatically (tests, embedded use) leaves collection alone."""
+
+    FORCE_AFTER = 50
+
+    def __init__(self) -> None:
+        self.gen0_threshold, self.gen1_every, _ = GC_THRESHOLDS
+        self.per_object_s = 0.2e-6  # measured at each collection
+        self.in_gen1 = 0  # objects moved to generation 1 since it was last collected
+
+    def before_wait(self, timeout: float | None) -> float:
+        """Collect if there is room before `timeout` (s, None: no timer); the seconds spent."""
+        young, gen0_runs, _ = gc.get_count()
+        if young < self.gen0_threshold or gc.isenabled():
+            return 0.0
+        generation = 1 if gen0_runs >= self.gen1_every else 0
+        examined = young + (self.in_gen1 if generation else 0)
+        forced = young >= self.gen0_threshold * self.FORCE_AFTER or (
+            gen0_runs >= self.gen1_every * self.FORCE_AFTER
+        )
+        room = 2 * examined * self.per_object_s + WAKE_UP_S
+        if not forced and timeout is not None and timeout < room:
+            return 0.0
+        started = time.perf_counter()
+        found = gc.collect(generation)
+        took = time.perf_counter() - started
+        self.per_object_s = took / max(examined, 1)
+        self.in_gen1 = 0 if generation else self.in_gen1 + max(young - found, 0)
+        return took
+
+
+EPOLL = hasattr(selectors, "EpollSelector")
+
+if EPOLL:
 
     class PreciseEpollSelector(selectors.EpollSelector):
+        def __init__(self) -> None:
+            super().__init__()
+            self.collector = IdleCollector()
+            self.ready_ns = time.monotonic_ns()  # when the last wait ended
+
         def select(self, timeout: float | None = None) -> Any:
+            collecting = self.collector.before_wait(timeout)
             if timeout is not None and timeout > 0:
+                timeout = max(timeout - collecting, 0.0)
                 # Sleep until an event or until just before the timer (microsecond timeout),
                 # then collect. The loop finds no timer due and comes back with the rest,
                 # which it polls through: ~0.1-0.2 ms of polling per timer.
@@ -41,14 +98,37 @@ if hasattr(selectors, "EpollSelector"):
                 if wait > 0:
                     select.select([self.fileno()], [], [], wait)
                 timeout = 0
-            return super().select(timeout)
+            events = super().select(timeout)
+            self.ready_ns = time.monotonic_ns()
+            return events
+
+    class PreciseEventLoop(asyncio.SelectorEventLoop):
+        """The loop on the precise selector; it knows when its last wait ended."""
+
+        def __init__(self) -> None:
+            self._precise = PreciseEpollSelector()
+            super().__init__(self._precise)
+
+        def ready_ns(self) -> int:
+            return self._precise.ready_ns
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
     """Precise timers where epoll is available, the default loop elsewhere."""
-    if hasattr(selectors, "EpollSelector"):
-        return asyncio.SelectorEventLoop(PreciseEpollSelector())
+    if EPOLL:
+        return PreciseEventLoop()
     return asyncio.new_event_loop()
+
+
+def arrival_ns(loop: asyncio.AbstractEventLoop) -> int:
+    """When bytes a protocol is reading now arrived, as well as the loop can tell: on the
+    precise loop, when its last wait ended (the readers it found ready run in that loop turn,
+    so a request's stamp does not include the time the readers before it took: requests read
+    together are stamped together, and a take's answer falls due with theirs); elsewhere now.
+    Monotonic ns, the clock of the queue a server runs (fake_queue.clock.MONOTONIC)."""
+    if EPOLL and isinstance(loop, PreciseEventLoop):
+        return loop.ready_ns()
+    return time.monotonic_ns()
 
 
 def run(main: Coroutine[Any, Any, T], *, no_full_gc: bool = True) -> T:
@@ -56,10 +136,15 @@ def run(main: Coroutine[Any, Any, T], *, no_full_gc: bool = True) -> T:
     if no_full_gc:
         gc.set_threshold(*GC_THRESHOLDS)
     loop = new_event_loop()
+    collect_when_idle = no_full_gc and EPOLL and gc.isenabled()
+    if collect_when_idle:
+        gc.disable()  # the selector collects the young generations (IdleCollector)
     try:
         asyncio.set_event_loop(loop)
         return loop.run_until_complete(main)
     finally:
+        if collect_when_idle:
+            gc.enable()
         try:
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
