@@ -108,7 +108,7 @@ def serve_forever(settings: ServerSettings, on_ready: Callable[[RunningServer], 
         finally:
             await server.stop()
 
-    precise_loop.run(main())
+    precise_loop.run(main(), idle_collection=True)
 
 
 class ServerThread:

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.skipif(not precise_loop.EPOLL, reason="the precise loop
 
 @pytest.fixture
 def collection_off() -> Iterator[None]:
-    """Automatic collection off, as `precise_loop.run` leaves it; a clean count to start."""
+    """Automatic collection off, as `precise_loop.run(idle_collection=True)` leaves it; a clean
+    count to start."""
     was = gc.isenabled()
     gc.disable()
     gc.collect()
@@ -103,8 +104,9 @@ def test_run_turns_automatic_collection_off_while_it_runs_and_back_on() -> None:
         return gc.isenabled()
 
     assert gc.isenabled()
-    assert precise_loop.run(main()) is False
+    assert precise_loop.run(main(), idle_collection=True) is False  # the queue's
     assert gc.isenabled()
+    assert precise_loop.run(main()) is True  # a worker's: automatic, as before
 
 
 def test_the_wait_is_shortened_by_the_collection_it_ran(monkeypatch: pytest.MonkeyPatch) -> None:
