@@ -44,18 +44,20 @@ class IdleCollector:
     generation 0 took 0.1-0.9 ms and one of generations 0 and 1 up to 7.5 ms, and it ran
     wherever an allocation tipped the count: inside the callback answering 63 takes due
     together, or between two of them. Here one runs when the loop is about to wait longer than
-    twice the collection's expected time (objects to examine x the last time an object, plus
-    the wake-up). A loop never idle that long collects anyway, at the start of a loop turn,
-    once its counts reach FORCE_AFTER times CPython's thresholds.
+    twice the collection's expected time (objects to examine x that generation's last time an
+    object, plus the wake-up); generation 1, when due, waits for a wait long enough for it,
+    generation 0 going meanwhile. A loop never idle that long collects anyway, at the start of
+    a loop turn: generation 0 once the young objects reach FORCE_AFTER times the threshold,
+    generation 1 once generation 0 was collected FORCE_AFTER times as often as it should be.
     Active only while automatic collection is off (`run(idle_collection=True)`): a loop in a
     thread of a process that collects automatically (tests, embedded use, workers) leaves
     collection alone."""
 
-    FORCE_AFTER = 10
+    FORCE_AFTER = 50
 
     def __init__(self) -> None:
         self.gen0_threshold, self.gen1_every, _ = GC_THRESHOLDS
-        self.per_object_s = 0.2e-6  # measured at each collection
+        self.per_object_s = [50e-9, 100e-9]  # generation 0, and 0 with 1: measured each time
         self.in_gen1 = 0  # objects moved to generation 1 since it was last collected
 
     def before_wait(self, timeout: float | None) -> float:
@@ -63,20 +65,27 @@ class IdleCollector:
         young, gen0_runs, _ = gc.get_count()
         if young < self.gen0_threshold or gc.isenabled():
             return 0.0
-        generation = 1 if gen0_runs >= self.gen1_every else 0
-        examined = young + (self.in_gen1 if generation else 0)
-        forced = young >= self.gen0_threshold * self.FORCE_AFTER or (
-            gen0_runs >= self.gen1_every * self.FORCE_AFTER
-        )
-        room = 2 * examined * self.per_object_s + WAKE_UP_S
-        if not forced and timeout is not None and timeout < room:
+        if gen0_runs >= self.gen1_every and (
+            self._fits(1, young, timeout) or gen0_runs >= self.gen1_every * self.FORCE_AFTER
+        ):
+            generation = 1
+        elif self._fits(0, young, timeout) or young >= self.gen0_threshold * self.FORCE_AFTER:
+            generation = 0
+        else:
             return 0.0
         started = time.perf_counter()
         found = gc.collect(generation)
         took = time.perf_counter() - started
-        self.per_object_s = took / max(examined, 1)
+        self.per_object_s[generation] = took / max(self._examined(generation, young), 1)
         self.in_gen1 = 0 if generation else self.in_gen1 + max(young - found, 0)
         return took
+
+    def _examined(self, generation: int, young: int) -> int:
+        return young + (self.in_gen1 if generation else 0)
+
+    def _fits(self, generation: int, young: int, timeout: float | None) -> bool:
+        expected = self._examined(generation, young) * self.per_object_s[generation]
+        return timeout is None or timeout >= 2 * expected + WAKE_UP_S
 
 
 EPOLL = hasattr(selectors, "EpollSelector")
