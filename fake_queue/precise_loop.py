@@ -27,8 +27,8 @@ T = TypeVar("T")
 
 # No automatic full (gen-2) collection while serving: with 50k-120k jobs alive one took 74-230 ms
 # and stalled every answer due meanwhile; callers run gc.collect() at quiet moments (the queue
-# does at /_bench/reset, between reps). Where the precise selector runs, the young generations
-# are collected in idle time instead (IdleCollector); elsewhere automatically, at these thresholds.
+# does at /_bench/reset, between reps). The queue's loop collects the young generations in its
+# idle time, at these thresholds (IdleCollector); every other loop automatically, at these.
 GC_THRESHOLDS = (700, 10, 2**31 - 1)
 
 # A timed sleep overshoots by the kernel's slack (0.1 % of the timeout, at least 50 us) and then
