@@ -14,7 +14,7 @@ from aiohttp.web_request import BaseRequest
 
 from fake_queue.fast_path import FastLane
 from fake_queue.http_util import error, one_line, raw_error
-from fake_queue.precise_loop import arrival_ns
+from fake_queue.precise_loop import wake_ns
 from fake_queue.settings import ServerSettings
 
 # Errors in a request's bytes, raised by aiohttp's parser: the client's doing, not ours.
@@ -24,7 +24,7 @@ CLIENT_MISTAKES = (HttpProcessingError, RequestPayloadError)
 class StampingRequestHandler(web_protocol.RequestHandler):
     """aiohttp's connection protocol, noting when bytes last arrived: the latency model counts
     from a request's arrival (http_util.arrival_ns), not from when its handler got to run.
-    The stamp is real time (precise_loop.arrival_ns: when the loop's wait found the bytes),
+    The stamp is real time (precise_loop.wake_ns: when the loop's wait found the bytes),
     the clock of the queue a server runs (fake_queue.clock.MONOTONIC).
 
     It also sheds what aiohttp lets linger: headers must be complete `header_timeout` after
@@ -50,7 +50,7 @@ class StampingRequestHandler(web_protocol.RequestHandler):
             self._request_handler = self._refuse_over_capacity
 
     def data_received(self, data: bytes) -> None:
-        self.data_received_ns = arrival_ns(self._loop)
+        self.data_received_ns = wake_ns(self._loop)
         self._feed_aiohttp(data)
 
     def _feed_aiohttp(self, data: bytes) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from fake_queue.connections import StampingRequestHandler, StampingServer
 from fake_queue.fast_path import FastLane, Framed, HotDone, HotTake, Unframeable, frame
 from fake_queue.http_util import raw_error
-from fake_queue.precise_loop import arrival_ns
+from fake_queue.precise_loop import wake_ns
 from fake_queue.worker_routes import run_take
 
 
@@ -52,7 +52,7 @@ class LaneRequestHandler(StampingRequestHandler):
             self._lane = None  # aiohttp answers its requests 503
 
     def data_received(self, data: bytes) -> None:
-        self.data_received_ns = arrival_ns(self._loop)
+        self.data_received_ns = wake_ns(self._loop)
         if self._lane is None:
             self._feed_aiohttp(data)
         elif not (self._force_close or self._close):
@@ -152,9 +152,7 @@ class LaneRequestHandler(StampingRequestHandler):
 
     def _send_jobs(self, lane: FastLane, body: bytes) -> None:
         """A take's answer, at its answer time: `await_answer` has just seen the client here."""
-        assert self.transport is not None
-        self.transport.write(lane.reply(200, body))
-        self._idle_from_now()
+        self._write(lane.reply(200, body), client_seen=True)
 
     def _write_ready(self) -> None:
         ready = []
@@ -163,9 +161,10 @@ class LaneRequestHandler(StampingRequestHandler):
         if ready:
             self._write(b"".join(ready))
 
-    def _write(self, data: bytes) -> None:
-        """Write the lane's answers and restart the idle timer, as aiohttp does after one."""
-        if self._client_gone():
+    def _write(self, data: bytes, client_seen: bool = False) -> None:
+        """Write the lane's answers and restart the idle timer, as aiohttp does after one.
+        `client_seen`: the caller has just found the client there (a take's answer time)."""
+        if not client_seen and self._client_gone():
             return
         assert self.transport is not None
         self.transport.write(data)

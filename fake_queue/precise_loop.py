@@ -131,7 +131,7 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     return asyncio.new_event_loop()
 
 
-def arrival_ns(loop: asyncio.AbstractEventLoop) -> int:
+def wake_ns(loop: asyncio.AbstractEventLoop) -> int:
     """When bytes a protocol is reading now arrived, as well as the loop can tell: on the
     precise loop, when its last wait ended (the readers it found ready run in that loop turn,
     so a request's stamp does not include the time the readers before it took: requests read

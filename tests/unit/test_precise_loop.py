@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from fake_queue import precise_loop
-from fake_queue.precise_loop import GC_THRESHOLDS, IdleCollector, arrival_ns
+from fake_queue.precise_loop import GC_THRESHOLDS, IdleCollector, wake_ns
 
 pytestmark = pytest.mark.skipif(not precise_loop.EPOLL, reason="the precise loop needs epoll")
 
@@ -132,7 +132,7 @@ class Stamps(asyncio.Protocol):
         self.loop, self.into = loop, into
 
     def data_received(self, data: bytes) -> None:
-        self.into.append((arrival_ns(self.loop), time.monotonic_ns()))
+        self.into.append((wake_ns(self.loop), time.monotonic_ns()))
 
 
 def test_requests_read_in_one_loop_turn_share_its_wake_up_stamp() -> None:
@@ -161,10 +161,10 @@ def test_requests_read_in_one_loop_turn_share_its_wake_up_stamp() -> None:
     assert stamps[-1][1] > stamps[0][1]  # while the reads themselves came one after another
 
 
-def test_arrival_elsewhere_is_now() -> None:
+def test_the_stamp_elsewhere_is_now() -> None:
     loop = asyncio.SelectorEventLoop()
     try:
         before = time.monotonic_ns()
-        assert arrival_ns(loop) >= before
+        assert wake_ns(loop) >= before
     finally:
         loop.close()
