@@ -113,18 +113,47 @@ def outliers(values: Sequence[float], z_limit: float = 3.5, floor: float = 0.01)
 
 
 EXACT_UP_TO = 50  # reps a side up to which Mann-Whitney's exact distribution is used
+TIED_EXACT_UP_TO = 25  # ...and with ties, where it is counted here (cost ~ N^3 n)
 
 
 def mann_whitney_p(x: Sequence[float], y: Sequence[float], alternative: str) -> float:
     """One-sided Mann-Whitney U p-value that x is stochastically `greater` or `less` than y.
-    Exact whenever there are no ties and at most EXACT_UP_TO values a side: scipy's default
-    switches to the normal approximation past 7, which for 8 fully separated reps a side gives
-    p = 0.0005 instead of the exact 1 / 12870 and would cost a gate needless reps."""
+
+    Exact up to EXACT_UP_TO values a side without ties, up to TIED_EXACT_UP_TO with them:
+    scipy's default switches to the normal approximation past 7 or at any tie, which for 8
+    fully separated reps a side gives p = 0.0005 instead of the exact 1 / 12870, and two reps
+    of one side equal to the microsecond would cost a gate needless reps. Two point masses
+    (every x one value, every y another: a deterministic target) differ for certain: 0 or 1."""
     from scipy.stats import mannwhitneyu  # deferred: scipy costs ~0.3 s to import
 
-    exact = max(len(x), len(y)) <= EXACT_UP_TO and len(set(x) | set(y)) == len(x) + len(y)
+    if alternative not in ("greater", "less"):
+        raise ValueError(f"alternative must be 'greater' or 'less', not {alternative!r}")
+    if len(set(x)) == 1 and len(set(y)) == 1:
+        (a,), (b,) = set(x), set(y)
+        return 0.0 if (a > b if alternative == "greater" else a < b) else 1.0
+    tied = len(set(x) | set(y)) < len(x) + len(y)
+    if tied and max(len(x), len(y)) <= TIED_EXACT_UP_TO:
+        return _tied_exact_p(x, y, alternative)
+    exact = not tied and max(len(x), len(y)) <= EXACT_UP_TO
     method = "exact" if exact else "asymptotic"
     return float(mannwhitneyu(x, y, alternative=alternative, method=method).pvalue)
+
+
+def _tied_exact_p(x: Sequence[float], y: Sequence[float], alternative: str) -> float:
+    """The permutation distribution of x's rank sum over the pooled midranks, counted by
+    subset-sum over doubled midranks (integers): the exact test with ties that scipy only has
+    by enumeration (PermutationMethod: 30 s at 12 a side; this, under a millisecond)."""
+    from scipy.stats import rankdata
+
+    doubled = np.rint(2 * rankdata(np.concatenate([x, y]))).astype(np.int64)
+    n, total = len(x), int(doubled.sum())
+    ways = np.zeros((n + 1, total + 1))  # ways[k, s]: k-subsets of those seen, summing to s
+    ways[0, 0] = 1.0
+    for rank in doubled:  # numpy reads overlapping operands as if copied first
+        ways[1:, rank:] += ways[:-1, : total + 1 - rank]
+    sums, observed = ways[n], int(doubled[:n].sum())
+    tail = sums[observed:] if alternative == "greater" else sums[: observed + 1]
+    return float(tail.sum() / sums.sum())
 
 
 def min_p(n_x: int, n_y: int) -> float:

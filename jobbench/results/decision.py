@@ -170,6 +170,10 @@ def decide(evidence: Evidence, rule: Rule, alpha: float) -> Decision:
     mdc = minimum_detectable(a, b, rule, alpha)
     if evidence.unsteady:
         return Decision("unsettled", evidence.unsteady, p_within, mdc)
+    if len(set(a)) == 1 and len(set(b)) == 1:  # a deterministic target: p is 0 or 1
+        verdict = "regression" if change > limit else "better" if change < -limit else "pass"
+        why = f"{change:+.1%}, exactly: every rep of each side the same (no rep-to-rep noise)"
+        return Decision(verdict, why, p_within, mdc)
     if change > limit and evidence.p_slower < alpha:
         why = f"{change:+.1%} > +{limit:.0%}, B slower at p = {evidence.p_slower:.2g} < {alpha:.2g}"
         return Decision("regression", why, p_within, mdc)

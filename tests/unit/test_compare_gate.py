@@ -10,7 +10,7 @@ import pytest
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, ResultsError, UsageError
 from jobbench.render.cells import verdict_lines
 from jobbench.results.compare import compare_docs
-from jobbench.results.decision import Rule, look_alpha, minimum_detectable
+from jobbench.results.decision import Rule, decide, look_alpha, minimum_detectable, weigh
 from jobbench.results.gate import GateConfig, judge, parse_percent
 from jobbench.results.model import Anomaly, Result, ScenarioResult, to_json
 from jobbench.results.model_result import FleetFigures
@@ -325,3 +325,18 @@ def test_a_bad_cost_threshold_is_a_usage_error_naming_its_flag() -> None:
         parse_percent("lots", "--max-cost-regression")
     with pytest.raises(UsageError, match="--max-cost-regression"):
         GateConfig(max_cost_regression=20.0).validate()
+
+
+@pytest.mark.parametrize(
+    ("candidate", "verdict"),
+    [(8.05, "better"), (15.55, "pass"), (16.2, "pass"), (16.4, "regression")],
+)
+def test_sides_without_noise_are_decided_by_the_threshold_alone(
+    candidate: float, verdict: str
+) -> None:
+    # --target sim repeats its figure to the bit: 3 reps a side are as sure as 300
+    rule = Rule()
+    evidence = weigh([15.55] * 3, [candidate] * 3, rule)
+    decision = decide(evidence, rule, look_alpha(rule, rows=4, look=1))
+    assert decision.verdict == verdict
+    assert "exactly: every rep of each side the same" in decision.reason

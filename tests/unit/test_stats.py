@@ -106,6 +106,35 @@ def test_mann_whitney_one_sided_and_its_smallest_p() -> None:
     assert min_p(6, 6) == pytest.approx(1 / 924)
 
 
+def test_mann_whitney_with_ties_is_the_exact_permutation_test() -> None:
+    from scipy.stats import PermutationMethod, mannwhitneyu
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):  # small integer samples: ties within and across the sides
+        x = list(rng.integers(0, 5, int(rng.integers(3, 7))).astype(float))
+        y = list(rng.integers(0, 5, int(rng.integers(3, 7))).astype(float))
+        if len(set(x)) == 1 and len(set(y)) == 1:
+            continue
+        for side in ("greater", "less"):
+            enumerated = mannwhitneyu(
+                x, y, alternative=side, method=PermutationMethod(n_resamples=np.inf)
+            ).pvalue
+            assert mann_whitney_p(x, y, side) == pytest.approx(enumerated, rel=1e-9)
+    # two equal reps of one side do not cost fully separated sides their exact p (the normal
+    # approximation gives 0.0009 here: a gate would need reps it does not)
+    low, high = [1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0]
+    assert mann_whitney_p(high, low, "greater") == pytest.approx(min_p(7, 7)) == 1 / 3432
+
+
+def test_mann_whitney_of_two_point_masses_is_certain() -> None:
+    # a deterministic target repeats its figure exactly: the sides differ or they do not
+    assert mann_whitney_p([2.0] * 3, [1.0] * 3, "greater") == 0.0
+    assert mann_whitney_p([2.0] * 3, [1.0] * 3, "less") == 1.0
+    assert mann_whitney_p([1.0] * 3, [1.0] * 4, "greater") == 1.0
+    with pytest.raises(ValueError, match="alternative"):
+        mann_whitney_p([1.0, 2.0], [3.0, 4.0], "two-sided")
+
+
 def test_log_shift_is_hodges_lehmann_with_a_rank_interval() -> None:
     rng = np.random.default_rng(4)
     base = list(10 * np.exp(rng.normal(0, 0.02, 12)))
