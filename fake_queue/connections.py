@@ -12,6 +12,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 from aiohttp.web_request import BaseRequest
 
+from fake_queue import receive_stamps
 from fake_queue.fast_path import FastLane
 from fake_queue.http_util import error, one_line, raw_error
 from fake_queue.precise_loop import wake_ns
@@ -24,34 +25,43 @@ CLIENT_MISTAKES = (HttpProcessingError, RequestPayloadError)
 class StampingRequestHandler(web_protocol.RequestHandler):
     """aiohttp's connection protocol, noting when bytes last arrived: the latency model counts
     from a request's arrival (http_util.arrival_ns), not from when its handler got to run.
-    The stamp is real time (precise_loop.wake_ns: when the loop's wait found the bytes),
-    the clock of the queue a server runs (fake_queue.clock.MONOTONIC).
+    The stamp is real time, the clock of the queue a server runs (fake_queue.clock.MONOTONIC):
+    the kernel's receive time where it can be had (receive_stamps), else when the loop's wait
+    found the bytes (precise_loop.wake_ns).
 
     It also sheds what aiohttp lets linger: headers must be complete `header_timeout` after
     connecting, or after a later request's first byte (else a 408 and close), a connection
     over the server's cap is answered 503, and a malformed request is a JSON 400 and one log
     line, not a traceback. aiohttp's own keep-alive timer closes idle connections."""
 
-    __slots__ = ("_header_timer", "_headers_due", "_server", "data_received_ns")
+    __slots__ = ("_header_timer", "_headers_due", "_received", "_server", "data_received_ns")
 
     def __init__(
         self, server: StampingServer, *, loop: asyncio.AbstractEventLoop, **kwargs: Any
     ) -> None:
         super().__init__(server, loop=loop, **kwargs)
         self.data_received_ns = 0
+        self._received: receive_stamps.StampedSocket | None = None
         self._server = server
         self._headers_due = 0.0  # loop time the headers being read must be in by; 0: none
         self._header_timer: asyncio.TimerHandle | None = None  # at most one per connection
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
+        self._received = receive_stamps.attach(transport)
         self._expect_headers()
         if self._server.over_capacity():
             self._request_handler = self._refuse_over_capacity
 
     def data_received(self, data: bytes) -> None:
-        self.data_received_ns = wake_ns(self._loop)
+        self.data_received_ns = self.arrival_ns()
         self._feed_aiohttp(data)
+
+    def arrival_ns(self) -> int:
+        """When the bytes being read arrived: the kernel's stamp, never after the wake-up."""
+        woke = wake_ns(self._loop)
+        received = self._received.last_ns if self._received is not None else 0
+        return min(received, woke) if received else woke
 
     def _feed_aiohttp(self, data: bytes) -> None:
         requests_before = self._request_count

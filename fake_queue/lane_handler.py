@@ -19,7 +19,6 @@ from typing import Any
 from fake_queue.connections import StampingRequestHandler, StampingServer
 from fake_queue.fast_path import FastLane, Framed, HotDone, HotTake, Unframeable, frame
 from fake_queue.http_util import raw_error
-from fake_queue.precise_loop import wake_ns
 from fake_queue.worker_routes import run_take
 
 
@@ -52,7 +51,7 @@ class LaneRequestHandler(StampingRequestHandler):
             self._lane = None  # aiohttp answers its requests 503
 
     def data_received(self, data: bytes) -> None:
-        self.data_received_ns = wake_ns(self._loop)
+        self.data_received_ns = self.arrival_ns()
         if self._lane is None:
             self._feed_aiohttp(data)
         elif not (self._force_close or self._close):

@@ -20,7 +20,7 @@ import gc
 import select
 import selectors
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -140,6 +140,27 @@ def wake_ns(loop: asyncio.AbstractEventLoop) -> int:
     if EPOLL and isinstance(loop, PreciseEventLoop):
         return loop.ready_ns()
     return time.monotonic_ns()
+
+
+def awake_around(loop: asyncio.AbstractEventLoop, when: float) -> Callable[[], None]:
+    """Keep the precise loop polling from WAKE_UP_S before `when` (loop time) to WAKE_UP_S
+    after it, for I/O expected then: a CPU that sleeps until the bytes arrive takes 0.1-0.4 ms
+    to wake on these VMs (docs/performance.md, harness overhead). The loop already polls the
+    last WAKE_UP_S before every timer, so two empty timers do it. The canceller it returns
+    ends the window (call it once the I/O came). Elsewhere: nothing."""
+    if not (EPOLL and isinstance(loop, PreciseEventLoop)):
+        return _nothing
+    handles = [loop.call_at(when, _nothing), loop.call_at(when + WAKE_UP_S, _nothing)]
+
+    def cancel() -> None:
+        for handle in handles:
+            handle.cancel()
+
+    return cancel
+
+
+def _nothing() -> None:
+    pass
 
 
 def run(

@@ -30,6 +30,9 @@ class Link(Protocol):
     """The worker-facing protocol, as the policies need it."""
 
     stop_enabled: bool
+    # When the last take's answer reached the worker (loop time), if the link can tell (None:
+    # now): its jobs' time runs from then, not from after the answer was read and parsed.
+    answer_arrived: float | None
 
     async def take(
         self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None

@@ -23,6 +23,7 @@ class QueueLink:
     """policy_base.Link for worker `worker` of `queue`."""
 
     stop_enabled = True
+    answer_arrived: float | None = None  # in process: the answer is read as it is given
 
     def __init__(self, queue: JobQueue, worker: str) -> None:
         self.queue = queue

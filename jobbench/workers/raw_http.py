@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from fake_queue.precise_loop import wake_ns
+
 MAX_HEAD_BYTES = 64 * 1024
 NO_BODY_STATUSES = frozenset({204, 304})
 
@@ -28,6 +30,7 @@ class Answer:
     status: int
     content_type: str  # media type only, lower case: "application/json"
     body: bytes
+    arrived: float = 0.0  # loop time its first bytes were found (precise_loop.wake_ns)
 
 
 class _Connection(asyncio.Protocol):
@@ -35,8 +38,10 @@ class _Connection(asyncio.Protocol):
     several are written at once), each parsed in one pass."""
 
     def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()  # once: each lookup costs a getpid() call
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
+        self.arrived = 0.0  # when the buffered answer's first bytes were found
         self.waiters: deque[asyncio.Future[tuple[Answer, bool]]] = deque()
         self.closed = False
 
@@ -45,11 +50,13 @@ class _Connection(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
+        if not self.buffer:
+            self.arrived = wake_ns(self.loop) / 1e9
         self.buffer += data
         while self.waiters:
             waiter = self.waiters[0]
             try:
-                parsed = parse_answer(self.buffer)
+                parsed = parse_answer(self.buffer, self.arrived)
             except ValueError as exc:
                 self._fail(RawHttpError(f"bad HTTP answer: {exc}"))
                 return
@@ -74,8 +81,7 @@ class _Connection(asyncio.Protocol):
     def send(self, requests: bytes, count: int) -> list[asyncio.Future[tuple[Answer, bool]]]:
         """Write `count` requests at once; a future for each answer, in order."""
         assert self.transport is not None
-        loop = asyncio.get_running_loop()
-        futures = [loop.create_future() for _ in range(count)]
+        futures = [self.loop.create_future() for _ in range(count)]
         self.waiters.extend(futures)
         self.transport.write(requests)
         return futures
@@ -85,8 +91,9 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
-def parse_answer(buffer: bytearray) -> tuple[Answer, bool, int] | None:
-    """(answer, keep-alive, bytes used) once a whole answer is buffered; None until then."""
+def parse_answer(buffer: bytearray, arrived: float = 0.0) -> tuple[Answer, bool, int] | None:
+    """(answer, keep-alive, bytes used) once a whole answer is buffered; None until then.
+    `arrived`: when its first bytes were found."""
     end = buffer.find(b"\r\n\r\n")
     if end < 0:
         if len(buffer) > MAX_HEAD_BYTES:
@@ -114,7 +121,7 @@ def parse_answer(buffer: bytearray) -> tuple[Answer, bool, int] | None:
     used = end + 4 + length
     if len(buffer) < used:
         return None
-    return Answer(status, content_type, bytes(buffer[end + 4 : used])), keep, used
+    return Answer(status, content_type, bytes(buffer[end + 4 : used]), arrived), keep, used
 
 
 class RawClient:

@@ -372,6 +372,7 @@ class FakeLink:
     """Answers takes from a script, then long-polls forever; records what was asked."""
 
     stop_enabled = True
+    answer_arrived = None  # a take is read the instant it is answered
 
     def __init__(self, answers: list[list[Job]]) -> None:
         self.answers = deque(answers)

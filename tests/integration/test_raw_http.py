@@ -9,6 +9,7 @@ import socket
 import httpx
 import pytest
 
+from fake_queue import precise_loop
 from fake_queue.server import RunningServer
 from jobbench.workers.raw_http import RawClient, RawHttpError, parse_answer
 
@@ -222,3 +223,24 @@ def test_a_pipeline_cut_short_loses_one_post_and_sends_the_unread_ones_again(
     again = [job_of(path) for conn in cutter.connections[1:] for path in conn]
     assert sorted(again) == sorted(["j2", "j3", "j4", "j5"] * 3)
     assert capsys.readouterr().err.count("answered 500 3 times; result lost") == 4
+
+
+def test_an_answer_says_when_the_loop_found_its_first_bytes(server: RunningServer) -> None:
+    httpx.post(f"{server.base_url}/_bench/burst", json={"count": 2, "input": {}})
+    url = f"{server.endpoint_url}/job-take-batch/w9?gpu=cpu&batch_size=2&job_in_progress=0"
+    loop = precise_loop.new_event_loop()
+
+    async def take() -> tuple[float, float, float]:
+        client = RawClient(url, {}, limit=1)
+        sent = loop.time()
+        answer = await client.request("GET", url)
+        resumed = loop.time()
+        await client.close()
+        assert answer.status == 200
+        return sent, answer.arrived, resumed
+
+    try:
+        sent, arrived, resumed = loop.run_until_complete(take())
+    finally:
+        loop.close()
+    assert sent < arrived <= resumed  # the wake-up that found it, before the reader resumed
