@@ -61,8 +61,8 @@ class Drain(Policy):
         self._last_return = 0.0
 
     def job_ids(self) -> list[str]:
-        queued = (str(job["id"]) for job in (*(j for j, _ in self.starting), *self.held))
-        return sorted([*self.running.values(), *queued])
+        waiting = [job for job, _ in self.starting] + list(self.held)
+        return sorted([*self.running.values(), *(str(job["id"]) for job in waiting)])
 
     def busy(self) -> int:
         """Slots taken: jobs running, or given a slot and about to start."""

@@ -102,7 +102,9 @@ def test_every_rep_shows_the_machine_load_it_recorded(folder: Path) -> None:
     for rep in reps:
         machine = rep.machine
         assert machine is not None and machine.cpus == os.cpu_count()
-        assert machine.cpu_busy is not None and 0.0 < machine.cpu_busy <= 1.0  # workers ran
+        # a figure was read; it can be 0: a 0.17 s rep is 34 ticks of /proc/stat's 100 Hz on 2
+        # CPUs, and these workers are busy for a few milliseconds of it
+        assert machine.cpu_busy is not None and 0.0 <= machine.cpu_busy <= 1.0
         assert machine.load1_start is not None and machine.load1_end is not None
         assert f'<td class="txt">{machine_text(machine)}</td>' in page
     assert "every rep: time to 99 % done" in page and ">counted (2)" in page
