@@ -111,11 +111,13 @@ def _check_start(buffer: bytearray) -> None:
 
 class Reply:
     """Answer bytes as aiohttp writes them (status line, Content-Type, Content-Length, Date,
-    Server), the Date rendered once a second."""
+    Server), the Date rendered once a second. Each status and type's head is rendered once:
+    at a woken group's answer time 63 answers are framed back to back (~1.8 us each before)."""
 
     def __init__(self) -> None:
         self._second = 0
         self._tail = b""
+        self._heads: dict[tuple[int, str], bytes] = {}
 
     def __call__(self, status: int, body: bytes = b"", content_type: str = JSON) -> bytes:
         now = int(time.time())
@@ -125,9 +127,12 @@ class Reply:
             self._tail = f"Date: {date}\r\nServer: {SERVER}\r\n\r\n".encode()
         if status == 204:
             return b"HTTP/1.1 204 No Content\r\n" + self._tail
-        reason = HTTPStatus(status).phrase
-        head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\n"
-        return f"{head}Content-Length: {len(body)}\r\n".encode() + self._tail + body
+        head = self._heads.get((status, content_type))
+        if head is None:
+            reason = HTTPStatus(status).phrase
+            head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\n".encode()
+            self._heads[status, content_type] = head
+        return b"%sContent-Length: %d\r\n%s%s" % (head, len(body), self._tail, body)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ import asyncio
 import functools
 import inspect
 import sys
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -222,6 +223,36 @@ async def test_a_queued_take_is_delivered_take_latency_after_it_arrived() -> Non
     assert ev["t"] == ev["due"] == take.arrived_ns + TAKE_NS and ev["kind"] == "queued"
     assert {e["t"] for e in events(q, "deliver", take=take.id)} == {ev["t"]}
     assert all(job.status == IN_PROGRESS for job in answer)
+
+
+@in_loop
+async def test_takes_whose_instants_passed_together_all_answer_before_any_is_booked() -> None:
+    # Three takes due 1 ms apart, the loop held past all three: the first instant's timer
+    # answers every one of them, each answer going out before any take is booked, so the
+    # later answers do not wait behind the earlier ones' bookkeeping.
+    q = make_queue(take=0.02)
+    q.submit_many(range(6))
+    takes = [q.take(f"w{i}", 2) for i in range(3)]
+    for i, take in enumerate(takes):
+        take.answer_at_ns = takes[0].answer_at_ns + i * 1_000_000
+    booked_at_each_send: list[list[str]] = []
+
+    def send(jobs: list[Job]) -> None:
+        booked_at_each_send.append([job.status for t in takes for job in t.jobs])
+
+    answering = [asyncio.ensure_future(q.await_answer(t, never, send=send)) for t in takes]
+    await asyncio.sleep(0)  # every take's wait begins: three instants, three timers
+    time.sleep(max(takes[-1].answer_at_ns - MONOTONIC.now_ns(), 0) / 1e9 + 0.002)
+    answers = await asyncio.gather(*answering)
+
+    assert [ids(a or []) for a in answers] == [ids(t.jobs) for t in takes]
+    assert booked_at_each_send == [[IN_QUEUE] * 6] * 3
+    log = events(q, "take")
+    assert [e["take"] for e in log] == [t.id for t in takes]
+    assert [e["due"] for e in log] == [t.answer_at_ns for t in takes]
+    assert all(e["t"] >= e["due"] for e in log)
+    times = [e["t"] for e in q.events]
+    assert times == sorted(times)  # the log stays in time order
 
 
 @in_virtual_time
