@@ -160,10 +160,10 @@ class TakeLife(RunningJobs):
         self._answer_due(due)
 
     def _answer_due(self, due: list[_Due]) -> None:
-        """Answer the takes due at one instant, in one go: first every answer goes out, then
-        each is booked (`deliver`, at the time its answer went out). Answers due together (a
-        burst waking 63 takes) then leave back to back, not each behind the bookkeeping of the
-        ones before it (docs/performance.md, timer fidelity)."""
+        """Answer the takes due (at one instant, or a backlog of them), in one go: first every
+        answer goes out, then each is booked (`deliver`, at the time its answer went out).
+        Answers due together (a burst waking 63 takes) then leave back to back, not each behind
+        the bookkeeping of the ones before it (docs/performance.md, timer fidelity)."""
         sent: list[tuple[_Due, int]] = []
         for entry in due:
             if entry.answered.done():  # its wait was cancelled: the take is abandoned
