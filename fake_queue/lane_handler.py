@@ -150,12 +150,8 @@ class LaneRequestHandler(StampingRequestHandler):
         self._next_requests()
 
     def _send_jobs(self, lane: FastLane, body: bytes) -> None:
-        """A take's answer, at its answer time: `await_answer` has just seen the client here.
-        Written straight, with none of `_write`'s checks: at a woken group's answer time 63 of
-        these go back to back, and each one's cost delays the answers after it."""
-        assert self.transport is not None
-        self.transport.write(lane.reply(200, body))
-        self._idle_from_now()
+        """A take's answer, at its answer time: `await_answer` has just seen the client here."""
+        self._write(lane.reply(200, body), client_seen=True)
 
     def _write_ready(self) -> None:
         ready = []
@@ -164,9 +160,10 @@ class LaneRequestHandler(StampingRequestHandler):
         if ready:
             self._write(b"".join(ready))
 
-    def _write(self, data: bytes) -> None:
-        """Write the lane's answers and restart the idle timer, as aiohttp does after one."""
-        if self._client_gone():
+    def _write(self, data: bytes, client_seen: bool = False) -> None:
+        """Write the lane's answers and restart the idle timer, as aiohttp does after one.
+        `client_seen`: the caller has just found the client there (a take's answer time)."""
+        if not client_seen and self._client_gone():
             return
         assert self.transport is not None
         self.transport.write(data)
