@@ -130,8 +130,11 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         (those set for the same instant in the order they were set); run what is ready."""
         ready: Any = self._ready  # type: ignore[attr-defined]
         if not ready and not self._stopping:  # type: ignore[attr-defined]
-            self._jump_to_next_timer()
-        self._process_events(self._selector.select(0))  # type: ignore[attr-defined]
+            # The selector is polled only here, where a real loop would wait in it: polled
+            # every turn, it was ~5 % of a simulated rep's time, for a self-pipe nothing writes.
+            self._process_events(self._selector.select(0))  # type: ignore[attr-defined]
+            if not ready:
+                self._jump_to_next_timer()
         end = self._virtual_s + self._clock_resolution
         times = self._timer_times
         while times and times[0] < end:

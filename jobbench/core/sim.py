@@ -191,7 +191,11 @@ async def _rep(
     assert isinstance(loop, virtual_clock.VirtualTimeLoop)
     queue = JobQueue(LatencySampler(scenario.latency, seed), clock=loop)
     burst = scenario.load.jobs
-    log = queue.events = CompactEvents()
+    # Kept, the events end up as dicts anyway: a plain list holds them as the queue logs them,
+    # with no columns to fill and read back. Not kept (a big rep), the compact log's columns
+    # are all the memory they take.
+    log: list[Event] | CompactEvents = [] if keep_events else CompactEvents()
+    queue.events = log
     watch = _EndWatch(queue, burst, progress, loop.create_future())
     ids = scenario.worker_ids()  # the fake target's, so a simulated split pairs with a real one
     fleet = None
@@ -226,8 +230,7 @@ async def _rep(
         # The rep's events end as its last job does (or its fleet rests), as the fake target
         # reads them: the next takes, already waiting, and their end at the shutdown are no
         # part of this rep.
-        head = log.head()
-        events: Iterable[Event] = list(head) if keep_events else head  # dicts built once
+        events: Iterable[Event] = log[: len(log)] if isinstance(log, list) else log.head()
         check_conservation(
             {"counts": queue.counts(), "conservation": queue.conservation_error()}, events, burst
         )

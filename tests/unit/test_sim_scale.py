@@ -97,21 +97,22 @@ def test_a_head_is_the_log_as_it_was_by_row_and_by_column() -> None:
 def test_the_compact_log_gives_the_same_events_and_figures_as_the_dicts(
     monkeypatch: pytest.MonkeyPatch, policy: str
 ) -> None:
+    s = scenario(policy)
+    kept = sim.simulate_rep(s, seed=3)  # events kept: logged as dicts, in a plain list
+    assert [e["ev"] for e in kept.events].count("done") == s.burst
     appended: list[dict[str, Any]] = []
     keep = CompactEvents.append
 
     def record(log: CompactEvents, event: dict[str, Any]) -> None:
-        appended.append(dict(event))  # what a plain list log would hold
+        appended.append(dict(event))  # what the plain list held
         keep(log, event)
 
     monkeypatch.setattr(CompactEvents, "append", record)
-    s = scenario(policy)
-    outcome = sim.simulate_rep(s, seed=3)
-    rep_events = appended[: len(outcome.events)]
-    assert outcome.events == rep_events
-    assert [e["ev"] for e in rep_events].count("done") == s.burst
+    streamed = sim.simulate_rep(s, seed=3, keep_events=False)  # measured from the compact log
+    assert appended[: len(kept.events)] == kept.events
+    assert streamed.events == [] and streamed.measure.figures == kept.measure.figures
     from_dicts = metrics.rep_measure(
-        rep_events,
+        kept.events,
         workers=s.workers,
         slots=s.slots,
         burst=s.burst,
@@ -119,10 +120,8 @@ def test_the_compact_log_gives_the_same_events_and_figures_as_the_dicts(
         wake_latency_s=s.latency.wake.mean,
         worker_ids=[f"{s.name}-w{i}" for i in range(s.workers)],
     )
-    assert from_dicts.figures == outcome.measure.figures
-    assert outcome.measure.figures["jobs"]["completed"] == s.burst
-    streamed = sim.simulate_rep(s, seed=3, keep_events=False)  # measured from the log itself
-    assert streamed.events == [] and streamed.measure.figures == from_dicts.figures
+    assert from_dicts.figures == kept.measure.figures
+    assert kept.measure.figures["jobs"]["completed"] == s.burst
 
 
 def test_a_rep_reports_its_progress_up_to_every_job(monkeypatch: pytest.MonkeyPatch) -> None:
