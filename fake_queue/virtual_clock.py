@@ -126,8 +126,9 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         return timer
 
     def _run_once(self) -> None:
-        """One iteration: if nothing is ready, jump to the next timer; fire the timers now due
-        (those set for the same instant in the order they were set); run what is ready."""
+        """One iteration: if nothing is ready (nor made ready by polling the selector), jump to
+        the next timer; fire the timers now due (those set for the same instant in the order
+        they were set); run what is ready."""
         ready: Any = self._ready  # type: ignore[attr-defined]
         if not ready and not self._stopping:  # type: ignore[attr-defined]
             # The selector is polled only here, where a real loop would wait in it: polled
