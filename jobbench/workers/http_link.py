@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -16,9 +16,9 @@ import aiohttp
 
 from fake_queue import precise_loop, protocol
 from jobbench.workers.model_worker_config import Config
-from jobbench.workers.policy_base import Job, RateLimited, log, post_each
+from jobbench.workers.policy_base import Job, OnEnd, RateLimited, Run, log, post_each
 from jobbench.workers.raw_http import RawClient, RawHttpError
-from jobbench.workers.run_job import RUNPOD_VERSION, run_handler
+from jobbench.workers.run_job import RUNPOD_VERSION, run_handler, start_bench_runs
 
 DONE_RETRY_PAUSES_S = (2.0, 3.0)  # aiohttp_retry FibonacciRetry(attempts=3): on status >= 500
 FORM_HEADERS = {"charset": "utf-8", "Content-Type": "application/x-www-form-urlencoded"}
@@ -141,6 +141,9 @@ class HttpLink:
 
     async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
         return await run_handler(job, self.config.worker_id, started)
+
+    def start_jobs(self, batch: list[tuple[Job, float]], on_end: OnEnd) -> Sequence[Run]:
+        return start_bench_runs(batch, self.config.worker_id, on_end)
 
     async def post_done(
         self, job_id: str, result: dict[str, Any], status: int | None = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 Job = dict[str, Any]
@@ -24,6 +24,19 @@ ERROR_PAUSE_S = 1.0  # ours (drain, take-ahead): don't spin on a failing job-tak
 
 class RateLimited(Exception):
     """job-take or job-stop answered 429."""
+
+
+class Run(Protocol):
+    """A job in a slot: it ends by calling its policy's `on_end(run, body)`, or is stopped."""
+
+    job: Job
+
+    def stop(self) -> None:
+        """No job-done: it ends now, without its body (a stopped job)."""
+
+
+# (the run, its job-done body; None: it failed outside its handler, nothing to post)
+OnEnd = Callable[[Run, "dict[str, Any] | None"], None]
 
 
 class Link(Protocol):
@@ -47,6 +60,10 @@ class Link(Protocol):
     async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
         """Run the handler only: the job-done body. `started`: when the job got its slot
         (event loop time), if that was before now."""
+
+    def start_jobs(self, batch: list[tuple[Job, float]], on_end: OnEnd) -> Sequence[Run]:
+        """Start (job, when it got its slot) pairs given slots together; each run calls
+        `on_end(run, body)` as its handler returns (run_job: tasks or task-free runs)."""
 
     async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
         """Post a job-done body (retries and failures are the link's business)."""

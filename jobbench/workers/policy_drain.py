@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from jobbench.workers.policy_base import Job, Link, Policy, log
+from jobbench.workers.policy_base import Job, Link, Policy, Run, log
 
 # Real-time tuning (the defaults): results post once no job has returned for this long...
 POST_QUIET_S = 0.0002
@@ -45,8 +45,8 @@ class Drain(Policy):
         self.take_ahead = take_ahead
         self.post_quiet_s = post_quiet_s
         self.post_hold_max_s = post_hold_max_s
-        # Keyed by task, not job id: slot accounting must survive a job id seen twice.
-        self.running: dict[asyncio.Task[None], str] = {}
+        # Keyed by run, not job id: slot accounting must survive a job id seen twice.
+        self.running: dict[Run, str] = {}
         # Given a slot, their tasks start in the next loop turn (`_start`): a take this makes
         # due goes out first, not behind 32 task creations (~0.1 ms a batch on these VMs).
         self.starting: list[tuple[Job, float]] = []
@@ -132,19 +132,17 @@ class Drain(Policy):
 
     def _start(self) -> None:
         starting, self.starting = self.starting, []
-        for job, started in starting:
-            self.running[self.loop.create_task(self._run(job, started))] = str(job["id"])
+        if starting:
+            for run in self.link.start_jobs(starting, self._ended):
+                self.running[run] = str(run.job["id"])
 
-    async def _run(self, job: Job, started: float) -> None:
-        task = asyncio.current_task(self.loop)
-        try:
-            result = await self.link.handle(job, started)
-        finally:
-            # The slot frees as the handler returns (or fails, or is stopped), not in a done
-            # callback a loop turn later: a take this makes due must go before this result.
-            if task is not None:
-                self._finished(task)
-        self.unposted.append((str(job["id"]), result))
+    def _ended(self, run: Run, result: dict[str, Any] | None) -> None:
+        # The slot frees as the handler returns (or fails), not a loop turn later: a take
+        # this makes due must go before this result.
+        self._finished(run)
+        if result is None:
+            return
+        self.unposted.append((str(run.job["id"]), result))
         self._last_return = self.loop.time()
         if self._poster is None or self._poster.done():
             self._poster = self.loop.create_task(self._post_unposted())
@@ -176,8 +174,8 @@ class Drain(Policy):
             ids = ", ".join(repr(job_id) for job_id, _ in batch[:3])
             log(f"job-done for {ids} ({len(batch)} in all) failed: {type(exc).__name__}: {exc}")
 
-    def _finished(self, task: asyncio.Task[None]) -> None:
-        if self.running.pop(task, None) is not None:
+    def _finished(self, run: Run) -> None:
+        if self.running.pop(run, None) is not None:
             self._fill()  # held jobs start the instant a slot frees
 
     def _notify(self) -> None:
@@ -202,12 +200,10 @@ class Drain(Policy):
                 self.starting.remove(entry)  # stopped before its task began: no job-done
                 self._notify()
                 return
-        task = next((t for t, running_id in self.running.items() if running_id == job_id), None)
-        if task is not None:
-            # No job-done. Free the slot now: a task cancelled before its first step never
-            # reaches the `finally` in _run.
-            task.cancel()
-            self._finished(task)
+        run = next((r for r, running_id in self.running.items() if running_id == job_id), None)
+        if run is not None:
+            run.stop()  # no job-done; its slot frees now, whether it began or not
+            self._finished(run)
             return
         for job in self.held:
             if job["id"] == job_id:

@@ -7,12 +7,12 @@ as the queue's clock, queue and policies run in virtual time. No HTTP, no aiohtt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from fake_queue.queue import JobError, JobQueue
-from jobbench.workers.policy_base import Job, log
-from jobbench.workers.run_job import run_handler
+from jobbench.workers.policy_base import Job, OnEnd, Run, log
+from jobbench.workers.run_job import run_handler, start_bench_runs
 
 
 def _never() -> bool:
@@ -46,6 +46,9 @@ class QueueLink:
 
     def handle(self, job: Job, started: float | None = None) -> Coroutine[Any, Any, dict[str, Any]]:
         return run_handler(job, self.worker, started)  # not awaited here: one frame less a job
+
+    def start_jobs(self, batch: list[tuple[Job, float]], on_end: OnEnd) -> Sequence[Run]:
+        return start_bench_runs(batch, self.worker, on_end)
 
     async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
         """job-done, answered after the done latency; refused (404), it is logged as lost."""

@@ -32,6 +32,7 @@ from jobbench.workers.bench_handler import bench_handler
 from jobbench.workers.policy_base import Job, Policy, post_each
 from jobbench.workers.policy_drain import Drain
 from jobbench.workers.policy_sdk112 import Sdk112
+from jobbench.workers.run_job import HandlerTasks
 
 pytestmark = pytest.mark.e2e
 
@@ -368,7 +369,7 @@ def test_bad_environment_exits_2_naming_the_variable(env: dict[str, str], named:
 
 
 # -- the 1.12.0 port's accounting, in process (deterministic) ---------------------------------
-class FakeLink:
+class FakeLink(HandlerTasks):
     """Answers takes from a script, then long-polls forever; records what was asked."""
 
     stop_enabled = True

@@ -18,6 +18,7 @@ from jobbench.workers import http_link
 from jobbench.workers.bench_handler import bench_handler, sleep_until
 from jobbench.workers.policy_base import Job, post_each
 from jobbench.workers.policy_drain import Drain
+from jobbench.workers.run_job import HandlerTasks
 
 
 def test_sleeps_ending_at_one_instant_share_one_timer_and_cancel_alone() -> None:
@@ -61,7 +62,7 @@ def test_a_job_ends_its_seconds_after_it_started_not_after_it_first_ran() -> Non
     assert 0.08 <= asyncio.run(main()) < 0.1
 
 
-class ArrivedLink:
+class ArrivedLink(HandlerTasks):
     """Answers one take with jobs whose answer arrived `early_s` before it was handed over."""
 
     stop_enabled = False
