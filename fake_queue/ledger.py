@@ -45,9 +45,6 @@ class QueueLedger:
         self._job_ids = itertools.count(1)
         self._take_ids = itertools.count(1)
 
-    def _log(self, event: Event) -> None:
-        self.events.append(event)
-
     def events_since(self, cursor: int, limit: int = 50_000) -> tuple[list[Event], int]:
         """Events from absolute index `cursor`; returns them and the next cursor."""
         start = max(cursor - self.events_base, 0)
@@ -91,7 +88,7 @@ class QueueLedger:
             event["worker"] = worker
         if job is not None:
             event["job"] = job
-        self._log(event)
+        self.events.append(event)
 
     def _move(self, job: Job, status: str) -> None:
         self.tally[job.status] -= 1
@@ -126,7 +123,7 @@ class QueueLedger:
         }
         if reason:
             event["reason"] = reason
-        self._log(event)
+        self.events.append(event)
         for waiter in job.watchers:
             if not waiter.done():
                 waiter.set_result(None)

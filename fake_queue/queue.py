@@ -92,9 +92,9 @@ class JobQueue(TakeLife):
             self.jobs[job.id] = job
             self.queued.append(job)
             if intended is None:  # a dict display each: a million-job burst is one call
-                self._log({"t": at, "ev": "submit", "job": job.id})
+                self.events.append({"t": at, "ev": "submit", "job": job.id})
             else:
-                self._log({"t": at, "ev": "submit", "job": job.id, "intended": intended})
+                self.events.append({"t": at, "ev": "submit", "job": job.id, "intended": intended})
             jobs.append(job)
         self.tally[IN_QUEUE] += len(jobs)
         self._wake_waiting(at)
@@ -137,7 +137,7 @@ class JobQueue(TakeLife):
         job.retries += 1
         self.retried += 1
         self.queued.append(job)
-        self._log({"t": at, "ev": "retry", "job": job.id})
+        self.events.append({"t": at, "ev": "retry", "job": job.id})
         self._wake_waiting(at)
         return job
 
@@ -179,13 +179,13 @@ class JobQueue(TakeLife):
         if job is None or worker not in job.handed_to:
             raise JobError(404, f"job {job_id!r} was never handed to worker {worker!r}")
         if job.status != IN_PROGRESS or job.worker != worker:
-            self._log(
+            self.events.append(
                 {"t": at, "ev": "ignored", "job": job_id, "worker": worker, "status": job.status}
             )
             return "ignored"
         if body.get("status") == IN_PROGRESS:
             job.progress = body.get("output")
-            self._log({"t": at, "ev": "progress", "job": job_id, "worker": worker})
+            self.events.append({"t": at, "ev": "progress", "job": job_id, "worker": worker})
             return "progress"
         job.output = body.get("output")
         job.error = body.get("error")

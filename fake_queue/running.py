@@ -26,7 +26,7 @@ class RunningJobs(QueueLedger):
         if job is None or worker not in job.handed_to:
             raise JobError(404, f"job {job_id!r} was never handed to worker {worker!r}")
         if job.status != IN_PROGRESS or job.worker != worker:
-            self._log(
+            self.events.append(
                 {
                     "t": self.clock.now_ns(),
                     "ev": "ignored",
@@ -76,5 +76,5 @@ class RunningJobs(QueueLedger):
         stops, record.stops = record.stops, []
         at = self.clock.now_ns()
         for job_id in stops:
-            self._log({"t": at, "ev": "stop", "job": job_id, "worker": worker})
+            self.events.append({"t": at, "ev": "stop", "job": job_id, "worker": worker})
         return stops

@@ -86,7 +86,7 @@ class TakeLife(RunningJobs):
                 continue
             job.take = take
             take.jobs.append(job)
-            self._log(
+            self.events.append(
                 {"t": at, "ev": "claim", "job": job.id, "take": take.id, "worker": take.worker}
             )
         if take.jobs and not take.claimed.done():
@@ -193,7 +193,7 @@ class TakeLife(RunningJobs):
             at = self.clock.now_ns()
         record = self.seen(take.worker)
         delivered = list(take.jobs)
-        worker, take_id, log, tally = take.worker, take.id, self._log, self.tally
+        worker, take_id, log, tally = take.worker, take.id, self.events.append, self.tally
         for job in delivered:  # the hottest loop at a woken group's answer time: lean
             job.take = None
             tally[job.status] -= 1  # ledger._move, the count of the new status once for all
@@ -223,7 +223,7 @@ class TakeLife(RunningJobs):
         for job in reversed(take.jobs):
             job.take = None
             self.queued.appendleft(job)
-            self._log(
+            self.events.append(
                 {"t": at, "ev": "requeue", "job": job.id, "take": take.id, "worker": take.worker}
             )
         take.jobs = []
@@ -247,7 +247,7 @@ class TakeLife(RunningJobs):
             if self.fleet is not None:
                 self.fleet.ended(take.worker, at)
             self.queued.appendleft(job)
-            self._log(
+            self.events.append(
                 {"t": at, "ev": "requeue", "job": job.id, "take": take.id, "worker": take.worker}
             )
         self._wake_waiting(at)
@@ -266,7 +266,7 @@ class TakeLife(RunningJobs):
             record.waiting_takes -= 1
             record.last_work_ns = at  # answered: the worker has work to do
         # t: when the answer went out; due: when the latency model meant it to (timer fidelity).
-        self._log(
+        self.events.append(
             {
                 "t": at,
                 "ev": "take",

@@ -97,12 +97,14 @@ def simulate_rep(
     rep: int = 1,
     progress: RepProgress | None = None,
     keep_events: bool | None = None,
+    brief: bool = False,
 ) -> RepOutcome:
     """One rep of `scenario` in virtual time: its measure and the queue's events.
 
     `progress(done, total)`, if given, is told the jobs ended so far, at most every
     PROGRESS_EVERY_S of wall time and once at the end. `keep_events`: return the rep's events
-    (as dicts, for the events file); None keeps them for reps of up to EVENTS_MAX_JOBS jobs."""
+    (as dicts, for the events file); None keeps them for reps of up to EVENTS_MAX_JOBS jobs.
+    `brief`: only the figures a sweep keeps (metrics.rep_measure)."""
     policy = check_simulable(scenario)
     keep = scenario.load.jobs <= EVENTS_MAX_JOBS if keep_events is None else keep_events
     with _collector_paused():
@@ -121,6 +123,7 @@ def simulate_rep(
             worker_ids=ids,
             atomic_burst=scenario.is_burst,
             warmup_s=scenario.load.warmup_s,
+            brief=brief,
         )
     return RepOutcome(measure, events if isinstance(events, list) else [])
 
@@ -165,7 +168,8 @@ class _EndWatch:
         return tally[COMPLETED] + tally[FAILED] + tally[CANCELLED] + tally[TIMED_OUT]
 
     def job_ended(self) -> None:
-        ended = self.ended
+        tally = self.tally  # the `ended` property, inline: called once a job
+        ended = tally[COMPLETED] + tally[FAILED] + tally[CANCELLED] + tally[TIMED_OUT]
         if ended >= self.burst:
             if not self.all_ended.done():
                 self.all_ended.set_result(None)

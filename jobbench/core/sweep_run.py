@@ -71,7 +71,8 @@ def run_sweep(
 def cell_figures(scenario: Scenario, reps: int, seed: int | None) -> dict[str, Any]:
     """The sweep's figures of one cell: each the median over its reps (one rep: that rep's)."""
     runs = [
-        simulate_rep(scenario, seed=seed, rep=rep).measure.figures for rep in range(1, reps + 1)
+        simulate_rep(scenario, seed=seed, rep=rep, brief=True).measure.figures
+        for rep in range(1, reps + 1)
     ]
     runs = [
         {

@@ -121,12 +121,15 @@ def rep_measure(
     worker_ids: Sequence[str] | None = None,
     atomic_burst: bool = True,
     warmup_s: float | None = None,
+    brief: bool = False,
 ) -> RepMeasure:
     """The docs/metrics.md figures for one rep and its per-job samples; burst start is the
     earliest `submit`. Times in the server's ns. `atomic_burst`: every job was submitted at
     once, the load `ideal_s` is defined for; an arrival profile's rep gets a `steady` block
     instead (after `warmup_s`, or a detected warm-up) whose ideal is the perfect dispatcher's
-    steady e2e p99, and its efficiency is that ideal over the measured one."""
+    steady e2e p99, and its efficiency is that ideal over the measured one. `brief`: the figures
+    a sweep keeps, the same values, without the per-job samples and phases, the split, the
+    utilisation and the held jobs (analysed only where the steady or fleet block needs them)."""
     ideal = ideal_time(burst, workers, slots, job_seconds, wake_latency_s) if atomic_burst else None
     s = scan_events(events)
     if not s.submitted:
@@ -135,23 +138,24 @@ def rep_measure(
     n = len(s.submitted)
     jobs = _job_counts(s.final, n)
     drained, span = drain_figures(s.terminal_times(), start, n, jobs["completed"])
-    samples = _phase_samples(s)
     p99 = drained["time_to_p99_s"]
-    spans = s.busy_spans()
-    busy_s = busy_slot_ns(spans, slots) / NS_PER_S
+    samples = PhaseSamples() if brief else _phase_samples(s)
+    needs_held = not brief or not atomic_burst or bool(s.fleet)
+    spans = s.busy_spans() if needs_held else {}
     alive = alive_spans(s.fleet) if s.fleet else None
-    held = holds(spans, slots, worker_ids or (), alive)
-    figures: dict[str, Any] = {
-        **drained,
-        "jobs": jobs,
-        "phases": samples.figures(),
-        "takes": _take_stats(s.takes, start),
-        "split": split_figures((f.worker for f in s.final.values() if f.served), worker_ids),
-        "utilisation": round6(busy_s / (workers * slots * span)) if span else None,
-        "held": held_cost(held),
-        "ideal_s": None if ideal is None else round6(ideal),
-        "efficiency": round6(ideal / p99) if p99 and ideal is not None else None,
-    }
+    held = holds(spans, slots, worker_ids or (), alive) if needs_held else None
+    figures: dict[str, Any] = {**drained, "jobs": jobs}
+    if not brief:
+        figures["phases"] = samples.figures()
+    figures["takes"] = _take_stats(s.takes, start)
+    if held is not None and not brief:
+        served_by = (f.worker for f in s.final.values() if f.served)
+        busy_s = busy_slot_ns(spans, slots) / NS_PER_S
+        figures["split"] = split_figures(served_by, worker_ids)
+        figures["utilisation"] = round6(busy_s / (workers * slots * span)) if span else None
+        figures["held"] = held_cost(held)
+    figures["ideal_s"] = None if ideal is None else round6(ideal)
+    figures["efficiency"] = round6(ideal / p99) if p99 and ideal is not None else None
     if not atomic_burst:
         fleet = Fleet(workers, slots, job_seconds, wake_latency_s)
         steady = steady_figures(s, held=held, fleet=fleet, warmup_s=warmup_s)

@@ -122,12 +122,14 @@ class Drain(Policy):
         # A job its take's answer put straight into a free slot got it as the answer arrived
         # (`arrived`): reading and parsing 32 jobs after a 0.5 s sleep takes ~0.3 ms on these
         # VMs, the harness's cost, not the job's (docs/performance.md, harness overhead).
-        now = self.loop.time()
-        started = now if arrived is None else min(arrived, now)
-        if self.held and self.busy() < self.slots and not self.starting:
-            self.loop.call_soon(self._start)
-        while self.held and self.busy() < self.slots:
-            self.starting.append((self.held.popleft(), started))
+        if self.held and (free := self.slots - self.busy()) > 0:
+            now = self.loop.time()
+            started = now if arrived is None else min(arrived, now)
+            if not self.starting:
+                self.loop.call_soon(self._start)
+            held, starting = self.held, self.starting
+            for _ in range(min(free, len(held))):
+                starting.append((held.popleft(), started))
         self._notify()
 
     def _start(self) -> None:
@@ -139,10 +141,10 @@ class Drain(Policy):
     def _ended(self, run: Run, result: dict[str, Any] | None) -> None:
         # The slot frees as the handler returns (or fails), not a loop turn later: a take
         # this makes due must go before this result.
-        self._finished(run)
-        if result is None:
+        job_id = self._finished(run)
+        if result is None or job_id is None:
             return
-        self.unposted.append((str(run.job["id"]), result))
+        self.unposted.append((job_id, result))
         self._last_return = self.loop.time()
         if self._poster is None or self._poster.done():
             self._poster = self.loop.create_task(self._post_unposted())
@@ -174,9 +176,12 @@ class Drain(Policy):
             ids = ", ".join(repr(job_id) for job_id, _ in batch[:3])
             log(f"job-done for {ids} ({len(batch)} in all) failed: {type(exc).__name__}: {exc}")
 
-    def _finished(self, run: Run) -> None:
-        if self.running.pop(run, None) is not None:
+    def _finished(self, run: Run) -> str | None:
+        """Its slot frees (its job id; None: it had been freed already, a stopped job)."""
+        job_id = self.running.pop(run, None)
+        if job_id is not None:
             self._fill()  # held jobs start the instant a slot frees
+        return job_id
 
     def _notify(self) -> None:
         """Something changed: wake waiters; results hold back if the taker is now due."""

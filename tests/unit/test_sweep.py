@@ -336,3 +336,22 @@ def test_a_sweep_name_with_no_table_is_an_error(
         "error: NAME 'big': no [sweeps.big] in jobbench.toml or pyproject.toml here (sweeps: "
         "small); add the table or give the axes as flags\n"
     )
+
+
+@pytest.mark.parametrize(
+    "load, autoscale",
+    [("burst:64", "fixed"), ("rate:40/s:for:2s", "fixed"), ("burst:64", "queue-delay=1,active=1")],
+    ids=["burst", "profile", "autoscaled"],
+)
+def test_a_brief_measure_has_the_full_ones_figures_and_no_per_job_ones(
+    load: str, autoscale: str
+) -> None:
+    cell = Cell("take-ahead", 4, 2, 8, 0.1, "0.05", "0.01", load, autoscale)
+    scenario = cell_scenario(cell, Grid((), (), (), (), (), (), (), burst=64, hold="2"))
+    full = simulate_rep(scenario, seed=1).measure
+    brief = simulate_rep(scenario, seed=1, brief=True).measure
+    assert {k: v for k, v in full.figures.items() if k in brief.figures} == brief.figures
+    assert set(full.figures) - set(brief.figures) == {"phases", "split", "utilisation", "held"}
+    assert not brief.samples.e2e and full.samples.e2e
+    kept = {"steady": load != "burst:64", "fleet": autoscale != "fixed"}
+    assert {block: block in brief.figures for block in kept} == kept
