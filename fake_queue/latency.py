@@ -252,3 +252,12 @@ class LatencySampler:
 
     def done(self) -> float:
         return self.model.done.sample(self._rng)
+
+    def longest_done(self, count: int) -> float:
+        """The longest of `count` done latencies (0 for none), drawn in turn as `done` draws
+        them; a fixed one is not drawn `count` times over (a batch of a simulated burst)."""
+        if count <= 0:
+            return 0.0
+        if self.model.done.kind == "fixed":
+            return self.model.done.sample(self._rng)
+        return max(self.done() for _ in range(count))

@@ -226,7 +226,6 @@ class JobQueue(TakeLife):
         """`job_done_many` up to its answer: the outcomes, and the seconds to answer them
         after (the longest of their done latencies; 0: now)."""
         outcomes: list[str | JobError] = []
-        delay = 0.0
         at = self.clock.now_ns() if arrived_ns is None else arrived_ns
         self.worked(worker, at)
         for job_id, body in results:
@@ -234,9 +233,8 @@ class JobQueue(TakeLife):
                 outcomes.append(self._job_done_at(worker, job_id, body, at))
             except JobError as exc:
                 outcomes.append(exc)
-                continue
-            delay = max(delay, self.sampler.done())
-        return outcomes, delay
+        answered = sum(1 for outcome in outcomes if not isinstance(outcome, JobError))
+        return outcomes, self.sampler.longest_done(answered)
 
     # ---- bench control ---------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

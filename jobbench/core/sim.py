@@ -104,7 +104,8 @@ def simulate_rep(
     `progress(done, total)`, if given, is told the jobs ended so far, at most every
     PROGRESS_EVERY_S of wall time and once at the end. `keep_events`: return the rep's events
     (as dicts, for the events file); None keeps them for reps of up to EVENTS_MAX_JOBS jobs.
-    `brief`: only the figures a sweep keeps (metrics.rep_measure)."""
+    `brief`: only the figures a sweep keeps (metrics.rep_measure; an autoscaled fleet's rep
+    is measured in full)."""
     policy = check_simulable(scenario)
     keep = scenario.load.jobs <= EVENTS_MAX_JOBS if keep_events is None else keep_events
     with _collector_paused():
@@ -123,7 +124,7 @@ def simulate_rep(
             worker_ids=ids,
             atomic_burst=scenario.is_burst,
             warmup_s=scenario.load.warmup_s,
-            brief=brief,
+            brief=brief and scenario.fleet is None,  # a fleet's figures need it all
         )
     return RepOutcome(measure, events if isinstance(events, list) else [])
 

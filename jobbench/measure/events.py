@@ -105,13 +105,16 @@ class EventScan:
         return spans
 
 
-def scan_events(events: Iterable[Mapping[str, Any]]) -> EventScan:
-    """The one pass, in log order; keys missing from a saved row count as absent."""
+def scan_events(events: Iterable[Mapping[str, Any]], *, spans: bool = True) -> EventScan:
+    """The one pass, in log order; keys missing from a saved row count as absent. `spans`:
+    also the runs and the queue's depth steps (False: a burst's brief measure, which needs
+    neither, leaves them empty)."""
     s = EventScan()
     claims: dict[str, int] = {}
     held: dict[str, tuple[int, str]] = {}  # delivered, not yet done or requeued: (t, worker)
     # Bound once, and a job's `done` read inline: a simulated rep's log has millions of events.
-    queue, submitted, final, runs = s.queue.append, s.submitted, s.final, s.runs
+    submitted, final, runs = s.submitted, s.final, s.runs
+    queue = s.queue.append if spans else _ignore
     last = 0
     for e in events:
         ev, job, t = e.get("ev"), str(e.get("job", "")), int(e.get("t", 0))
@@ -124,7 +127,8 @@ def scan_events(events: Iterable[Mapping[str, Any]]) -> EventScan:
             claims[job] = t
             queue((t, -1))
         elif ev == "deliver":
-            held[job] = (t, str(e.get("worker")))
+            if spans:
+                held[job] = (t, str(e.get("worker")))
             (s.redelivered if job in s.delivered else s.delivered).add(job)
         elif ev == "done":
             # The job's last terminal transition; a straggler from an earlier burst is not
@@ -154,6 +158,10 @@ def scan_events(events: Iterable[Mapping[str, Any]]) -> EventScan:
     s.last = last
     runs.extend(Run(w, t, None) for job, (t, w) in held.items() if job in submitted)
     return s
+
+
+def _ignore(_: tuple[int, int]) -> None:
+    pass
 
 
 def _take(e: Mapping[str, Any], t: int) -> TakeEvent:

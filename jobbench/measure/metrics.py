@@ -129,9 +129,13 @@ def rep_measure(
     instead (after `warmup_s`, or a detected warm-up) whose ideal is the perfect dispatcher's
     steady e2e p99, and its efficiency is that ideal over the measured one. `brief`: the figures
     a sweep keeps, the same values, without the per-job samples and phases, the split, the
-    utilisation and the held jobs (analysed only where the steady or fleet block needs them)."""
+    utilisation and the held jobs (analysed only where a profile's steady block needs them);
+    not for an autoscaled fleet's rep, whose figures need them too (ValueError)."""
     ideal = ideal_time(burst, workers, slots, job_seconds, wake_latency_s) if atomic_burst else None
-    s = scan_events(events)
+    needs_held = not brief or not atomic_burst
+    s = scan_events(events, spans=needs_held)
+    if s.fleet and not needs_held:
+        raise ValueError("an autoscaled fleet's figures need its held jobs: measure it in full")
     if not s.submitted:
         raise ValueError("the event log has no `submit` event: there is no burst to measure")
     start = min(s.submitted.values())
@@ -140,7 +144,6 @@ def rep_measure(
     drained, span = drain_figures(s.terminal_times(), start, n, jobs["completed"])
     p99 = drained["time_to_p99_s"]
     samples = PhaseSamples() if brief else _phase_samples(s)
-    needs_held = not brief or not atomic_burst or bool(s.fleet)
     spans = s.busy_spans() if needs_held else {}
     alive = alive_spans(s.fleet) if s.fleet else None
     held = holds(spans, slots, worker_ids or (), alive) if needs_held else None
