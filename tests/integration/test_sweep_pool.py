@@ -1,12 +1,14 @@
-"""`jobbench sweep` on a pool of processes (spawned, so a unit test may not): the same document,
-byte for byte, as the cells simulated one by one in this process."""
+"""`jobbench sweep` on a pool of processes (forked, or spawned while another thread runs): the
+same document, byte for byte, as the cells simulated one by one in this process."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
+from jobbench.core import sweep_run
 from tests.unit.cli import run_cli
 
 GRID = (
@@ -15,12 +17,32 @@ GRID = (
 )  # fmt: skip  # 16 cells: enough for a pool (core/sweep_run.INLINE_CELLS)
 
 
+@pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_a_pool_of_processes_gives_the_same_document_as_one(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    method: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     saved = tmp_path / "reports/sweep.sweep.json"
     assert run_cli(monkeypatch, *GRID, "--processes", "1", cwd=tmp_path) == 0
     one = saved.read_bytes()
     saved.unlink()
+    chosen: list[str] = []
+
+    def start_method() -> str:
+        chosen.append(method)
+        return method
+
+    monkeypatch.setattr(sweep_run, "pool_start_method", start_method)
     assert run_cli(monkeypatch, *GRID, "--processes", "2", cwd=tmp_path) == 0
-    assert saved.read_bytes() == one
+    assert saved.read_bytes() == one and chosen == [method]
+
+
+def test_the_pool_forks_only_while_no_other_thread_runs() -> None:
+    assert sweep_run.pool_start_method() == ("fork" if threading.active_count() == 1 else "spawn")
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert sweep_run.pool_start_method() == "spawn"
+    finally:
+        release.set()
+        other.join()
