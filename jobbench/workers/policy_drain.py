@@ -47,8 +47,8 @@ class Drain(Policy):
         self.post_hold_max_s = post_hold_max_s
         # Keyed by run, not job id: slot accounting must survive a job id seen twice.
         self.running: dict[Run, str] = {}
-        # Given a slot, their tasks start in the next loop turn (`_start`): a take this makes
-        # due goes out first, not behind 32 task creations (~0.1 ms a batch on these VMs).
+        # Given a slot, they start in the next loop turn (`_start`, then the link's runs): a
+        # take this makes due goes out first, not behind a batch's starts.
         self.starting: list[tuple[Job, float]] = []
         self.held: deque[Job] = deque()
         self.unposted: deque[tuple[str, dict[str, Any]]] = deque()
@@ -117,8 +117,8 @@ class Drain(Policy):
         self._fill(self.link.answer_arrived)
 
     def _fill(self, arrived: float | None = None) -> None:
-        # A job's time runs from when it got its slot, not from when its task first runs:
-        # starting a batch's tasks one by one would otherwise stretch the batch by ~10 us a job.
+        # A job's time runs from when it got its slot, not from when it first runs: starting
+        # a batch's jobs one by one would otherwise stretch the batch by a few us a job.
         # A job its take's answer put straight into a free slot got it as the answer arrived
         # (`arrived`): reading and parsing 32 jobs after a 0.5 s sleep takes ~0.3 ms on these
         # VMs, the harness's cost, not the job's (docs/performance.md, harness overhead).
@@ -202,7 +202,7 @@ class Drain(Policy):
     def stop_job(self, job_id: str) -> None:
         for entry in self.starting:
             if entry[0]["id"] == job_id:
-                self.starting.remove(entry)  # stopped before its task began: no job-done
+                self.starting.remove(entry)  # stopped before it began: no job-done
                 self._notify()
                 return
         run = next((r for r, running_id in self.running.items() if running_id == job_id), None)
