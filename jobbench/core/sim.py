@@ -165,12 +165,12 @@ class _EndWatch:
     @property
     def ended(self) -> int:
         """Jobs in a terminal state (a retried one is not, again)."""
-        tally = self.tally
-        return tally[COMPLETED] + tally[FAILED] + tally[CANCELLED] + tally[TIMED_OUT]
+        # get, not [ ]: a status no job has yet would be a Counter.__missing__ call, three a job
+        get = self.tally.get
+        return get(COMPLETED, 0) + get(FAILED, 0) + get(CANCELLED, 0) + get(TIMED_OUT, 0)
 
     def job_ended(self) -> None:
-        tally = self.tally  # the `ended` property, inline: called once a job
-        ended = tally[COMPLETED] + tally[FAILED] + tally[CANCELLED] + tally[TIMED_OUT]
+        ended = self.ended
         if ended >= self.burst:
             if not self.all_ended.done():
                 self.all_ended.set_result(None)

@@ -5,6 +5,8 @@ document. No clock is read: the same grid and seed give the same document, bit f
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.pool
+import signal
 import statistics
 import threading
 from collections.abc import Iterator, Sequence
@@ -98,8 +100,22 @@ def _figures(
     if processes <= 1 or len(work) < INLINE_CELLS:
         yield from map(_cell, work)
         return
-    with multiprocessing.get_context(pool_start_method()).Pool(min(processes, len(work))) as pool:
+    with cell_pool(min(processes, len(work))) as pool:
         yield from pool.imap(_cell, work, chunksize=CHUNK)
+
+
+def cell_pool(processes: int) -> multiprocessing.pool.Pool:
+    """The pool the cells run on, its processes leaving stopping to the command."""
+    context = multiprocessing.get_context(pool_start_method())
+    return context.Pool(processes, initializer=_pool_process_signals)
+
+
+def _pool_process_signals() -> None:
+    """Ctrl-C reaches the whole foreground group: the command stops, then ends the pool with
+    SIGTERM, which must only end a pool process (a forked one would inherit the command's
+    SIGTERM handler, which raises KeyboardInterrupt: a traceback from each at every exit)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def pool_start_method() -> str:

@@ -3,12 +3,14 @@ same document, byte for byte, as the cells simulated one by one in this process.
 
 from __future__ import annotations
 
+import signal
 import threading
 from pathlib import Path
 
 import pytest
 
 from jobbench.core import sweep_run
+from jobbench.procs import signals
 from tests.unit.cli import run_cli
 
 GRID = (
@@ -46,3 +48,23 @@ def test_the_pool_forks_only_while_no_other_thread_runs() -> None:
     finally:
         release.set()
         other.join()
+
+
+def _stop_handlers() -> tuple[object, object]:
+    return signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_pool_processes_leave_stopping_to_the_command(
+    method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the command's own SIGTERM handler (procs/signals.py) raises KeyboardInterrupt: a forked
+    # pool process must not inherit it, or the pool's end prints a traceback from each
+    monkeypatch.setattr(sweep_run, "pool_start_method", lambda: method)
+    previous = signal.signal(signal.SIGTERM, signals._interrupt)
+    try:
+        with sweep_run.cell_pool(2) as pool:
+            handlers = pool.apply(_stop_handlers)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert handlers == (signal.SIG_IGN, signal.SIG_DFL)
