@@ -106,11 +106,10 @@ class Drain(Policy):
             self._taker_waits_for = None
 
     async def run_jobs(self) -> None:
-        if self._taker is not None:
-            # The taker's own end, not every change: waiting on `_changed` here woke this task
-            # at each job's end, a loop turn and a future for nothing, twice a batch.
-            await asyncio.wait([self._taker])
-        await self._wait_until(self.taker_done, stop=False)
+        assert self._taker is not None  # run() starts it first
+        # The taker's own end, not every change: waiting on `_changed` here woke this task at
+        # each batch's end, a loop turn and a future for nothing.
+        await asyncio.wait([self._taker])
         await self._wait_until(lambda: not self.busy() and not self.held, stop=False)
         while pending := [t for t in (self._poster, *self.posting) if t and not t.done()]:
             # shutdown: every finished job's result still goes out
