@@ -37,7 +37,6 @@ TARGET_BURST = 1024
 def sweep_once(root: Path, burst: int, out: Path) -> float:
     """One `jobbench sweep` of the grid from checkout `root`: its wall seconds."""
     env = {**os.environ, "PYTHONPATH": str(root)}
-    env.pop("CI", None)  # progress is off (-q) either way
     began = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "jobbench", "sweep", *GRID, "--burst", str(burst), "-q",

@@ -14,7 +14,6 @@ from typing import Any, Union
 Waiter = Union["asyncio.Future[None]", Callable[[], None]]
 _ENDING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, list[Waiter]]]
 _ENDING = weakref.WeakKeyDictionary()
-_LAST: tuple[Callable[[], object], dict[float, list[Waiter]]] = (lambda: None, {})  # a memo
 
 
 def job_spec(job: dict[str, Any]) -> tuple[float, float, int, bool]:
@@ -63,12 +62,9 @@ def output(spec: tuple[float, float, int, bool]) -> dict[str, Any]:
 
 def _ending(loop: asyncio.AbstractEventLoop, when: float) -> list[Waiter]:
     """The waiters of instant `when`, its timer set by the first of them."""
-    global _LAST
-    loop_ref, ending = _LAST
-    if loop_ref() is not loop:  # a weak key lookup makes a weakref each time: once a loop
-        found = _ENDING.get(loop)
-        ending = _ENDING[loop] = {} if found is None else found
-        _LAST = weakref.ref(loop), ending
+    ending = _ENDING.get(loop)
+    if ending is None:
+        ending = _ENDING[loop] = {}
     group = ending.get(when)
     if group is None:
         group = ending[when] = []

@@ -63,7 +63,7 @@ class Link(Protocol):
 
     def start_jobs(self, batch: list[tuple[Job, float]], on_end: OnEnd) -> Sequence[Run]:
         """Start (job, when it got its slot) pairs given slots together; each run calls
-        `on_end(run, body)` as its handler returns (run_job: tasks or task-free runs)."""
+        `on_end(run, body)` as its handler returns (run_job.start_bench_runs: task-free)."""
 
     async def post_done(self, job_id: str, result: dict[str, Any]) -> None:
         """Post a job-done body (retries and failures are the link's business)."""

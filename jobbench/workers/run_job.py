@@ -15,11 +15,11 @@ import asyncio
 import json
 import os
 import traceback
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from jobbench.workers import bench_handler as bench
-from jobbench.workers.policy_base import Job, OnEnd, Run, log
+from jobbench.workers.policy_base import Job, OnEnd, Run
 
 RUNPOD_VERSION = "1.12.0"  # the SDK whose protocol the model worker speaks
 
@@ -131,36 +131,3 @@ def _begin_each(loop: asyncio.AbstractEventLoop, runs: list[BenchRun]) -> None:
     for run in runs:
         if not run.stopped:  # stopped before it began: it never runs
             run.begin(loop)
-
-
-class TaskRun:
-    """A job whose handler is a coroutine (a link's own `handle`): a task of its own."""
-
-    __slots__ = ("job", "task")
-
-    def __init__(self, job: Job, body: Coroutine[Any, Any, dict[str, Any]], on_end: OnEnd) -> None:
-        self.job = job
-        self.task = asyncio.get_running_loop().create_task(self._run(body, on_end))
-
-    async def _run(self, body: Coroutine[Any, Any, dict[str, Any]], on_end: OnEnd) -> None:
-        try:
-            result = await body
-        except Exception as exc:
-            what = f"{type(exc).__name__}: {exc}"
-            log(f"job {self.job.get('id')!r} failed outside its handler: {what}")
-            on_end(self, None)  # its slot frees; nothing to post
-            return
-        on_end(self, result)
-
-    def stop(self) -> None:
-        self.task.cancel()
-
-
-class HandlerTasks:
-    """`start_jobs` for a link whose `handle` coroutine runs a job: a task each."""
-
-    def handle(self, job: Job, started: float | None = None) -> Coroutine[Any, Any, Any]:
-        raise NotImplementedError
-
-    def start_jobs(self, batch: list[tuple[Job, float]], on_end: OnEnd) -> Sequence[Run]:
-        return [TaskRun(job, self.handle(job, started), on_end) for job, started in batch]

@@ -32,7 +32,7 @@ from jobbench.workers.bench_handler import bench_handler
 from jobbench.workers.policy_base import Job, Policy, post_each
 from jobbench.workers.policy_drain import Drain
 from jobbench.workers.policy_sdk112 import Sdk112
-from jobbench.workers.run_job import HandlerTasks
+from tests.task_runs import HandlerTasks
 
 pytestmark = pytest.mark.e2e
 

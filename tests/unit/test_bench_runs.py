@@ -19,8 +19,9 @@ from jobbench.core.config import Scenario
 from jobbench.workers import bench_handler as bench
 from jobbench.workers.policy_base import Job, OnEnd, Run
 from jobbench.workers.queue_link import QueueLink
-from jobbench.workers.run_job import BenchRun, HandlerTasks, run_handler, start_bench_runs
+from jobbench.workers.run_job import BenchRun, run_handler, start_bench_runs
 from jobbench.workers.spec import worker_spec
+from tests.task_runs import HandlerTasks
 
 
 class TaskQueueLink(QueueLink):

@@ -18,7 +18,7 @@ from jobbench.workers import http_link
 from jobbench.workers.bench_handler import bench_handler, sleep_until
 from jobbench.workers.policy_base import Job, post_each
 from jobbench.workers.policy_drain import Drain
-from jobbench.workers.run_job import HandlerTasks
+from tests.task_runs import HandlerTasks
 
 
 def test_sleeps_ending_at_one_instant_share_one_timer_and_cancel_alone() -> None:
