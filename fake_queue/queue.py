@@ -179,9 +179,12 @@ class JobQueue(TakeLife):
         if job is None or worker not in job.handed_to:
             raise JobError(404, f"job {job_id!r} was never handed to worker {worker!r}")
         if job.status != IN_PROGRESS or job.worker != worker:
-            self.events.append(
-                {"t": at, "ev": "ignored", "job": job_id, "worker": worker, "status": job.status}
-            )
+            late: dict[str, Any] = {
+                "t": at, "ev": "ignored", "job": job_id, "worker": worker, "status": job.status
+            }  # fmt: skip
+            if body.get("status") == IN_PROGRESS:  # a late progress update, not a second answer
+                late["progress"] = True
+            self.events.append(late)
             return "ignored"
         if body.get("status") == IN_PROGRESS:
             job.progress = body.get("output")

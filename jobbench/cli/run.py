@@ -27,7 +27,7 @@ from jobbench.cli.app import (
     app,
     exit_with,
 )
-from jobbench.cli.values import seconds, whole
+from jobbench.cli.values import decimal, seconds, whole
 
 
 @app.command()
@@ -131,6 +131,15 @@ def run(
             help="watchdog: seconds without work that make a stall (default: from the jobs)",
         ),
     ] = None,
+    max_fail_ratio: Annotated[
+        float | None,
+        Opt(
+            metavar="RATIO",
+            parser=decimal(0.01),
+            help="share of jobs that may end badly (failed, timed out, lost, unfinished) "
+            "before run exits 4 (default 0; with --fault/--worker-fault, no limit)",
+        ),
+    ] = None,
     autoscale: Autoscale = None,
 ) -> None:
     """Run bursts through worker processes (or at a live --endpoint); median / min / max."""
@@ -167,6 +176,7 @@ def run(
         faults=tuple(fault or ()),
         worker_faults=tuple(worker_fault or ()),
         stall_after=stall_after,
+        max_fail_ratio=max_fail_ratio,
         target=target,
         load=load,
         autoscale=autoscale,

@@ -35,8 +35,10 @@ from jobbench.core.load_profiles import parse_load
 from jobbench.core.loop import run_plans
 from jobbench.core.sim_target import Simulated
 from jobbench.core.target import Plan, Target
-from jobbench.errors import EXIT_OK, UsageError
+from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, UsageError
 from jobbench.render.progress import make_progress, stdout_console
+from jobbench.results.correctness import bad_jobs, describe, side_outcomes
+from jobbench.results.model import Result
 from jobbench.results.store import print_json
 from jobbench.workers.spec import worker_spec
 
@@ -74,6 +76,9 @@ class RunRequest:
     faults: tuple[str, ...] = ()  # --fault ROUTE:KIND:RATE
     worker_faults: tuple[str, ...] = ()  # --worker-fault kill:AT[:wN] | pause:AT:FOR[:wN]
     stall_after: float | None = None  # the watchdog's stall bound (core/watchdog.py)
+    # The share of jobs that may end badly before the run exits 4; None: 0, or no limit when
+    # faults are asked for (their failures are the measurement).
+    max_fail_ratio: float | None = None
     target: str = "fake"  # fake | sim (--target); a live endpoint is --endpoint
     load: str | None = None  # --load: an arrival profile (core/load_profiles.py); None: --burst
     autoscale: str | None = None  # --autoscale SPEC (core/fleet_spec.py); None: a fixed fleet
@@ -83,6 +88,7 @@ TARGETS = ("fake", "sim")
 
 
 def run_command(req: RunRequest) -> int:
+    limit = fail_limit(req)
     plan = pick_plan(req)
     if req.html is not None:
         check_writable_file(req.html, "--html")
@@ -98,6 +104,30 @@ def run_command(req: RunRequest) -> int:
     from jobbench.render.report_page import report_after_run
 
     report_after_run(docs[0], plan.path, req.html, req.quiet)
+    return judge_failures(docs[0], limit)
+
+
+def fail_limit(req: RunRequest) -> float:
+    """--max-fail-ratio, checked; by default no job may end badly, unless faults are asked
+    for: then ending jobs badly is what is measured."""
+    if req.max_fail_ratio is None:
+        return 1.0 if req.faults or req.worker_faults else 0.0
+    if not 0.0 <= req.max_fail_ratio <= 1.0:
+        raise UsageError(f"--max-fail-ratio {req.max_fail_ratio:g}: use a fraction like 0.01")
+    return req.max_fail_ratio
+
+
+def judge_failures(doc: Result, limit: float) -> int:
+    """Exit 4, with one line on stderr, when a scenario ended more of its jobs badly than
+    `limit` allows (the table above already said how each ended)."""
+    for entry in doc.scenarios:
+        side = side_outcomes(entry)
+        if side.jobs and bad_jobs(side) / side.jobs > limit:
+            sys.stderr.write(
+                f"jobbench: {entry.name}: {describe(side)} ({bad_jobs(side) / side.jobs:.1%}), "
+                f"over --max-fail-ratio {limit:g}\n"
+            )
+            return EXIT_RUN_FAILED
     return EXIT_OK
 
 

@@ -17,6 +17,7 @@ from jobbench.errors import Interrupted, JobbenchError, name_kept_logs
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
+from jobbench.results.behaviour import is_measurement
 from jobbench.results.events_file import EventsWriter
 from jobbench.results.history import archive, events_path, failed_path, worth_keeping
 from jobbench.results.model import Phases, Rep, Result, ScenarioResult, spreads
@@ -25,13 +26,18 @@ from jobbench.results.store import environment, new_document, write_document
 
 def add_rep(entry: ScenarioResult, measure: RepMeasure, every_samples: list[PhaseSamples]) -> None:
     """Append a rep and refresh what is computed over reps. A partial rep (cut short, always
-    the last) or an anomalous one (a stall the watchdog saw) stays out of the summary when
-    undisturbed ones exist: flagged, never averaged in."""
+    the last) or a disturbed measurement (a saturated queue or driver, a busy machine) stays
+    out of the summary when undisturbed ones exist: flagged, never averaged in. What the
+    workers did themselves (a stall, a spinning worker) is the measurement: such reps count."""
     figures = measure.figures
     entry.reps.append(Rep.model_validate(figures))  # the one place a rep's figures become a Rep
     every_samples.append(measure.samples)
     reps = [rep.model_dump(exclude_unset=True) for rep in entry.reps]  # measure/ reads dicts
-    clean = [i for i, rep in enumerate(reps) if "partial" not in rep and "anomalies" not in rep]
+    clean = [
+        i
+        for i, rep in enumerate(entry.reps)
+        if rep.partial is None and not any(is_measurement(a.kind) for a in rep.anomalies or [])
+    ]
     keep = clean or list(range(len(reps)))
     summary = metrics.summarise_reps([reps[i] for i in keep])
     entry.pooled_phases = Phases.model_validate(

@@ -190,9 +190,10 @@ class RepDrive:
             (end.machine or {}).get("cpu_busy"),
             os.cpu_count(),
         )
-        if (saturated := harness_cpu.saturation(end.harness)) is not None:
-            end.anomalies.append(saturated)
-            self._say([f"the harness was saturated: {saturated['what']}"])
+        for busy in harness_cpu.saturation(end.harness):
+            end.anomalies.append(busy)
+            said = "the harness was saturated" if busy["kind"] == "saturated" else "worker CPU"
+            self._say([f"{said}: {busy['what']}"])
         return end
 
     def _groups(self) -> dict[str, int]:

@@ -76,6 +76,7 @@ class Settler:
         """Why the row stops here, or None for one more pair (A then B)."""
         from jobbench.results.compare import compare_metric, gated_metric
         from jobbench.results.decision import decide, evidence_from, look_alpha
+        from jobbench.results.row_checks import judge_entries, worst
 
         name = entries[0].name
         metric = gated_metric(self.metric_for(name), entries[0])
@@ -83,7 +84,12 @@ class Settler:
         look = reps - self.first_reps + 1
         self.looks[name] = look
         decision = decide(evidence_from(row), self.rule, look_alpha(self.rule, self.rows, look))
-        if decision.verdict != "unsettled":
+        # Correctness and behaviour first: a candidate that broke something is settled, and
+        # one that may have (seen, not yet sure) gets more reps like an unsettled speed.
+        found = worst(judge_entries((entries[0], entries[1]), self.rule, self.rows, look))
+        if found == "regression":
+            reason = f"settled (regression: correctness or behaviour) after {reps} reps a side"
+        elif decision.verdict != "unsettled" and found is None:
             reason = f"settled ({decision.verdict}) after {reps} reps a side"
         elif reps >= self.max_reps:
             reason = f"--max-reps {self.max_reps} reached"
@@ -92,8 +98,9 @@ class Settler:
                 f"its share of --budget {self.budget_s / 60:.0f} min was spent after {reps} reps"
             )
         else:
+            why = decision.reason if found is None else "a behaviour seen, not yet sure"
             self.messages.message(f"{name}: unsettled after {reps} reps a side "
-                                  f"({decision.reason}); one more pair")  # fmt: skip
+                                  f"({why}); one more pair")  # fmt: skip
             return None
         self.stopped[name] = reason
         return reason

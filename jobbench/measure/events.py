@@ -77,6 +77,7 @@ class EventScan:
     last: int = 0  # the latest `t`
     delivered: set[str] = field(default_factory=set)
     redelivered: set[str] = field(default_factory=set)  # delivered more than once
+    doubled: set[str] = field(default_factory=set)  # answered again after they had ended
     faults: Counter[str] = field(default_factory=Counter)  # injected, by "route:kind"
     faulted: set[str] = field(default_factory=set)  # jobs a fault hit (a job-done refused...)
     fleet: list[Mapping[str, Any]] = field(default_factory=list)  # an autoscaled fleet's events
@@ -87,13 +88,16 @@ class EventScan:
             1 for job in self.faulted if (f := self.final.get(job)) and f.status == COMPLETED
         )
 
-    def terminal_times(self) -> list[int]:
-        return sorted(f.t for f in self.final.values())
+    def completed_times(self) -> list[int]:
+        """When each COMPLETED job ended, sorted: what times to X % count (a failed job is not
+        done work, so a candidate that fails jobs fast never looks faster)."""
+        return sorted(f.t for f in self.final.values() if f.status == COMPLETED)
 
-    def served(self) -> Iterator[tuple[int, int, int]]:
-        """(submit, claim, done) of each job whose final run was served."""
+    def completed(self) -> Iterator[tuple[int, int, int]]:
+        """(submit, claim, done) of each job whose final run completed: the latencies a user
+        waited for a result (a job that failed fast is counted apart, never as a fast one)."""
         for job, f in self.final.items():
-            if f.served and f.claim is not None:
+            if f.status == COMPLETED and f.claim is not None:
                 yield self.submitted[job], f.claim, f.t
 
     def busy_spans(self) -> dict[str, list[tuple[int, int]]]:
@@ -149,6 +153,10 @@ def scan_events(events: Iterable[Mapping[str, Any]], *, spans: bool = True) -> E
             queue((t, 1))
         elif ev == "take":
             s.takes.append(_take(e, t))
+        elif ev == "ignored":  # a second answer for a job that had one: it ran twice
+            ended = final.get(job)
+            if ended is not None and ended.served and not e.get("progress"):
+                s.doubled.add(job)
         elif ev == "fault":
             s.faults[f"{e.get('route')}:{e.get('kind')}"] += 1
             if "job" in e:

@@ -14,7 +14,8 @@ from typing import Any
 from jobbench.measure.stats import jain_fairness, phase_stats
 
 NS_PER_S = 1e9
-# Time-to-X% rows: (output key, percent of submitted jobs that must be terminal). None = 1 job.
+# Time-to-X% rows: (output key, percent of submitted jobs that must have COMPLETED). None = 1 job.
+# Before results said `time_to_counts: "completed"`, they counted every terminal job.
 TIME_TO: tuple[tuple[str, int | None], ...] = (
     ("time_to_first_s", None),
     ("time_to_p50_s", 50),
@@ -25,7 +26,7 @@ TIME_TO: tuple[tuple[str, int | None], ...] = (
 
 @dataclass(frozen=True, slots=True)
 class PhaseSamples:
-    """Per-job seconds of each phase, served jobs only: kept raw so that percentiles pooled
+    """Per-job seconds of each phase, completed jobs only: kept raw so that percentiles pooled
     over reps are exact (a median of per-rep percentiles is not a percentile of the jobs)."""
 
     queue_wait: tuple[float, ...] = ()
@@ -66,7 +67,8 @@ def _s(ns: int) -> float:
 
 
 def times_to(done_ts: Sequence[int], start: int, n: int) -> dict[str, float | None]:
-    """Time until ceil(pct% of n) jobs are terminal; integer maths so 99% of 100 is 99, not 100.
+    """Time until ceil(pct% of n) jobs completed (`done_ts`: their ends); integer maths so 99%
+    of 100 is 99, not 100; None where fewer completed (a rep whose jobs failed never reaches it).
     At least one job: with none submitted (n=0: a live burst that had none accepted), all None.
     Times in ns."""
     out: dict[str, float | None] = {}
@@ -80,8 +82,8 @@ def drain_figures(
     done_ts: Sequence[int], start: int, n: int, completed: int
 ) -> tuple[dict[str, float | None], float | None]:
     """Times to X % and the throughput, and the span they were measured over (s): an incomplete
-    rep is measured up to its last terminal job rather than reported as nothing. Times in ns,
-    `done_ts` sorted."""
+    rep is measured up to its last completed job rather than reported as nothing. Times in ns,
+    `done_ts` the completed jobs' ends, sorted."""
     times = times_to(done_ts, start, n)
     span = times["time_to_p100_s"]
     if span is None and done_ts:

@@ -73,7 +73,7 @@ def _samples(accepted: Sequence[JobRecord], profile: bool) -> PhaseSamples:
     service: list[float] = []
     e2e: list[float] = []
     for job in accepted:
-        if job.status not in SERVED or job.done_ns is None or job.sent_ns is None:
+        if job.status != COMPLETED or job.done_ns is None or job.sent_ns is None:
             continue
         if job.delay_ms is not None:
             queue_wait.append(job.delay_ms / 1000)
@@ -103,12 +103,12 @@ def claim_ns(job: JobRecord) -> int | None:
 
 
 def served_times(accepted: Sequence[JobRecord]) -> list[Served]:
-    """(intended, claim, done) of each served job of a profile. A job whose claim is unknown
+    """(intended, claim, done) of each completed job of a profile. A job whose claim is unknown
     (the platform gave neither delayTime nor executionTime) is left out: a guessed claim would
     put made-up numbers in the wait and service figures."""
     served: list[Served] = []
     for job in accepted:
-        if job.status not in SERVED or job.done_ns is None or job.intended_ns is None:
+        if job.status != COMPLETED or job.done_ns is None or job.intended_ns is None:
             continue
         claim = claim_ns(job)
         if claim is not None:
@@ -232,8 +232,10 @@ def live_rep_measure(
     profile = load_spec is not None
     starts = [_origin_ns(job, profile) for job in accepted if job.sent_ns is not None]
     start = min(starts) if starts else 0
-    # Jobs jobbench cancelled itself (Ctrl-C, timeout) have no done_ns: not part of the drain.
-    done_ts = sorted(job.done_ns for job in accepted if job.done_ns is not None)
+    # Times to X % count completed jobs, as on the fake queue (a failed job is not done work).
+    done_ts = sorted(
+        job.done_ns for job in accepted if job.status == COMPLETED and job.done_ns is not None
+    )
     jobs = _job_counts(record, accepted)
     drained, _ = drain_figures(done_ts, start, len(accepted), jobs["completed"])
     samples = _samples(accepted, profile)

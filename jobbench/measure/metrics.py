@@ -79,7 +79,7 @@ def _job_counts(final: dict[str, Final], n: int) -> dict[str, int]:
 
 
 def _phase_samples(s: EventScan) -> PhaseSamples:
-    served = list(s.served())
+    served = list(s.completed())
     return PhaseSamples(
         queue_wait=tuple((claim - submit) / NS_PER_S for submit, claim, _ in served),
         service=tuple((done - claim) / NS_PER_S for _, claim, done in served),
@@ -141,7 +141,10 @@ def rep_measure(
     start = min(s.submitted.values())
     n = len(s.submitted)
     jobs = _job_counts(s.final, n)
-    drained, span = drain_figures(s.terminal_times(), start, n, jobs["completed"])
+    drained, _ = drain_figures(s.completed_times(), start, n, jobs["completed"])
+    # Slots are busy with every run, a failed one too: utilisation is over the rep until its
+    # last job ended, whatever the ending.
+    span = (max(f.t for f in s.final.values()) - start) / NS_PER_S if s.final else None
     p99 = drained["time_to_p99_s"]
     samples = PhaseSamples() if brief else _phase_samples(s)
     spans = s.busy_spans() if needs_held else {}
@@ -169,6 +172,8 @@ def rep_measure(
         figures["fleet"] = fleet_figures(s.fleet, start, s.last, jobs["completed"], held)
     if s.redelivered:
         jobs["redelivered"] = len(s.redelivered)
+    if s.doubled:
+        jobs["doubled"] = len(s.doubled)
     if s.faults:
         figures["faults"] = dict(sorted(s.faults.items()))
         jobs["recovered"] = s.recovered()

@@ -45,7 +45,7 @@ class Take:
 class RepSeries:
     spans: list[Span] = field(default_factory=list)
     takes: list[Take] = field(default_factory=list)
-    done: list[float] = field(default_factory=list)  # sorted terminal times
+    done: list[float] = field(default_factory=list)  # sorted times the completed jobs ended
     e2e: list[float] = field(default_factory=list)  # sorted, served jobs only
     queue: list[tuple[float, int]] = field(default_factory=list)  # (t, depth) after each change
     submitted: int = 0
@@ -75,8 +75,8 @@ def series_of(s: EventScan) -> RepSeries:
         takes=[
             Take(tk.worker, _s(tk.arrived), _s(tk.t), tk.asked, tk.got, tk.kind) for tk in s.takes
         ],
-        done=[_s(t) for t in s.terminal_times()],
-        e2e=sorted(_s(done - submit) for submit, _, done in s.served()),
+        done=[_s(t) for t in s.completed_times()],
+        e2e=sorted(_s(done - submit) for submit, _, done in s.completed()),
         queue=_depth(s.queue),
         submitted=len(s.submitted),
         end=_s(s.last),

@@ -57,7 +57,7 @@ def steady_figures(
 ) -> dict[str, Any] | None:
     """The rep's `steady` block from the queue's log; None when nothing was served. `held`
     adds the per-worker slot figures of each window, `fleet` the ideal."""
-    served = sorted(s.served())
+    served = sorted(s.completed())
     if not s.submitted or not served:
         return None
     arrivals = sorted(s.submitted.values())

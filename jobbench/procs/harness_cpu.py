@@ -3,9 +3,10 @@
 /proc (Linux; None elsewhere), as cores used on average between the rep's start and end; the
 machine's other processes are what /proc/stat's busy time leaves over.
 
-A rep in which one harness process used nearly a whole core, or the machine had no CPU left,
-measured the harness, not the worker: `saturation` names it, with what to change, and the run
-keeps it as an anomaly (a gate sets such reps aside).
+A rep in which the queue or the driver used nearly a whole core, or the machine had no CPU left
+for it because of other work, measured the harness, not the worker: `saturation` names it, with
+what to change, and the run keeps it as an anomaly (a gate sets such reps aside). A worker that
+used nearly a core is the candidate's own behaviour, kept as a `worker_cpu` anomaly that counts.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ PROC = Path("/proc")
 TICKS_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 SATURATED_CORE = 0.8  # a process this busy on average is CPU-bound: its own scheduling shows
 SATURATED_MACHINE = 0.85  # the CPUs this busy on average: processes queued for a core
+# Processes outside the run using this many cores while the machine was full disturbed it; less,
+# and the run's own processes filled it.
+BUSY_OTHERS_CORES = 0.5
 
 
 @dataclass(frozen=True)
@@ -106,25 +110,51 @@ def harness_cpu(
     }
 
 
-def saturation(block: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The anomaly of a rep whose harness was saturated (None: it was not), naming the part
-    and what to change."""
+def saturation(block: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The rep's CPU anomalies, each naming the part and what to change (none: an empty list).
+    Two kinds, judged apart (results/behaviour.py):
+    - `saturated`, the measurement was disturbed: the queue or the driver used nearly a core,
+      or the machine was full while processes outside the run used a real share of it;
+    - `worker_cpu`, the workers' own doing: a worker's process group used nearly a core, or
+      the workers alone filled the machine. That is the candidate's behaviour, not noise."""
     if block is None:
-        return None
-    parts = {"the queue": block.get("queue_cores"), "the driver": block.get("driver_cores")}
-    parts.update({f"worker {w}": v for w, v in (block.get("worker_cores") or {}).items()})
-    busy = [(name, v) for name, v in parts.items() if v is not None and v >= SATURATED_CORE]
+        return []
+    harness = {"the queue": block.get("queue_cores"), "the driver": block.get("driver_cores")}
+    workers = {f"worker {w}": v for w, v in (block.get("worker_cores") or {}).items()}
     cpus, machine = block.get("cpus"), block.get("machine_busy_cores")
-    share = machine / cpus if cpus and machine is not None else None
-    full = share is not None and share >= SATURATED_MACHINE
-    if not busy and not full:
-        return None
-    said = [f"{name} used {v:.2f} of a core" for name, v in busy]
-    if full:
-        said.append(f"the machine was {share:.0%} busy on {cpus} CPUs")
-    return {
-        "kind": "saturated",
-        "what": "; ".join(said),
-        "fix": "fewer workers per core, --server on another machine, or longer jobs "
-        "(docs/performance.md, the harness's own cost)",
-    }
+    share = machine / cpus if cpus and machine is not None else 0.0
+    full = share >= SATURATED_MACHINE
+    others = block.get("others_cores") or 0.0
+    found = []
+    said = _busy(harness)
+    if full and others >= BUSY_OTHERS_CORES:
+        said.append(
+            f"the machine was {share:.0%} busy on {cpus} CPUs, "
+            f"{others:.2f} cores of it outside the run"
+        )
+    if said:
+        found.append({
+            "kind": "saturated",
+            "what": "; ".join(said),
+            "fix": "fewer workers per core, --server on another machine, a quieter machine, "
+            "or longer jobs (docs/performance.md, the harness's own cost)",
+        })  # fmt: skip
+    said = _busy(workers)
+    if full and others < BUSY_OTHERS_CORES:
+        said.append(f"the workers kept the machine {share:.0%} busy on {cpus} CPUs")
+    if said:
+        found.append({
+            "kind": "worker_cpu",
+            "what": "; ".join(said),
+            "fix": "the workers' own CPU: a busy loop or a CPU-bound handler (or more workers "
+            "than cores)",
+        })  # fmt: skip
+    return found
+
+
+def _busy(parts: Mapping[str, float | None]) -> list[str]:
+    return [
+        f"{name} used {v:.2f} of a core"
+        for name, v in parts.items()
+        if v is not None and v >= SATURATED_CORE
+    ]

@@ -89,7 +89,9 @@ def _legend_text() -> str:
     return (
         "counted: the rep enters the summary and the verdict; outlier: over 3.5 robust z-scores "
         "from its side's median, set aside by the gate; partial: cut short (a timeout, a dead "
-        "worker, a signal); anomalous: the runner saw something disturb it (a stalled worker). "
+        "worker, a signal); anomalous: something disturbed the measurement (a saturated queue or "
+        "driver, a machine busy with other work). What the workers did themselves (a stall, a "
+        "core kept busy) is noted and counted. "
         "machine: the share of all CPU time the machine spent busy during the rep (every "
         "process, jobbench's own included) and the 1-minute load average at its start and end."
     )

@@ -24,8 +24,8 @@ PHASE_NAMES = {
 MODELLED = (DRAIN, TAKE_AHEAD, SDK_112)  # the policies whose efficiency the legend foretells
 
 FAKE_LEGEND = (
-    "time to X %: from the burst's submit until X % of its jobs ended; throughput: completed jobs "
-    "/ time to 100 %; median / min / max: over the reps.",
+    "time to X %: from the burst's submit until X % of its jobs completed; throughput: "
+    "completed jobs / time to 100 %; median / min / max: over the reps.",
     "queue wait: submit until a take claimed the job; take to done: that claim until done (the "
     "take's answer, any wait in a take-ahead buffer, the handler, the done report: more than the "
     "job); end-to-end: submit until done.",

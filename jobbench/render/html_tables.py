@@ -31,7 +31,13 @@ from jobbench.render.explain import (
     predicted_line,
     profile_ideal_lines,
 )
-from jobbench.render.resilience import HEAD, rep_notes, resilience_rows
+from jobbench.render.resilience import (
+    COMPLETED_ROW,
+    HEAD,
+    completed_share,
+    rep_notes,
+    resilience_rows,
+)
 from jobbench.results.compare import is_profile
 from jobbench.results.model import Comparison, ScenarioResult, Spread
 
@@ -91,6 +97,12 @@ def summary_table(entries: Sequence[ScenarioResult], labels: Sequence[str]) -> s
         cells = [title] + [fmt(value, unit) for s in stats for value in _stats(s)]
         cells += [_change(stats[0], stats[1])] if two else []
         rows.append(f"<tr>{_cells(cells)}</tr>")
+    shares = [completed_share(entry) for entry in entries]
+    if any(shares):  # some job ended badly: the share that completed, flagged
+        title, unit = COMPLETED_ROW
+        cells = [title] + [fmt(v, unit) for share in shares for v in share or (None,) * 3]
+        cells += ["-"] if two else []
+        rows.append(f'<tr class="bad">{_cells(cells)}</tr>')
     return (
         f'<table class="num"><thead><tr>{_cells(head, "th")}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"

@@ -12,6 +12,7 @@ from jobbench.measure.stats import median
 from jobbench.render import svg
 from jobbench.render.cells import fmt
 from jobbench.render.charts import WIDTH, Figure
+from jobbench.results.behaviour import is_measurement
 from jobbench.results.compare import METRICS
 from jobbench.results.model import Anomaly, ScenarioResult
 from jobbench.results.model_result import Machine
@@ -26,10 +27,11 @@ class RepMark:
 
     rep: int  # from 1
     value: float | None
-    anomalies: tuple[str, ...] = ()  # what the runner flagged (a stall...), described
+    anomalies: tuple[str, ...] = ()  # what disturbed the measurement (a saturated queue...)
     partial: str | None = None  # why it was cut short
     outlier: bool = False
     machine: Machine | None = None
+    behaviour: tuple[str, ...] = ()  # what its workers did themselves (a stall...): it counts
 
     @property
     def counted(self) -> bool:
@@ -37,6 +39,7 @@ class RepMark:
 
     def flags(self) -> str:
         texts = [f"anomalous: {a}" for a in self.anomalies]
+        texts += [f"the workers' own, counted: {b}" for b in self.behaviour]
         texts += [f"partial: {self.partial}"] * (self.partial is not None)
         texts += ["outlier"] * self.outlier
         return "; ".join(texts) or "counted"
@@ -60,10 +63,11 @@ class StripSide:
             RepMark(
                 number,
                 _number(read(rep)),
-                tuple(anomaly_text(a) for a in rep.anomalies or []),
+                tuple(anomaly_text(a) for a in rep.anomalies or [] if is_measurement(a.kind)),
                 rep.partial,
                 number in outliers,
                 rep.machine,
+                tuple(anomaly_text(a) for a in rep.anomalies or [] if not is_measurement(a.kind)),
             )
             for number, rep in enumerate(self.entry.reps, start=1)
         ]

@@ -28,7 +28,14 @@ from jobbench.render.explain import (
     predicted_line,
     scenario_title,
 )
-from jobbench.render.resilience import HEAD, LEGEND, rep_notes, resilience_rows
+from jobbench.render.resilience import (
+    COMPLETED_ROW,
+    HEAD,
+    LEGEND,
+    completed_share,
+    rep_notes,
+    resilience_rows,
+)
 from jobbench.results.compare import is_profile
 from jobbench.results.model import Comparison, Result, ScenarioResult
 
@@ -139,6 +146,9 @@ def scenario_table(entry: ScenarioResult) -> Table:
         if stats and (held or (title, key, unit) not in HELD_ROWS):
             cells = (fmt(v, unit) for v in (stats.median, stats.min, stats.max))
             table.add_row(row_title(title, live), *cells)
+    if (share := completed_share(entry)) is not None:
+        title, unit = COMPLETED_ROW
+        table.add_row(Text(title, style="bold red"), *(fmt(v, unit) for v in share))
     return table
 
 

@@ -9,6 +9,13 @@ from dataclasses import dataclass
 
 from jobbench.errors import ResultsError
 from jobbench.measure import stats
+from jobbench.results.behaviour import (
+    is_measurement,
+    side_behaviour,
+    split_imbalance,
+    worker_cpu_ms_per_job,
+)
+from jobbench.results.correctness import rep_bad, side_outcomes
 from jobbench.results.decision import Evidence, Rule, weigh
 from jobbench.results.model import (
     COMPARISON_SCHEMA,
@@ -44,6 +51,9 @@ class Metric:
     read: Callable[[Rep], float | None]  # one rep's figure
     label: str  # what it is, for headers and legends
     pooled: bool = False  # the side's figure is over every job of every rep, not a median
+    # Compared only where a rep of the baseline has it (the workers' CPU: not live or
+    # simulated; the split: two workers or more), so rows that cannot have it do not list it.
+    where_measured: bool = False
 
 
 def _steady_e2e_p99(rep: Rep) -> float | None:
@@ -62,6 +72,12 @@ METRICS: dict[str, Metric] = {
     "e2e_mean_s": Metric(_e2e_mean, "mean job end-to-end, pooled", pooled=True),
     "steady_e2e_p99_s": Metric(_steady_e2e_p99, "steady-state end-to-end p99"),
     "fleet_worker_s": Metric(_worker_seconds, "worker-seconds billed (an autoscaled fleet)"),
+    "worker_cpu_ms_per_job": Metric(
+        worker_cpu_ms_per_job, "workers' CPU per completed job, ms", where_measured=True
+    ),
+    "split_imbalance": Metric(
+        split_imbalance, "busiest worker's jobs / the mean (1 = even)", where_measured=True
+    ),
 }
 # An autoscaled fleet's cost: compared on its rows, gated with --max-cost-regression.
 COST_METRIC = "fleet_worker_s"
@@ -94,9 +110,10 @@ def row_metrics(entry: ScenarioResult) -> list[str]:
     the cost only for an autoscaled fleet."""
     return [
         name
-        for name in METRICS
+        for name, metric in METRICS.items()
         if (name != PROFILE_METRIC or is_profile(entry))
         and (name != COST_METRIC or is_autoscaled(entry))
+        and (not metric.where_measured or any(metric.read(rep) is not None for rep in entry.reps))
     ]
 
 
@@ -104,12 +121,13 @@ def rep_values(entry: ScenarioResult, name: str, source: str, required: bool) ->
     """One figure of every rep (the reader has checked each is a number or null). A NaN or an
     infinity is a corrupt file (a ResultsError naming the field); a missing figure is None, or
     corrupt too if `required` (the gated metric: a verdict never rests on a silently shorter
-    list)."""
+    list), unless the rep's jobs did not all complete: a rep whose jobs failed may never reach
+    99 % completed, and its correctness is judged apart (results/correctness.py)."""
     values: list[float | None] = []
     for index, rep in enumerate(entry.reps):
         value = METRICS[name].read(rep)
         where = f"{source}: scenario {entry.name!r} rep {index + 1} field {name}"
-        if value is None and not required:
+        if value is None and (not required or rep_bad(rep.jobs)):
             values.append(None)
         elif value is None:
             raise ResultsError(f"{where} is None, not a number; re-run that side")
@@ -121,11 +139,13 @@ def rep_values(entry: ScenarioResult, name: str, source: str, required: bool) ->
 
 
 def rep_flags(entry: ScenarioResult) -> list[str | None]:
-    """Why the runner flagged each rep (`anomalies`: a stall, a saturated harness, an
-    unrequested fault), or None: flagged reps never count towards a verdict."""
+    """Why the runner flagged each rep as a disturbed measurement (a saturated queue or
+    driver, a machine busy with other work), or None: such reps never count towards a verdict.
+    What the side's own workers did (a stall, a spinning worker) is not a flag: those reps
+    count, and the behaviour is judged apart (results/behaviour.py)."""
     flags: list[str | None] = []
     for rep in entry.reps:
-        kinds = [anomaly.kind for anomaly in rep.anomalies or []]
+        kinds = [anomaly.kind for anomaly in rep.anomalies or [] if is_measurement(anomaly.kind)]
         flags.append(f"flagged: {', '.join(kinds)}" if kinds else None)
     return flags
 
@@ -139,13 +159,23 @@ def compare_metric(
 ) -> MetricComparison:
     """One metric of one row: every rep's value, the reps set aside, and the evidence."""
     values = [rep_values(e, name, src, required) for e, src in zip(entries, sources)]
-    # A figure some reps lack (a file from before it existed) is not compared on that side.
-    kept = [[v for v in vals if v is not None] if None not in vals else [] for vals in values]
-    flags = [rep_flags(e) if k else [] for e, k in zip(entries, kept)]
-    evidence = weigh(kept[0], kept[1], rule, (flags[0], flags[1]))
+    # A figure some reps lack (a file from before it existed) is not compared on that side;
+    # the gated metric (required) lacks it only in reps whose jobs did not all complete, and
+    # is compared on the reps that have it.
+    numbers = [
+        [i for i, v in enumerate(vals, start=1) if v is not None]
+        if required or None not in vals
+        else []
+        for vals in values
+    ]
+    kept = [
+        [v for i in nums if (v := vals[i - 1]) is not None] for vals, nums in zip(values, numbers)
+    ]
+    flags = [[every[i - 1] for i in nums] for every, nums in zip(map(rep_flags, entries), numbers)]
+    evidence = weigh(kept[0], kept[1], rule, (flags[0], flags[1]), numbers=(numbers[0], numbers[1]))
     return MetricComparison(
-        baseline=_side_figure(entries[0], name, evidence, 0, kept[0]),
-        candidate=_side_figure(entries[1], name, evidence, 1, kept[1]),
+        baseline=_side_figure(entries[0], name, evidence, 0, values[0]),
+        candidate=_side_figure(entries[1], name, evidence, 1, values[1]),
         change=evidence.change,
         ci=list(evidence.ci) if evidence.ci else None,
         p_slower=evidence.p_slower,
@@ -162,7 +192,7 @@ def compare_metric(
 
 
 def _side_figure(
-    entry: ScenarioResult, name: str, evidence: Evidence, side: int, values: list[float]
+    entry: ScenarioResult, name: str, evidence: Evidence, side: int, values: list[float | None]
 ) -> SideFigure | None:
     """Median / min / max / n of the reps that count; a pooled metric adds `pooled`, the
     figure over every job of those reps (each rep's value, a mean, weighted by the jobs it
@@ -176,7 +206,7 @@ def _side_figure(
         weighted = [
             (value, _served(rep))
             for i, (value, rep) in enumerate(zip(values, entry.reps), start=1)
-            if i not in out
+            if i not in out and value is not None
         ]
         jobs = sum(n for _, n in weighted)
         figure.pooled = math.fsum(v * n for v, n in weighted) / jobs if jobs else figure.median
@@ -184,7 +214,7 @@ def _side_figure(
 
 
 def _served(rep: Rep) -> int:
-    return rep.jobs.completed + rep.jobs.failed or 1
+    return rep.jobs.completed or 1  # the phases are of completed jobs
 
 
 def compare_docs(
@@ -227,6 +257,10 @@ def compare_docs(
                 reps=PerSide(baseline=len(b_entry.reps), candidate=len(c_entry.reps)),
                 metric=gated,
                 metrics=metrics,
+                outcomes=PerSide(baseline=side_outcomes(b_entry), candidate=side_outcomes(c_entry)),
+                behaviour=PerSide(
+                    baseline=side_behaviour(b_entry), candidate=side_behaviour(c_entry)
+                ),
                 verdict=None,
             )
         )

@@ -69,12 +69,20 @@ class Decision:
 
 
 def sort_out(
-    values: Sequence[float], flags: Sequence[str | None], side: str, rule: Rule
+    values: Sequence[float],
+    flags: Sequence[str | None],
+    side: str,
+    rule: Rule,
+    numbers: Sequence[int] | None = None,
 ) -> tuple[list[float], list[Excluded]]:
     """Reps that count, and the ones set aside: runner-flagged first, then outliers among the
-    rest (an outlier is judged against the reps nobody flagged)."""
+    rest (an outlier is judged against the reps nobody flagged). `numbers`: each value's rep
+    number, from 1 (default: their order), where some reps have no value."""
+    number = list(numbers) if numbers is not None else list(range(1, len(values) + 1))
     excluded = [
-        Excluded(side, i + 1, v, f) for i, (v, f) in enumerate(zip(values, flags)) if f is not None
+        Excluded(side, number[i], v, f)
+        for i, (v, f) in enumerate(zip(values, flags))
+        if f is not None
     ]
     unflagged = [(i, v) for i, (v, f) in enumerate(zip(values, flags)) if f is None]
     if len(unflagged) < MIN_CLEAN_REPS:
@@ -83,7 +91,9 @@ def sort_out(
     mid = stats.median([v for _, v in unflagged])
     for (i, v), out in zip(unflagged, marks):
         if out:
-            excluded.append(Excluded(side, i + 1, v, f"outlier, {v / mid - 1:+.0%} off the median"))
+            excluded.append(
+                Excluded(side, number[i], v, f"outlier, {v / mid - 1:+.0%} off the median")
+            )
     return [v for (_, v), out in zip(unflagged, marks) if not out], excluded
 
 
@@ -93,13 +103,15 @@ def weigh(
     rule: Rule,
     flags: tuple[Sequence[str | None], Sequence[str | None]] | None = None,
     interval: bool = True,
+    numbers: tuple[Sequence[int], Sequence[int]] | None = None,
 ) -> Evidence:
     """The evidence of one metric: `flags[side][i]` is why rep i was flagged by the runner.
     `interval=False` skips the confidence interval, which no decision needs (it is for the
-    tables): settling a row after each pair, and the error-rate study, check thousands."""
+    tables): settling a row after each pair, and the error-rate study, check thousands.
+    `numbers[side][i]`: the rep number of value i, where some reps have none."""
     base_flags, cand_flags = flags or ([None] * len(base), [None] * len(cand))
-    a, a_out = sort_out(base, base_flags, "A", rule)
-    b, b_out = sort_out(cand, cand_flags, "B", rule)
+    a, a_out = sort_out(base, base_flags, "A", rule, numbers[0] if numbers else None)
+    b, b_out = sort_out(cand, cand_flags, "B", rule, numbers[1] if numbers else None)
     excluded = tuple(a_out + b_out)
     unsteady = _unsteady(len(base), len(cand), excluded)
     spread = (_spread(a), _spread(b))

@@ -14,6 +14,7 @@ from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, UsageEr
 from jobbench.results.compare import COST_METRIC, METRICS
 from jobbench.results.decision import Decision, Excluded, Rule, decide, evidence_from, look_alpha
 from jobbench.results.model import Comparison, Gate, Row
+from jobbench.results.row_checks import judge_checks, worst
 
 VERDICTS = {"regression", "pass", "better", "inconclusive"}
 
@@ -67,6 +68,8 @@ def judge(comparison: Comparison, gate: GateConfig) -> int:
         row.mdc = decision.mdc
     for row in costed:
         _judge_cost(row, gate, tests)
+    for row in rows:
+        _judge_checks(row, rule, len(rows))
     overall, code, why = _overall(comparison)
     comparison.verdict = overall
     comparison.reason = why
@@ -99,6 +102,21 @@ def _judge_cost(row: Row, gate: GateConfig, tests: int) -> None:
         if verdict in (cost, row.verdict):
             row.verdict = verdict
             break
+
+
+def _judge_checks(row: Row, rule: Rule, rows: int) -> None:
+    """Correctness and behaviour before speed (row_checks.py): a finding that is a regression
+    or inconclusive overrides the row's speed verdict, unless that is already as bad, and its
+    reason comes first."""
+    findings = judge_checks(row, rule, rows, row.looks)
+    if not findings:
+        return
+    verdict = worst(findings)
+    if verdict == "regression" or (verdict == "inconclusive" and row.verdict != "regression"):
+        row.verdict = verdict
+    if verdict == "regression":
+        row.broke = next(f.reason for f in findings if f.verdict == "regression")
+    row.reason = "; ".join([*(f.reason for f in findings), row.reason])
 
 
 def _reason(
@@ -143,7 +161,11 @@ def _overall(comparison: Comparison) -> tuple[str, int, str]:
         found = f"; regression so far in {', '.join(slower)}" if slower else ""
         return "inconclusive", EXIT_INCONCLUSIVE, "; ".join(incomplete) + found
     if slower:
-        return "regression", EXIT_REGRESSION, f"slower in {', '.join(slower)}"
+        broke = [f"{row.scenario} ({row.broke})" for row in rows if row.broke]
+        speed = [row.scenario for row in rows if row.verdict == "regression" and not row.broke]
+        said = [f"slower in {', '.join(speed)}"] if speed else []
+        said += [f"broke in {', '.join(broke)}"] if broke else []
+        return "regression", EXIT_REGRESSION, "; ".join(said)
     if "inconclusive" in verdicts:
         open_rows = [r.scenario for r in rows if r.verdict == "inconclusive"]
         return "inconclusive", EXIT_INCONCLUSIVE, f"not settled: {', '.join(open_rows)}"

@@ -61,6 +61,17 @@ class MetricComparison(Doc):
     values: PerSide[list[Number | None]]
 
 
+class JobOutcomes(Doc):
+    """How a side's jobs ended over the row's reps (results/correctness.py): submitted,
+    completed, and each bad way that happened (failed, timed_out, cancelled, lost, unfinished,
+    doubled); `faulted`: faults were injected on purpose."""
+
+    jobs: int
+    completed: int
+    bad: dict[str, int]
+    faulted: bool = False
+
+
 class RowParams(Doc):
     """The scenario's params both sides share: without the variants' own."""
 
@@ -82,6 +93,9 @@ class Row(Doc):
     reps: PerSide[int] | None = None  # absent in /1
     metric: str | None = None  # the one the verdict rests on; absent in /1 (see `gated`)
     metrics: dict[str, MetricComparison]
+    outcomes: PerSide[JobOutcomes] | None = None  # absent before correctness was judged
+    # What each side's own processes did, by kind: reps showing it (results/behaviour.py).
+    behaviour: PerSide[dict[str, int]] | None = None
     verdict: str | None  # None until gate.judge; better | pass | regression | inconclusive
     cost_verdict: str | None = None  # an autoscaled row judged on its cost too (gate.py)
     # set by the compare command, then by gate.judge:
@@ -89,6 +103,8 @@ class Row(Doc):
     looks: int = 1
     reason: str = ""
     alpha: Number | None = None
+    # The first correctness or behaviour finding that made the row a regression (row_checks.py)
+    broke: str | None = None
     p_within: Number | None = None
     mdc: Number | None = None
 

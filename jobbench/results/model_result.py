@@ -52,6 +52,7 @@ class Jobs(Doc):
     cancelled_by_jobbench: int | None = None
     redelivered: int | None = None  # fake: delivered more than once (absent: none)
     recovered: int | None = None  # fake, with faults: jobs a fault hit that still completed
+    doubled: int | None = None  # fake: answered again after they had ended (ran twice)
 
 
 class Takes(Doc):
@@ -440,6 +441,9 @@ class Result(Doc):
     interrupted: bool
     error: str | None
     scenarios: list[ScenarioResult]
+    # What times to X %, throughput and the job phases count as done: "completed" jobs only
+    # (a failed job is not done work); absent: "terminal", how files before it counted.
+    time_to_counts: Literal["terminal", "completed"] = "terminal"
 
     def scenario(self, name: str) -> ScenarioResult | None:
         return next((entry for entry in self.scenarios if entry.name == name), None)

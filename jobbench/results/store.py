@@ -70,6 +70,7 @@ def new_document(label: str, target: Target, env: Environment) -> Result:
         interrupted=False,
         error=None,
         scenarios=[],
+        time_to_counts="completed",
     )
 
 

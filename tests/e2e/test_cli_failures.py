@@ -104,6 +104,29 @@ def test_worker_dying_mid_run_exits_4_keeps_partial_result_and_leaves_no_process
     _assert_all_gone(descendants)
 
 
+def test_failed_jobs_are_printed_with_their_share_and_exit_4_past_max_fail_ratio(
+    tmp_path: Path,
+) -> None:
+    """The issue's flaky handler: one job in ten raises. The table says so, and by default
+    (--max-fail-ratio 0) the run exits 4 (the limit itself: tests/unit/test_fail_ratio.py)."""
+    inputs = tmp_path / "inputs.jsonl"
+    jobs = [{"seconds": 0.05, **({"fail": 1} if i % 10 == 9 else {})} for i in range(20)]
+    inputs.write_text("\n".join(json.dumps(job) for job in jobs))
+    run = ["run", "--worker", f"{sys.executable} {HERE / 'flaky_handler.py'}", "--workers", "1",
+           "--slots", "4", "--burst", "20", "--inputs", str(inputs), "--reps", "1", *FAST]  # fmt: skip
+    strict = jobbench(*run, cwd=tmp_path)
+    assert strict.returncode == 4, strict.stderr
+    assert "jobs: 2 of 20 jobs failed (10.0%) over 1 rep" in strict.stdout
+    assert "jobs completed" in strict.stdout and "90.0%" in strict.stdout
+    said = [line for line in strict.stderr.splitlines() if "--max-fail-ratio" in line]
+    assert said == ["jobbench: 1w-20j-0.5s: 2 of 20 jobs failed (10.0%), over --max-fail-ratio 0"]
+    doc = json.loads((tmp_path / "reports" / "run.json").read_text())
+    assert doc["time_to_counts"] == "completed" and doc["complete"] is True
+    (rep,) = doc["scenarios"][0]["reps"]
+    assert rep["jobs"]["failed"] == 2 and rep["jobs"]["completed"] == 18
+    assert rep["time_to_p99_s"] is None  # 99 % of 20 is 20 completed jobs: only 18 did
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_stops_promptly_saves_partial_result_marked_interrupted(
     tmp_path: Path, sig: signal.Signals

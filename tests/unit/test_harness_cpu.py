@@ -47,20 +47,30 @@ def test_cores_are_cpu_seconds_over_the_reps_wall_and_others_are_the_rest() -> N
     assert block["worker_cores"] == {"w0": 0.2, "w1": 0.3}
     assert block["machine_busy_cores"] == 1.2
     assert block["others_cores"] == pytest.approx(1.2 - 0.5 - 0.01 - 0.5)
-    assert saturation(block) is None
+    assert saturation(block) == []
 
 
-def test_a_queue_near_a_full_core_or_a_machine_out_of_cpu_flags_the_rep_with_the_fix() -> None:
-    queue_bound = saturation(cores_block(0.92, {"w0": 0.1}, 0.55))
-    assert queue_bound is not None and queue_bound["kind"] == "saturated"
+def test_a_queue_near_a_full_core_or_a_machine_busy_with_others_disturbs_the_measurement() -> None:
+    (queue_bound,) = saturation(cores_block(0.92, {"w0": 0.1}, 0.55))
+    assert queue_bound["kind"] == "saturated"
     assert "the queue used 0.92 of a core" in queue_bound["what"]
     assert "fewer workers per core" in queue_bound["fix"] and "--server" in queue_bound["fix"]
-    worker_bound = saturation(cores_block(0.1, {"w3": 0.85}, 0.5))
-    assert worker_bound is not None and "worker w3 used 0.85" in worker_bound["what"]
-    machine = saturation(cores_block(0.3, {"w0": 0.3}, 0.9))
-    assert machine is not None and "the machine was 90% busy on 2 CPUs" in machine["what"]
+    # 1.8 cores busy, 0.6 of them the run's: 1.2 cores of other work filled the machine.
+    (machine,) = saturation(cores_block(0.3, {"w0": 0.3}, 0.9))
+    assert machine["kind"] == "saturated"
+    assert "the machine was 90% busy on 2 CPUs, 1.19 cores of it outside the run" in machine["what"]
+
+
+def test_a_worker_near_a_full_core_or_workers_filling_the_machine_is_the_workers_own() -> None:
+    (worker_bound,) = saturation(cores_block(0.1, {"w3": 0.85}, 0.5))
+    assert worker_bound["kind"] == "worker_cpu" and "worker w3 used 0.85" in worker_bound["what"]
+    # Two workers spinning fill the machine: nothing outside the run is to blame.
+    (spin,) = saturation(cores_block(0.05, {"w0": 0.85, "w1": 0.85}, 0.9))
+    assert spin["kind"] == "worker_cpu"
+    assert "the workers kept the machine 90% busy" in spin["what"]
+    assert "worker w0 used 0.85 of a core" in spin["what"]
 
 
 def test_nothing_measured_is_nothing_flagged() -> None:
     assert harness_cpu.harness_cpu(None, None, None, None) is None
-    assert saturation(None) is None
+    assert saturation(None) == []

@@ -260,6 +260,7 @@ def test_thin_keeps_each_pixel_columns_extremes() -> None:
 # --- every rep, the strip of the gated metric, the verdicts, an incomplete result ------------
 
 STALL = {"kind": "stall", "worker": "w1", "at_s": 0.4, "for_s": 2.5, "held": 4, "resumed": True}
+SATURATED = {"kind": "saturated", "what": "the queue used 0.95 of a core", "fix": "--server"}
 BUSY = machine_load(
     MachineSample(CpuTimes(100, 1000), 0.5), MachineSample(CpuTimes(400, 1600), 1.25)
 )
@@ -298,7 +299,11 @@ def test_every_rep_has_its_plots_and_its_row(tmp_path: Path) -> None:
 
 
 def test_the_strip_marks_anomalous_partial_and_outlier_reps(tmp_path: Path) -> None:
-    ends = {2: RepEnd(anomalies=[STALL]), 3: RepEnd(partial="worker died")}
+    ends = {
+        2: RepEnd(anomalies=[SATURATED]),
+        3: RepEnd(partial="worker died"),
+        4: RepEnd(anomalies=[STALL]),  # the worker's own: it counts
+    }
     result = small(tmp_path, "odd", (0.5, 0.51, 0.49, 0.5, 0.9, 0.505), ends=ends)
     doc = read_result(result)
     assert doc.scenarios[0].outliers == {"time_to_p99_s": [5], "e2e_mean_s": [5]}
@@ -315,10 +320,11 @@ def test_the_strip_marks_anomalous_partial_and_outlier_reps(tmp_path: Path) -> N
     rows = re.findall(r"<tr><td><a [^>]*>(\d)</a></td>(.*?)</tr>", page)
     flags = {int(n): re.findall(r"<td[^>]*>(.*?)</td>", cells)[1] for n, cells in rows}
     assert flags[1] == "counted" and flags[5] == "outlier"
-    assert flags[2] == "anomalous: stall of w1 for 2.500 s from 0.400 s"
+    assert flags[2] == "anomalous: saturated"
     assert flags[3] == "partial: worker died"
+    assert flags[4] == "the workers&#x27; own, counted: stall of w1 for 2.500 s from 0.400 s"
     assert "<b>anomalous</b>" not in page  # marks are explained once, under the strip
-    assert "anomalous: the runner saw something disturb it" in page
+    assert "anomalous: something disturbed the measurement" in page
 
 
 def test_the_machine_load_of_each_rep_is_kept_and_shown(tmp_path: Path) -> None:
@@ -352,7 +358,7 @@ def test_a_comparison_page_has_one_line_per_verdict(
     reports = tmp_path / "reports"
     reports.mkdir()
     a_reps, b_reps = (0.5, 0.51, 0.49, 0.5, 0.5, 0.505, 0.495), (0.8, 0.81, 0.79, 0.8, 0.8, 0.805)
-    small(reports, "a", a_reps, ends={2: RepEnd(anomalies=[STALL])})
+    small(reports, "a", a_reps, ends={2: RepEnd(anomalies=[SATURATED])})
     small(reports, "b", b_reps)
     run_cli(monkeypatch, "compare", "a", "b", "--html", "ab.html", cwd=tmp_path)
     page = (tmp_path / "ab.html").read_text()
@@ -365,7 +371,7 @@ def test_a_comparison_page_has_one_line_per_verdict(
     assert items[0] == f"<b>REGRESSION</b> {row.scenario}: {escape(row.reason)}"
     assert items[1].startswith("<b>REGRESSION</b> overall: slower in 2w-64j-0.5s; threshold")
     assert page.count(escape(row.reason)) == 1
-    assert "A rep 2 (flagged: stall)" in row.reason  # the gate set it aside, the strip shows it
+    assert "A rep 2 (flagged: saturated)" in row.reason  # the gate set it aside, the strip too
     chart = strip_svg(page)
     assert ">anomalous (1)" in chart and ">counted (12)" in chart
     for caption in ("the gated metric", "other figures"):

@@ -240,10 +240,8 @@ def test_the_claim_is_the_accepted_runs_send_plus_delay_time_else_done_less_exec
     assert claim_ns(unknown) is None
     failed = job(3, due=0.0, late=0.0, done=1.0, status="FAILED")
     cancelled = job(4, due=0.0, late=0.0, done=1.0, status="CANCELLED")
-    assert served_times([late, unknown, failed, cancelled]) == [
-        (T0, T0 + round(0.6 * S), T0 + S),
-        (T0, T0 + round(0.1 * S), T0 + S),
-    ]
+    # The completed jobs' latencies only: a failed job's would make a candidate look fast.
+    assert served_times([late, unknown, failed, cancelled]) == [(T0, T0 + round(0.6 * S), T0 + S)]
 
 
 def test_a_profiles_submit_events_carry_the_intended_time() -> None:

@@ -265,7 +265,10 @@ def test_faults_losses_and_stalls_are_shown_per_rep_and_flagged_reps_set_aside()
         ["2", "none", "0", "0", "0", "0", "1"],
         ["3", "none", "0", "0", "0", "0", "0"],
     ]
-    assert "rep 2 set aside: worker w0 stalled 7.250 s from 0.500 s holding 3 jobs" in out
+    assert (
+        "rep 2: worker w0 stalled 7.250 s from 0.500 s holding 3 jobs (the worker's own: counted)"
+        in out
+    )
     assert "rep 1 lost 2 jobs: job-3, job-7" in out
     entry = doc.scenarios[0]
     p99 = entry.summary["time_to_p99_s"]
@@ -277,10 +280,12 @@ def test_faults_losses_and_stalls_are_shown_per_rep_and_flagged_reps_set_aside()
     assert "never came back" not in html and "stalled 7.250 s" in html
 
 
-def test_an_undisturbed_run_has_no_faults_table() -> None:
+def test_an_undisturbed_scenario_has_no_faults_table_but_failed_jobs_make_one() -> None:
     doc = complete_run()
-    assert "faults and losses" not in rendered(doc)
+    assert rendered(doc).count("faults and losses") == 1  # the scenario whose jobs failed
     assert html_tables.resilience_table(doc.scenarios[0]) == ""
+    page = html_tables.resilience_table(doc.scenarios[1])
+    assert "jobs: 3 of 18 jobs failed (16.7%) over 3 reps" in page
 
 
 def test_the_title_names_the_worker_its_policy_take_ahead_and_slots() -> None:

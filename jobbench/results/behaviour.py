@@ -1,0 +1,106 @@
+"""What a side's own processes did, told apart from what disturbed the measurement (docs/ci.md,
+"Anomalies are attributed").
+
+A rep's anomalies are of two kinds:
+- **measurement**: the harness itself was disturbed (the queue or the driver saturated, the
+  machine busy with processes outside the run). Such a rep measured the harness, not the
+  worker, so its figures are set aside, as before;
+- **behaviour**: what the side's own workers did (a stall, a worker spinning a core, a worker
+  that would not stop). That is part of the measurement: the rep counts, and a candidate that
+  shows a behaviour more often than its baseline is judged for it. An unknown kind is taken as
+  behaviour, so a new kind of anomaly can never hide a candidate's fault.
+
+Beside the anomalies, two figures of the workers are compared like the latency: their CPU per
+completed job and how unevenly the jobs spread over them (results/compare.py METRICS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from scipy.stats import fisher_exact
+
+from jobbench.results.model import Rep, ScenarioResult
+
+# The anomaly kinds that disturb the measurement rather than describe the worker.
+MEASUREMENT_KINDS = frozenset({"saturated"})
+WORDS = {
+    "stall": "a worker stalled",
+    "worker_cpu": "a worker kept a core busy",
+    "stop timeout": "a worker did not stop when told",
+}
+
+
+def is_measurement(kind: str) -> bool:
+    return kind in MEASUREMENT_KINDS
+
+
+def rep_behaviour(rep: Rep) -> set[str]:
+    """The behaviour kinds one rep showed."""
+    return {a.kind for a in rep.anomalies or [] if not is_measurement(a.kind)}
+
+
+def side_behaviour(entry: ScenarioResult) -> dict[str, int]:
+    """Per behaviour kind, how many of the side's reps showed it."""
+    counts: dict[str, int] = {}
+    for rep in entry.reps:
+        for kind in rep_behaviour(rep):
+            counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+@dataclass(frozen=True)
+class BehaviourCheck:
+    verdict: str  # regression | inconclusive | pass
+    reason: str
+
+
+def judge_behaviour(
+    base: Mapping[str, int], cand: Mapping[str, int], reps: tuple[int, int], alpha: float
+) -> BehaviourCheck | None:
+    """Each kind the candidate shows: in significantly more of its reps than the baseline
+    (one-sided Fisher exact test at the row's significance) is a regression; new to the
+    candidate but in too few reps to be sure, inconclusive with the kind named; as often as
+    the baseline, said and passed. None: the candidate showed nothing."""
+    n_a, n_b = reps
+    found: list[BehaviourCheck] = []
+    for kind, k_b in cand.items():
+        k_a = base.get(kind, 0)
+        table = [[k_b, max(n_b - k_b, 0)], [k_a, max(n_a - k_a, 0)]]
+        p = float(fisher_exact(table, alternative="greater").pvalue)
+        said = f"behaviour: {WORDS.get(kind, kind)} in {k_b} of {n_b} reps, baseline {k_a} of {n_a}"
+        if p < alpha:
+            found.append(BehaviourCheck("regression", f"{said} (p = {p:.2g} < {alpha:.2g})"))
+        elif k_a == 0:
+            found.append(BehaviourCheck("inconclusive", f"{said}: new, too few reps to be sure"))
+        else:
+            found.append(BehaviourCheck("pass", f"{said}: not more often than the baseline"))
+    if not found:
+        return None
+    worst = next(
+        (v for v in ("regression", "inconclusive") if any(c.verdict == v for c in found)), "pass"
+    )
+    return BehaviourCheck(worst, "; ".join(c.reason for c in found))
+
+
+def worker_cpu_ms_per_job(rep: Rep) -> float | None:
+    """The workers' CPU (every worker's process group) per completed job, in ms: what the
+    candidate's own processes spend, spin and idle loops included. None where the harness
+    was not measured (live, simulated, files before issue 18) or no job completed."""
+    harness = rep.harness
+    if harness is None or not rep.jobs.completed:
+        return None
+    cores = [c for c in harness.worker_cores.values() if c is not None]
+    if not cores:
+        return None
+    return sum(cores) * harness.wall_s / rep.jobs.completed * 1000
+
+
+def split_imbalance(rep: Rep) -> float | None:
+    """The busiest worker's jobs over the mean (1 is an even split; with n workers, n is every
+    job on one). None with fewer than two workers or no job served."""
+    counts = list(rep.split.jobs_per_worker.values())
+    if len(counts) < 2 or not sum(counts):
+        return None
+    return max(counts) / (sum(counts) / len(counts))
