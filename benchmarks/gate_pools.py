@@ -5,7 +5,8 @@ error-rate study (benchmarks/gate_error_rates.py resamples them; docs/ci.md has 
     python benchmarks/gate_pools.py --policies sdk-1.12 --rows 4w-64j-0.5s-shallow --shallow-reps 8
 
 Each (policy, row) is run twice: once on a quiet machine and once while a second process keeps
-one core busy (a shared CI runner), `reps` reps each, with the model worker. The pools keep the
+one core busy (a shared CI runner), `reps` reps each, with the model worker of each policy or
+the real SDK (`--policies runpod-1.12`). The pools keep the
 per-rep figures the gate can rest on, and the machine's load average after every block.
 """
 
@@ -29,6 +30,7 @@ from jobbench.core.loop import run_plans
 from jobbench.core.project import BUILTIN_SUITES
 from jobbench.core.target import Plan
 from jobbench.render.plain_progress import PlainProgress
+from jobbench.results.behaviour import split_imbalance, worker_cpu_ms_per_job
 from jobbench.results.model import Rep
 from jobbench.workers.spec import WorkerSpec
 
@@ -36,6 +38,8 @@ POLICIES = {
     "sdk-1.12": WorkerSpec(kind="model", policy="sdk-1.12"),
     "drain": WorkerSpec(kind="model", policy="drain"),
     "take-ahead": WorkerSpec(kind="model", policy="take-ahead", take_ahead=32),
+    # The real SDK installed beside jobbench (runpod 1.12.0), its bench handler.
+    "runpod-1.12": WorkerSpec(kind="runpod"),
 }
 DEFAULT_OUT = Path(__file__).resolve().parent / "data" / "gate-pools.json"
 BURN = "import time\nwhile True:\n    time.time()\n"  # one busy core, like a neighbour on a runner
@@ -49,6 +53,9 @@ def figures(rep: Rep) -> dict[str, Any]:
         "e2e_mean_s": e2e and e2e.mean,
         "e2e_p50_s": e2e and e2e.p50,
         "e2e_p99_s": e2e and e2e.p99,
+        # The workers' own figures the gate's checks compare (results/row_checks.py).
+        "worker_cpu_ms_per_job": worker_cpu_ms_per_job(rep),
+        "split_imbalance": split_imbalance(rep),
     }
 
 
