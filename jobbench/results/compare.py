@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from jobbench.errors import ResultsError
 from jobbench.measure import stats
 from jobbench.results.decision import Evidence, Rule, weigh
+from jobbench.results.held_compare import held_comparison
 from jobbench.results.model import (
     COMPARISON_SCHEMA,
     DEFAULT_METRIC,
@@ -230,6 +231,8 @@ def compare_docs(
                 verdict=None,
             )
         )
+        if (held := held_comparison(b_entry, c_entry)) is not None:  # else no `held` key
+            rows[-1].held = held
     return Comparison(
         schema=COMPARISON_SCHEMA,
         baseline=_side(base, paths[0]),
