@@ -6,8 +6,10 @@ rule (jobbench/results/decision.py, with --reps auto as jobbench/core/settle.py 
     python benchmarks/gate_error_rates.py --calls 200 --policies sdk-1.12
 
 Per policy pool (a seed-suite row's reps, quiet and beside a busy core, drawn together):
-- A/A: both sides drawn from the same pool; a false alarm is any row judged a regression;
-- power: B's reps are the pool's times (1 + 2 x threshold); each row should be flagged;
+- A/A: both sides drawn from the same pool; a false alarm is any row judged a regression, and
+  a row left inconclusive is the price of the rule's caution;
+- power: B's reps are the pool's times (1 + 2 x threshold); each row should be flagged, and a
+  miss is a row that passes;
 - +50 % with outliers: B times 1.5, and one rep in ten of either side replaced by a stall
   (its value times 2.5-4); each row should still be flagged.
 The old rule (fixed 5 reps, change > threshold and two-sided Mann-Whitney p < 0.05 per row, no
@@ -32,7 +34,7 @@ from scipy.stats import mannwhitneyu
 from jobbench.core.project import BUILTIN_SUITES
 from jobbench.core.settle import DEFAULT_MAX_REPS
 from jobbench.measure.stats import robust_spread
-from jobbench.results.decision import Rule, decide, look_alpha, weigh
+from jobbench.results.decision import Rule, decide, look_levels, weigh
 
 POOLS = Path(__file__).resolve().parent / "data" / "gate-pools.json"
 FIRST_REPS = 5  # the seed suite's reps: where --reps auto starts
@@ -61,7 +63,7 @@ def simulate_call(
     pools: list[Pool], rng: random.Random, case: Case, rule: Rule, max_reps: int
 ) -> tuple[list[str], list[int]]:
     """One gate call over the rows: settle each row as jobbench/core/settle.py does, one test (look)
-    per pair past the first reps, each at its look_alpha. Returns each row's verdict at its
+    per pair past the first reps, each at its look_levels. Returns each row's verdict at its
     last look and its reps a side."""
     verdicts, reps = [], []
     for pool in pools:
@@ -69,8 +71,8 @@ def simulate_call(
         b = [draw(pool, rng, case, "B") for _ in range(FIRST_REPS)]
         look = 1
         while True:
-            alpha = look_alpha(rule, len(pools), look)
-            verdict = decide(weigh(a, b, rule, interval=False), rule, alpha).verdict
+            levels = look_levels(rule, look, rows=len(pools), costed=0)
+            verdict = decide(weigh(a, b, rule, interval=False), rule, levels).verdict
             if verdict != "unsettled" or len(a) >= max_reps:
                 break
             a.append(draw(pool, rng, case, "A"))
@@ -119,13 +121,16 @@ def study(task: tuple[str, list[Pool], list[Pool], Case, int, int, int]) -> list
     rule = Rule()
     rng = random.Random(seed)
     per_row, reps, old_row = [0] * len(pools), [0] * len(pools), [0] * len(pools)
-    any_row = old_any = 0
+    passed = [0] * len(pools)
+    any_row = old_any = any_open = 0
     for _ in range(calls):
         verdicts, used = simulate_call(pools, rng, case, rule, max_reps)
         flags = [v == "regression" for v in verdicts]
         any_row += any(flags)
-        for i, (flag, n) in enumerate(zip(flags, used)):
+        any_open += "unsettled" in verdicts
+        for i, (flag, verdict, n) in enumerate(zip(flags, verdicts, used)):
             per_row[i] += flag
+            passed[i] += verdict == "pass"
             reps[i] += n
         old = old_rule_call(p99_pools, rng, case, rule)
         old_any += any(old)
@@ -137,6 +142,8 @@ def study(task: tuple[str, list[Pool], list[Pool], Case, int, int, int]) -> list
         case.name,
         wilson(any_row, calls),
         wilson(per_row[weakest], calls) if case.shift else "-",
+        wilson(max(passed), calls) if case.shift else "-",
+        wilson(any_open, calls),
         " / ".join(f"{r / calls:.1f}" for r in reps),
         wilson(old_any, calls),
         wilson(min(old_row), calls) if case.shift else "-",
@@ -180,8 +187,9 @@ def main() -> None:
     suite = BUILTIN_SUITES["seed"]
     metric_for = {s.name: s.metric or "time_to_p99_s" for s in suite.scenarios}
     print("gated metrics:", ", ".join(f"{k} {v}" for k, v in metric_for.items()))
-    header = ["pool", "case", "any row flagged", "weakest row flagged", "mean reps a side per row",
-              "old rule: any row", "old rule: weakest row"]  # fmt: skip
+    header = ["pool", "case", "any row flagged", "weakest row flagged", "most passed row (miss)",
+              "any row inconclusive", "mean reps a side per row", "old rule: any row",
+              "old rule: weakest row"]  # fmt: skip
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     tasks = [
         (

@@ -190,9 +190,18 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
     metric_for = metric_chooser(request, suite)
     rule = request.gate.rule()
     settle = None
-    if auto:
-        rows = len(suite.scenarios)
-        settle = Settler(rule, metric_for, rows, reps, progress, request.max_reps, request.budget_s)
+    if auto:  # the tests gate.judge will make: a row each, and its cost's if judged on it
+        costed = sum(request.gate.judges_cost(s.fleet is not None) for s in suite.scenarios)
+        settle = Settler(
+            request.gate,
+            metric_for,
+            rows=len(suite.scenarios),
+            costed=costed,
+            first_reps=reps,
+            messages=progress,
+            max_reps=request.max_reps,
+            budget_s=request.budget_s,
+        )
     docs = run_sides(sides, suite, reps, request, progress, settle)
     paths = [s.path or result_path(request.out, s.label) for s in sides]
     relative = [os.path.relpath(p, request.out) for p in paths]

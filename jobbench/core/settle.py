@@ -1,6 +1,7 @@
 """`--reps auto`: after a row's first reps, keep adding interleaved A/B pairs while the row is
 unsettled, within `--max-reps` and a fair share of `--budget` (docs/ci.md, "Settle, don't
-shrug"). Each row records why it stopped."""
+shrug"). A row judged on its cost too is unsettled until its cost is settled as well. Each row
+records why it stopped."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from jobbench.core.checks import check_positive_int
 from jobbench.errors import UsageError
 
 if TYPE_CHECKING:  # the statistics load only when a row is judged: the CLI imports this module
-    from jobbench.results.decision import Rule
+    from jobbench.results.gate import GateConfig
     from jobbench.results.model import ScenarioResult
 
 AUTO = "auto"
@@ -49,11 +50,14 @@ def parse_duration(text: str, flag: str = "--budget") -> float:
 
 @dataclass
 class Settler:
-    """Asked after every pair of a row once its first reps ran: stop, or one more pair?"""
+    """Asked after every pair of a row once its first reps ran: stop, or one more pair? Each
+    look is held to the levels gate.judge holds it to (decision.look_levels over the same
+    `rows` and `costed` tests), so the row's last look here is the verdict there."""
 
-    rule: Rule
+    gate: GateConfig
     metric_for: Callable[[str], str | None]
     rows: int
+    costed: int  # rows also judged on their cost (GateConfig.judges_cost): more tests
     first_reps: int
     messages: Messages
     max_reps: int = DEFAULT_MAX_REPS
@@ -74,23 +78,12 @@ class Settler:
         self, entries: list[ScenarioResult], reps: int, pair_s: float, deadline: float
     ) -> str | None:
         """Why the row stops here, or None for one more pair (A then B)."""
-        from jobbench.results.compare import compare_metric, gated_metric
-        from jobbench.results.decision import decide, evidence_from, look_alpha
-        from jobbench.results.row_checks import judge_entries, worst
-
         name = entries[0].name
-        metric = gated_metric(self.metric_for(name), entries[0])
-        row = compare_metric((entries[0], entries[1]), metric, ("A", "B"), True, self.rule)
         look = reps - self.first_reps + 1
         self.looks[name] = look
-        decision = decide(evidence_from(row), self.rule, look_alpha(self.rule, self.rows, look))
-        # Correctness and behaviour first: a candidate that broke something is settled, and
-        # one that may have (seen, not yet sure) gets more reps like an unsettled speed.
-        found = worst(judge_entries((entries[0], entries[1]), self.rule, self.rows, look))
-        if found == "regression":
-            reason = f"settled (regression: correctness or behaviour) after {reps} reps a side"
-        elif decision.verdict != "unsettled" and found is None:
-            reason = f"settled ({decision.verdict}) after {reps} reps a side"
+        verdict, why = self._decide(entries, look)
+        if verdict != "unsettled":
+            reason = f"settled ({verdict}) after {reps} reps a side"
         elif reps >= self.max_reps:
             reason = f"--max-reps {self.max_reps} reached"
         elif time.monotonic() + pair_s > deadline:
@@ -98,9 +91,44 @@ class Settler:
                 f"its share of --budget {self.budget_s / 60:.0f} min was spent after {reps} reps"
             )
         else:
-            why = decision.reason if found is None else "a behaviour seen, not yet sure"
             self.messages.message(f"{name}: unsettled after {reps} reps a side "
                                   f"({why}); one more pair")  # fmt: skip
             return None
         self.stopped[name] = reason
         return reason
+
+    def _decide(self, entries: list[ScenarioResult], look: int) -> tuple[str, str]:
+        """The row's decision at this look, and why: its latency's, or with its cost's when
+        the row is judged on cost too (gate.costed_verdict)."""
+        from jobbench.results.compare import (
+            COST_METRIC,
+            compare_metric,
+            gated_metric,
+            is_autoscaled,
+        )
+        from jobbench.results.decision import decide, evidence_from, look_levels
+        from jobbench.results.gate import costed_verdict
+        from jobbench.results.row_checks import judge_entries, worst
+
+        pair = (entries[0], entries[1])
+        rule = self.gate.rule()
+        levels = look_levels(rule, look, rows=self.rows, costed=self.costed)
+        # Correctness and behaviour first (row_checks.py), as gate.judge takes them: a
+        # candidate that broke something is settled, and one that may have (a behaviour seen,
+        # not yet sure) gets more reps like an unsettled speed.
+        findings = judge_entries(pair, rule, levels.checks)
+        found = worst(findings)
+        if found is not None:
+            why = next(f.reason for f in findings if f.verdict == found)
+            return ("regression" if found == "regression" else "unsettled"), why
+        metric = gated_metric(self.metric_for(entries[0].name), entries[0])
+        gated = compare_metric(pair, metric, ("A", "B"), True, rule)
+        latency = decide(evidence_from(gated), rule, levels)
+        cost_rule = self.gate.cost_rule()
+        if cost_rule is None or not self.gate.judges_cost(is_autoscaled(entries[0])):
+            return latency.verdict, latency.reason
+        # As compare_docs weighs it: not required (a rep without the figure leaves it open).
+        figures = compare_metric(pair, COST_METRIC, ("A", "B"), False, rule)
+        cost = decide(evidence_from(figures), cost_rule, levels)
+        why = f"{latency.reason}; cost: {cost.reason}"
+        return costed_verdict(latency.verdict, cost.verdict), why

@@ -86,6 +86,9 @@ def jain_fairness(counts: Iterable[float]) -> float:
 # Rank-based throughout: rep figures on a shared machine are skewed and heavy-tailed (a pickup
 # tick, a neighbour's burst), so the error rates must not rest on normality.
 MAD_TO_SD = 1.482602218505602  # the MAD of a normal sample, times this, estimates its sd
+# The mean absolute deviation of a normal sample is sqrt(2 / pi) sd, so this times it estimates
+# the sd (tests/unit/test_stats.py derives it).
+MEAN_AD_TO_SD = math.sqrt(math.pi / 2)
 
 
 def robust_spread(values: Sequence[float]) -> float:
@@ -98,18 +101,33 @@ def robust_spread(values: Sequence[float]) -> float:
 
 
 def outliers(values: Sequence[float], z_limit: float = 3.5, floor: float = 0.01) -> list[bool]:
-    """Which values are outliers: modified z-score |0.6745 (x - median) / MAD| above `z_limit`
-    (Iglewicz and Hoaglin), and further than `floor` (a fraction) from the median, so that a
-    0.3 % wobble of a very steady figure is never called one."""
+    """Which values are outliers: modified z-score |x - median| / robust_sd above `z_limit`
+    (Iglewicz and Hoaglin's |0.6745 (x - median) / MAD|), and further than `floor` (a fraction)
+    from the median, so that a 0.3 % wobble of a very steady figure is never called one."""
+    ordered = _checked_sorted(values)
+    mid = _percentile_sorted(ordered, 50.0)
+    sd = robust_sd(ordered)
+    return [
+        abs(v - mid) > floor * abs(mid) and (sd == 0 or abs(v - mid) / sd > z_limit) for v in values
+    ]
+
+
+def robust_sd(values: Sequence[float]) -> float:
+    """The sd of normal data, estimated robustly: 1.4826 x the median absolute deviation from
+    the median; when over half the values are equal (that MAD is 0), mean_deviation_sd (the
+    fallback of Iglewicz and Hoaglin's score as IBM SPSS defines it: 1.253314 x MeanAD)."""
     ordered = _checked_sorted(values)
     mid = _percentile_sorted(ordered, 50.0)
     mad = _percentile_sorted(sorted(abs(v - mid) for v in ordered), 50.0)
-    if mad == 0:  # over half the values are equal: fall back on the mean absolute deviation
-        mad = 0.7979 * math.fsum(abs(v - mid) for v in ordered) / len(ordered)
-    return [
-        abs(v - mid) > floor * abs(mid) and (mad == 0 or 0.6745 * abs(v - mid) / mad > z_limit)
-        for v in values
-    ]
+    return MAD_TO_SD * mad if mad > 0 else mean_deviation_sd(ordered)
+
+
+def mean_deviation_sd(values: Sequence[float]) -> float:
+    """The sd of normal data from its mean absolute deviation from the median:
+    sqrt(pi / 2) x MeanAD (MeanAD is sqrt(2 / pi) = 0.7979 sd for a normal sample)."""
+    ordered = _checked_sorted(values)
+    mid = _percentile_sorted(ordered, 50.0)
+    return MEAN_AD_TO_SD * math.fsum(abs(v - mid) for v in ordered) / len(ordered)
 
 
 EXACT_UP_TO = 50  # reps a side up to which Mann-Whitney's exact distribution is used

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobbench.results.model import Comparison, MetricComparison, Row
+from jobbench.results.model import Comparison, HeldComparison, HeldFigure, MetricComparison, Row
 
 MARKS: dict[str | None, str] = {
     "pass": "pass",
@@ -114,6 +114,52 @@ def costed(comparison: Comparison) -> bool:
     return any(COST in row.metrics for row in comparison.rows)
 
 
+# (the comparison's held figure, column text, unit): take-ahead's cost, shown beside, never gated
+HELD = (("jobs", "held", ""), ("extra_wait_p99_s", "held wait p99", "s"))
+HELD_LEGEND = (
+    "held: jobs held in a take-ahead buffer while a slot was free elsewhere; held wait p99: "
+    "their extra wait's p99 (medians over each side's reps; change: B - A; shown, never gated)"
+)
+
+
+def held_figures(held: HeldComparison | None) -> list[tuple[HeldFigure | None, str, str]]:
+    """A row's held figures with their column text and unit (None: the row has none)."""
+    return [(getattr(held, name) if held else None, text, unit) for name, text, unit in HELD]
+
+
+def held_shown(comparison: Comparison) -> bool:
+    """Some side of some row held a job: take-ahead's cost has a say beside the verdicts (all
+    none, or unmeasured, it has nothing to say)."""
+    return any(
+        held is not None and (held.baseline or held.candidate)
+        for row in comparison.rows
+        for held, _, _ in held_figures(row.held)
+    )
+
+
+def held_cells(figure: HeldFigure | None, unit: str) -> list[str]:
+    """A, B and the change (B - A) of one held figure."""
+    if figure is None:
+        return ["-", "-", "-"]
+    diff = figure.difference
+    change = "-" if diff is None else f"{diff:+.3f} s" if unit == "s" else f"{diff:+.0f}"
+    return [fmt(figure.baseline, unit), fmt(figure.candidate, unit), change]
+
+
+def held_lines(comparison: Comparison) -> list[str]:
+    """The narrow table's held figures, a line per row under it (the table has no room)."""
+    if not held_shown(comparison):
+        return []
+    lines = ["held (A -> B, change):"]
+    for row in comparison.rows:
+        parts = []
+        for held, text, unit in held_figures(row.held):
+            a, b, diff = held_cells(held, unit)
+            parts.append(f"{text} {a} -> {b} ({diff})")
+        lines.append(f"  {row.scenario}: {'; '.join(parts)}")
+    return lines
+
+
 def header(comparison: Comparison, wide: bool) -> list[str]:
     cells = ["scenario"]
     if wide or mixed_metrics(comparison):
@@ -121,6 +167,9 @@ def header(comparison: Comparison, wide: bool) -> list[str]:
     cells += ["A", "B", "change", "95 % CI", "noise"]
     if costed(comparison):
         cells += ["A worker-s", "B worker-s", "cost"] if wide else ["cost"]
+    if wide and held_shown(comparison):
+        for _, text, _ in HELD:
+            cells += [f"A {text}", f"B {text}", "change"]
     if wide:
         cells += ["reps A/B", "set aside", "detectable"]
         for name in WIDE_METRICS:
@@ -146,6 +195,9 @@ def row_cells(row: Row, comparison: Comparison, wide: bool) -> list[str]:
         if wide:
             cells += [figure(cost, "baseline", COST), figure(cost, "candidate", COST)]
         cells.append(change(cost) + ("" if row.cost_verdict is None else f" {row.cost_verdict}"))
+    if wide and held_shown(comparison):
+        for held, _, unit in held_figures(row.held):
+            cells += held_cells(held, unit)
     if wide:
         reps = row.reps
         mdc = row.mdc
@@ -214,6 +266,8 @@ def legend(comparison: Comparison, wide: bool = True) -> list[str]:
             "worker-s: worker-seconds an autoscaled fleet billed (median); cost: B/A - 1, and its "
             "verdict when the gate judges cost too (--max-cost-regression)"
         )
+    if held_shown(comparison):
+        lines.append(HELD_LEGEND)
     return lines
 
 

@@ -1,11 +1,13 @@
-"""One CSV line per scenario and metric, for spreadsheets."""
+"""One CSV line per scenario and metric, for spreadsheets; then a row's held figures (take-ahead's
+cost, never gated), a line each with their difference B - A."""
 
 from __future__ import annotations
 
 import csv
 from typing import TextIO
 
-from jobbench.results.model import Comparison
+from jobbench.results.held_compare import HELD_KEYS
+from jobbench.results.model import Comparison, HeldFigure, Row
 
 COLUMNS = (
     "scenario",
@@ -27,6 +29,7 @@ COLUMNS = (
     "detectable",
     "verdict",
     "stopped",
+    "difference",  # B - A: a held figure's change (its line has no ratio `change`)
 )
 
 
@@ -61,5 +64,18 @@ def render(comparison: Comparison, out: TextIO, width: int = 100, wide: bool = T
                     row.mdc if is_gated else None,
                     row.verdict or "" if is_gated else "",
                     row.stopped or "" if is_gated else "",
+                    None,
                 ]
             )
+        for name, figure in _held_figures(row):
+            line: dict[str, object] = dict.fromkeys(COLUMNS)  # None: an empty field
+            line |= {"scenario": row.scenario, "metric": name, "gated": 0}
+            line |= {"baseline_median": figure.baseline, "candidate_median": figure.candidate}
+            line["difference"] = figure.difference
+            writer.writerow(line.values())
+
+
+def _held_figures(row: Row) -> list[tuple[str, HeldFigure]]:
+    """A row's held figures as CSV lines, named as the results' summaries name them."""
+    held = row.held
+    return [(key, getattr(held, name)) for name, key in HELD_KEYS.items()] if held else []

@@ -8,6 +8,7 @@ from html import escape
 
 from jobbench.render.cells import (
     FLEET_ROWS,
+    HELD,
     HELD_ROWS,
     MARKS,
     SHORT,
@@ -17,6 +18,9 @@ from jobbench.render.cells import (
     figure,
     fmt,
     gated,
+    held_cells,
+    held_figures,
+    held_shown,
     interval,
     noise,
 )
@@ -154,6 +158,7 @@ def comparison_tables(comparison: Comparison) -> str:
     gated_head = ["scenario", "gated on", "A", "B", "change", "95 % CI", "noise"]
     gated_head += ["reps A/B", "set aside", "detectable", "verdict"]
     gated_rows, other_rows = [], []
+    held = held_shown(comparison)  # take-ahead's cost, beside the latencies
     for row in comparison.rows:
         name, metric = gated(row)
         reps, mdc = row.reps, row.mdc
@@ -170,14 +175,17 @@ def comparison_tables(comparison: Comparison) -> str:
         for other in WIDE_METRICS:
             m = row.metrics.get(other)  # a /1 file has no pooled mean
             others += [figure(m, "baseline", other), figure(m, "candidate", other), change(m)]
+        for held_figure, _, unit in held_figures(row.held) if held else []:
+            others += held_cells(held_figure, unit)
         others += [fmt(row.ideal_s, "s")]
         others += [fmt(row.efficiency.baseline, "%"), fmt(row.efficiency.candidate, "%")]
         other_rows.append(f"<tr>{_cells(others)}</tr>")
-    groups = "".join(f'<th colspan="3">{escape(SHORT[n])}</th>' for n in WIDE_METRICS)
+    names = [SHORT[n] for n in WIDE_METRICS] + ([text for _, text, _ in HELD] if held else [])
+    groups = "".join(f'<th colspan="3">{escape(name)}</th>' for name in names)
     other_head = (
         f'<tr><th rowspan="2">scenario</th>{groups}<th rowspan="2">ideal</th>'
         f'<th colspan="2">efficiency</th></tr>'
-        f"<tr>{_cells(['A', 'B', 'change'] * len(WIDE_METRICS) + ['A', 'B'], 'th')}</tr>"
+        f"<tr>{_cells(['A', 'B', 'change'] * len(names) + ['A', 'B'], 'th')}</tr>"
     )
     return (
         f'<div class="scroll"><table class="num"><caption>the gated metric</caption><thead><tr>'

@@ -246,7 +246,7 @@ def render_comparison(
 ) -> None:
     """The comparison as a rich table (the `table` format): within 100 columns, the gated
     metric only; `wide` adds every other figure."""
-    from jobbench.render.cells import header, legend, row_cells, title, verdict_lines
+    from jobbench.render.cells import header, held_lines, legend, row_cells, title, verdict_lines
 
     console = Console(file=out, width=width)
     table = Table(
@@ -267,6 +267,8 @@ def render_comparison(
         roomy = Console(file=out, width=WIDE_WIDTH)
         console = Console(file=out, width=Measurement.get(roomy, roomy.options, table).maximum)
     console.print(table)
+    for line in [] if wide else held_lines(comparison):  # the wide table has them as columns
+        console.print(line, highlight=False)
     for line in legend(comparison, wide):
         console.print(line, style="dim")
     for line in verdict_lines(comparison):

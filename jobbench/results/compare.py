@@ -17,6 +17,7 @@ from jobbench.results.behaviour import (
 )
 from jobbench.results.correctness import rep_bad, side_outcomes
 from jobbench.results.decision import Evidence, Rule, weigh
+from jobbench.results.held_compare import held_comparison
 from jobbench.results.model import (
     COMPARISON_SCHEMA,
     DEFAULT_METRIC,
@@ -264,6 +265,8 @@ def compare_docs(
                 verdict=None,
             )
         )
+        if (held := held_comparison(b_entry, c_entry)) is not None:  # else no `held` key
+            rows[-1].held = held
     return Comparison(
         schema=COMPARISON_SCHEMA,
         baseline=_side(base, paths[0]),

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, UsageError
 from jobbench.results.compare import COST_METRIC, METRICS
-from jobbench.results.decision import Decision, Excluded, Rule, decide, evidence_from, look_alpha
+from jobbench.results.decision import (
+    Decision,
+    Excluded,
+    Levels,
+    Rule,
+    decide,
+    evidence_from,
+    look_levels,
+)
 from jobbench.results.model import Comparison, Gate, Row
 from jobbench.results.row_checks import judge_checks, worst
 
@@ -40,6 +48,16 @@ class GateConfig:
     def rule(self) -> Rule:
         return Rule(threshold=self.max_regression)
 
+    def cost_rule(self) -> Rule | None:
+        """The rule a row's cost is judged by; None: cost is not gated."""
+        cost = self.max_cost_regression
+        return None if cost is None else Rule(threshold=cost)
+
+    def judges_cost(self, autoscaled: bool) -> bool:
+        """A row is judged on its cost too when it ran an autoscaled fleet (the only rows with
+        a cost, COST_METRIC) and --max-cost-regression is given."""
+        return autoscaled and self.max_cost_regression is not None
+
 
 def parse_percent(text: str, flag: str = "--max-regression") -> float:
     """`5%`, `5` or `0.05` -> 0.05."""
@@ -55,21 +73,19 @@ def judge(comparison: Comparison, gate: GateConfig) -> int:
     """Fill in verdicts (per row and overall) and return the exit code."""
     rule = gate.rule()
     rows = comparison.rows
-    costed = [row for row in rows if _judged_on_cost(row, gate)]
-    tests = len(rows) + len(costed)  # the family-wise rate is shared by every test made
+    costed = sum(gate.judges_cost(COST_METRIC in row.metrics) for row in rows)
     for row in rows:
+        levels = look_levels(rule, row.looks, rows=len(rows), costed=costed)
         ev = evidence_from(row.metrics[row.gated])
-        alpha = look_alpha(rule, tests, row.looks)
-        decision = decide(ev, rule, alpha)
-        row.verdict = "inconclusive" if decision.verdict == "unsettled" else decision.verdict
+        decision = decide(ev, rule, levels)
+        row.verdict = _word(decision.verdict)
         row.reason = _reason(row, decision, ev.excluded, ev.spread, rule)
-        row.alpha = alpha
+        row.alpha = levels.alpha
         row.p_within = decision.p_within
         row.mdc = decision.mdc
-    for row in costed:
-        _judge_cost(row, gate, tests)
-    for row in rows:
-        _judge_checks(row, rule, len(rows))
+        if gate.judges_cost(COST_METRIC in row.metrics):
+            _judge_cost(row, gate, decision.verdict, levels)
+        _judge_checks(row, levels)
     overall, code, why = _overall(comparison)
     comparison.verdict = overall
     comparison.reason = why
@@ -83,32 +99,41 @@ def judge(comparison: Comparison, gate: GateConfig) -> int:
     return code
 
 
-def _judged_on_cost(row: Row, gate: GateConfig) -> bool:
-    return gate.max_cost_regression is not None and COST_METRIC in row.metrics
-
-
-def _judge_cost(row: Row, gate: GateConfig, tests: int) -> None:
-    """The row's cost verdict beside its latency one; the row's is the worse of the two (a
-    regression in either fails it; either unsettled leaves it inconclusive)."""
-    assert gate.max_cost_regression is not None
-    rule = Rule(threshold=gate.max_cost_regression)
+def _judge_cost(row: Row, gate: GateConfig, latency: str, levels: Levels) -> None:
+    """The row's cost verdict beside its latency one, at the same look's levels; the row's is
+    the worse of the two (costed_verdict)."""
+    rule = gate.cost_rule()
+    assert rule is not None
     ev = evidence_from(row.metrics[COST_METRIC])
-    decision = decide(ev, rule, look_alpha(rule, tests, row.looks))
-    cost = "inconclusive" if decision.verdict == "unsettled" else decision.verdict
-    row.cost_verdict = cost
+    decision = decide(ev, rule, levels)
+    row.cost_verdict = _word(decision.verdict)
     change = "-" if ev.change is None else f"{ev.change:+.1%}"
-    row.reason += f"; cost (worker-seconds, {rule.threshold:.0%} allowed): {cost}, {change}"
-    for verdict in ("regression", "inconclusive"):  # else the latency's pass or better stands
-        if verdict in (cost, row.verdict):
-            row.verdict = verdict
-            break
+    row.reason += (
+        f"; cost (worker-seconds, {rule.threshold:.0%} allowed): {row.cost_verdict}, {change}"
+    )
+    row.verdict = _word(costed_verdict(latency, decision.verdict))
 
 
-def _judge_checks(row: Row, rule: Rule, rows: int) -> None:
+def costed_verdict(latency: str, cost: str) -> str:
+    """A row's decision from its latency's and its cost's (decision.py's words): a regression
+    in either fails it, either unsettled leaves it unsettled, else the latency's pass or better
+    stands. The settling loop stops a costed row once this is settled."""
+    for verdict in ("regression", "unsettled"):
+        if verdict in (latency, cost):
+            return verdict
+    return latency
+
+
+def _word(decision: str) -> str:
+    """A decision as a verdict: unsettled at the last look is inconclusive."""
+    return "inconclusive" if decision == "unsettled" else decision
+
+
+def _judge_checks(row: Row, levels: Levels) -> None:
     """Correctness and behaviour before speed (row_checks.py): a finding that is a regression
     or inconclusive overrides the row's speed verdict, unless that is already as bad, and its
     reason comes first."""
-    findings = judge_checks(row, rule, rows, row.looks)
+    findings = judge_checks(row, levels.checks)
     if not findings:
         return
     verdict = worst(findings)

@@ -72,6 +72,24 @@ class JobOutcomes(Doc):
     faulted: bool = False
 
 
+class HeldFigure(Doc):
+    """One figure of take-ahead's cost on each side, the median over its reps (the summary's);
+    `difference`: B - A, since a side that takes no jobs ahead holds none (a ratio would divide
+    by 0). None: the side's reps lack it (a file from before issue 16, or no job was held)."""
+
+    baseline: Number | None
+    candidate: Number | None
+    difference: Number | None
+
+
+class HeldComparison(Doc):
+    """Jobs held in a take-ahead buffer while a slot was free elsewhere, and their extra wait
+    (results/model_result.py HeldCost): a cost shown beside the gated metric, never gated."""
+
+    jobs: HeldFigure
+    extra_wait_p99_s: HeldFigure
+
+
 class RowParams(Doc):
     """The scenario's params both sides share: without the variants' own."""
 
@@ -96,6 +114,7 @@ class Row(Doc):
     outcomes: PerSide[JobOutcomes] | None = None  # absent before correctness was judged
     # What each side's own processes did, by kind: reps showing it (results/behaviour.py).
     behaviour: PerSide[dict[str, int]] | None = None
+    held: HeldComparison | None = None  # absent before it, and when neither side measured it
     verdict: str | None  # None until gate.judge; better | pass | regression | inconclusive
     cost_verdict: str | None = None  # an autoscaled row judged on its cost too (gate.py)
     # set by the compare command, then by gate.judge:

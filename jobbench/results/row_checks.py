@@ -3,9 +3,9 @@ how its jobs ended, the behaviour its workers showed (stalls, a worker spinning 
 CPU per job and how evenly the jobs spread. Each can make a row a regression, or inconclusive
 with the finding named, whatever its speed; none can make a slower row pass.
 
-These checks take a fixed share of the call's family-wise false-alarm rate (CHECKS_SHARE),
-split evenly over the rows and the four checks, and spent over a row's looks like the speed
-test's (decision.look_alpha), so the gate's 1 % per call holds with them.
+These checks take a fixed share of the call's family-wise false-alarm rate (decision.py
+CHECKS_SHARE), split evenly over the rows and the four checks, and spent over a row's looks like
+the speed test's (decision.look_levels), so the gate's 1 % per call holds with them.
 """
 
 from __future__ import annotations
@@ -16,11 +16,8 @@ from dataclasses import dataclass
 from jobbench.results.behaviour import judge_behaviour, side_behaviour
 from jobbench.results.compare import compare_metric, row_metrics
 from jobbench.results.correctness import judge_correctness, side_outcomes
-from jobbench.results.decision import Rule, decide, evidence_from, look_alpha
+from jobbench.results.decision import Levels, Rule, decide, evidence_from
 from jobbench.results.model import JobOutcomes, MetricComparison, Row, ScenarioResult
-
-CHECKS_SHARE = 0.2  # of the call's false-alarm rate; the speed and cost tests keep the rest
-CHECKS_PER_ROW = 4  # correctness, behaviour, CPU per job, the split
 
 
 @dataclass(frozen=True)
@@ -49,26 +46,21 @@ class Finding:
     reason: str
 
 
-def checks_alpha(rule: Rule, rows: int, look: int) -> float:
-    """The significance of one check of a row at its `look`-th test."""
-    share = Rule(threshold=rule.threshold, false_alarm=rule.false_alarm * CHECKS_SHARE)
-    return look_alpha(share, rows * CHECKS_PER_ROW, look)
-
-
-def judge_checks(row: Row, rule: Rule, rows: int, look: int) -> list[Finding]:
-    """Every check's finding for one comparison row (nothing found: an empty list)."""
+def judge_checks(row: Row, alpha: float) -> list[Finding]:
+    """Every check's finding for one comparison row at significance `alpha` (the look's
+    decision.Levels.checks); nothing found: an empty list."""
     reps = (row.reps.baseline, row.reps.candidate) if row.reps is not None else None
     return find(
         (row.outcomes.baseline, row.outcomes.candidate) if row.outcomes is not None else None,
         (row.behaviour.baseline, row.behaviour.candidate) if row.behaviour is not None else None,
         reps,
         row.metrics,
-        checks_alpha(rule, rows, look),
+        alpha,
     )
 
 
 def judge_entries(
-    entries: tuple[ScenarioResult, ScenarioResult], rule: Rule, rows: int, look: int
+    entries: tuple[ScenarioResult, ScenarioResult], rule: Rule, alpha: float
 ) -> list[Finding]:
     """The same checks on the two sides' results as they run (the settling loop's look)."""
     base, cand = entries
@@ -82,7 +74,7 @@ def judge_entries(
         (side_behaviour(base), side_behaviour(cand)),
         (len(base.reps), len(cand.reps)),
         metrics,
-        checks_alpha(rule, rows, look),
+        alpha,
     )
 
 
@@ -119,7 +111,7 @@ def _judge_figure(metric: MetricComparison, figure: FigureRule, alpha: float) ->
     if a is None or b is None or b.median - a.median <= figure.floor:
         return None
     limit = Rule(threshold=figure.threshold)
-    decision = decide(evidence_from(metric), limit, alpha)
+    decision = decide(evidence_from(metric), limit, Levels(alpha, limit.miss, alpha))
     said = f"{figure.what}: {b.median:.3g} against {a.median:.3g} for the baseline"
     if decision.verdict == "regression":
         return Finding("regression", f"{said} ({decision.reason})")

@@ -10,7 +10,15 @@ import pytest
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, ResultsError, UsageError
 from jobbench.render.cells import verdict_lines
 from jobbench.results.compare import compare_docs
-from jobbench.results.decision import Rule, decide, look_alpha, minimum_detectable, weigh
+from jobbench.results.decision import (
+    CHECKS_PER_ROW,
+    CHECKS_SHARE,
+    Rule,
+    decide,
+    look_levels,
+    minimum_detectable,
+    weigh,
+)
 from jobbench.results.gate import GateConfig, judge, parse_percent
 from jobbench.results.model import Anomaly, Result, ScenarioResult, to_json
 from jobbench.results.model_result import FleetFigures
@@ -154,23 +162,47 @@ def test_noise_above_the_threshold_is_said_and_the_row_stays_open() -> None:
 
 def test_each_row_spends_its_share_of_the_false_alarm_rate_over_its_looks() -> None:
     rule = Rule()
-    assert look_alpha(rule, 4, 1) == pytest.approx(0.01 / 4 / 2)
-    assert look_alpha(rule, 4, 3) == pytest.approx(0.01 / 4 / 12)
+    speed = 0.01 * (1 - CHECKS_SHARE)  # the checks of correctness and behaviour keep the rest
+    assert look_levels(rule, 1, rows=4, costed=0).alpha == pytest.approx(speed / 4 / 2)
+    assert look_levels(rule, 3, rows=4, costed=0).alpha == pytest.approx(speed / 4 / 12)
     # however many pairs --reps auto adds, a row's looks never spend more than its share
-    assert sum(look_alpha(rule, 4, k) for k in range(1, 10_000)) < 0.01 / 4
+    assert sum(look_levels(rule, k, rows=4, costed=0).alpha for k in range(1, 10_000)) < speed / 4
+    # each row's four checks share the rest: every test of the call together stays within 1 %
+    checks = sum(look_levels(rule, k, rows=4, costed=0).checks for k in range(1, 10_000))
+    assert checks * 4 * CHECKS_PER_ROW < 0.01 * CHECKS_SHARE
+    # a row judged on its cost too is one more test of the speed share; the pass test's bound
+    # at twice the threshold spends the miss rate as the regression test spends its share
+    levels = look_levels(rule, 3, rows=4, costed=2)
+    assert levels.alpha == pytest.approx(speed / 6 / 12) and levels.miss == pytest.approx(0.05 / 12)
+    assert sum(look_levels(rule, k, rows=1, costed=0).miss for k in range(1, 10_000)) < 0.05
     # five reps a side cannot reach 0.01 / 4 / 2 (1 / 252 is the smallest p): four rows stay open
     rows = {f"r{i}": steady(10.0, 5) for i in range(4)}
     slow = {f"r{i}": steady(12.0, 5) for i in range(4)}
     comparison = compare_docs(suite_doc("a", rows), suite_doc("b", slow))
     assert judge(comparison, GateConfig()) == EXIT_INCONCLUSIVE
     assert "too few for any test" in comparison.rows[0].reason
-    # one row alone may spend the whole 1 %, half of it at its first look
+    # one row alone may spend the whole speed share, half of it at its first look: 5 reps a
+    # side (1 / 252 = 0.00397) just reach it
     one = compare_docs(doc("a", steady(10.0, 5)), doc("b", steady(12.0, 5)))
     assert judge(one, GateConfig()) == EXIT_REGRESSION
-    assert one.rows[0].alpha == pytest.approx(0.005)
+    assert one.rows[0].alpha == pytest.approx(speed / 2)
     # at a later look of --reps auto the same reps are held to less
     one.rows[0].looks = 2
     assert judge(one, GateConfig()) == EXIT_INCONCLUSIVE
+
+
+def test_a_pass_rules_out_twice_the_threshold_at_the_looks_share_of_the_miss_rate() -> None:
+    """Within the threshold at 5 % is not enough after many looks: a slowdown of twice the
+    threshold must be ruled out at the look's share of the miss rate, which 5 reps a side
+    (smallest p 1 / 252) can do at the first look (5 % / 2) and not at the 20th (5 % / 420)."""
+    rule = Rule()
+    evidence = weigh(steady(10.0, 5, 0.01), steady(10.0, 5, 0.01), rule)
+    first = decide(evidence, rule, look_levels(rule, 1, rows=1, costed=0))
+    assert first.verdict == "pass" and "+10% ruled out (p = 0.004 < 0.025)" in first.reason
+    late = decide(evidence, rule, look_levels(rule, 20, rows=1, costed=0))
+    assert late.verdict == "unsettled" and "but +10% not yet ruled out" in late.reason
+    assert late.p_within == first.p_within and first.p_within is not None
+    assert first.p_within < rule.miss  # the threshold's own test holds at both looks
 
 
 def test_the_detectable_change_shrinks_with_reps_and_needs_enough_of_them() -> None:
@@ -335,6 +367,6 @@ def test_sides_without_noise_are_decided_by_the_threshold_alone(
     # --target sim repeats its figure to the bit: 3 reps a side are as sure as 300
     rule = Rule()
     evidence = weigh([15.55] * 3, [candidate] * 3, rule)
-    decision = decide(evidence, rule, look_alpha(rule, rows=4, look=1))
+    decision = decide(evidence, rule, look_levels(rule, 1, rows=4, costed=0))
     assert decision.verdict == verdict
     assert "exactly: every rep of each side the same" in decision.reason

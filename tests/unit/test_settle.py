@@ -6,8 +6,11 @@ import pytest
 
 from jobbench.core.settle import Settler, parse_duration, parse_reps
 from jobbench.errors import UsageError
-from jobbench.results.decision import Rule
-from tests.unit.test_compare_gate import entry, steady
+from jobbench.results.compare import compare_docs
+from jobbench.results.decision import CHECKS_SHARE
+from jobbench.results.gate import GateConfig, judge
+from jobbench.results.model import ScenarioResult
+from tests.unit.test_compare_gate import entry, fleet_doc, steady
 
 
 class Said:
@@ -18,9 +21,33 @@ class Said:
         self.lines.append(text)
 
 
-def settler(rows: int = 1, max_reps: int = 30, budget_s: float = 1800.0) -> tuple[Settler, Said]:
+def settler(
+    rows: int = 1,
+    max_reps: int = 30,
+    budget_s: float = 1800.0,
+    gate: GateConfig | None = None,
+    costed: int = 0,
+    first_reps: int = 6,
+) -> tuple[Settler, Said]:
     said = Said()
-    return Settler(Rule(), lambda _: "time_to_p99_s", rows, 6, said, max_reps, budget_s), said
+    settle = Settler(
+        gate or GateConfig(),
+        lambda _: "time_to_p99_s",
+        rows=rows,
+        costed=costed,
+        first_reps=first_reps,
+        messages=said,
+        max_reps=max_reps,
+        budget_s=budget_s,
+    )
+    return settle, said
+
+
+def fleet_pair(
+    p99s: tuple[list[float], list[float]], worker_s: tuple[list[float], list[float]]
+) -> list[ScenarioResult]:
+    """A and B of one autoscaled row: its latency and its cost (worker-seconds) per rep."""
+    return [fleet_doc(k, p, w).scenarios[0] for k, p, w in zip("ab", p99s, worker_s)]
 
 
 def test_a_clear_row_settles_at_once_and_says_so() -> None:
@@ -52,6 +79,58 @@ def test_the_budget_is_shared_between_rows_and_a_spent_share_stops_the_row() -> 
     pair = [entry("shallow", noisy), entry("shallow", [v * 1.03 for v in noisy])]
     reason = settle.stop(pair, 6, 5000.0, second)  # a pair longer than the share left
     assert reason == "its share of --budget 60 min was spent after 6 reps"
+
+
+def test_a_costed_row_is_settled_on_its_latency_and_its_cost() -> None:
+    cost_gate = GateConfig(max_cost_regression=0.10)
+    same = steady(10.0, 6)
+    noisy = [100.0, 108.0, 93.0, 104.0, 96.0, 110.0]
+    dearer = [v * 1.08 for v in reversed(noisy)]  # +8 % in noise of +-6 %: neither way yet
+    pair = fleet_pair((same, same), (noisy, dearer))
+    # judged on latency alone, the row passes at once...
+    latency_only, _ = settler()
+    assert latency_only.stop(pair, 6, 1.0, latency_only.begin_row()) == (
+        "settled (pass) after 6 reps a side"
+    )
+    # ...but the gate will judge its cost too: it stays open for that
+    settle, said = settler(gate=cost_gate, costed=1)
+    deadline = settle.begin_row()
+    assert settle.stop(pair, 6, 1.0, deadline) is None
+    assert "below +5%" in said.lines[0] and "; cost: +" in said.lines[0]
+    # a pair later the cost is clear (+20 %): both settled, the row stops
+    clear = fleet_pair((steady(10.0, 7), steady(10.0, 7)), (steady(100.0, 7), steady(120.0, 7)))
+    assert settle.stop(clear, 7, 1.0, deadline) == "settled (regression) after 7 reps a side"
+
+
+def test_a_regression_in_either_settles_a_costed_row() -> None:
+    """The row fails whatever the other test would say: more pairs would only spend budget."""
+    settle, _ = settler(gate=GateConfig(max_cost_regression=0.10), costed=1)
+    noisy = [100.0, 108.0, 93.0, 104.0, 96.0, 110.0]
+    pair = fleet_pair((steady(10.0, 6), steady(12.0, 6)), (noisy, list(reversed(noisy))))
+    assert (
+        settle.stop(pair, 6, 1.0, settle.begin_row()) == "settled (regression) after 6 reps a side"
+    )
+
+
+def test_settling_and_the_verdict_hold_a_row_to_one_level_cost_tests_included() -> None:
+    """A costed row is two tests of the call's speed share (0.8 % of its 1 %: the checks of
+    correctness and behaviour keep the rest): 1 / 252, the smallest p of 5 reps a side, is
+    under a lone row's first look (0.8 % / 2) but not under its half of it (0.8 % / 2 / 2)."""
+    a, b = (fleet_doc(k, steady(p99, 5), steady(100.0, 5)) for k, p99 in (("a", 10.0), ("b", 12.0)))
+    cases = (
+        (GateConfig(), 0, "regression"),
+        (GateConfig(max_cost_regression=0.1), 1, "inconclusive"),
+    )
+    for gate, costed, verdict in cases:
+        settle, _ = settler(gate=gate, costed=costed, first_reps=5)
+        stopped = settle.stop([a.scenarios[0], b.scenarios[0]], 5, 1.0, settle.begin_row())
+        comparison = compare_docs(a, b)
+        comparison.rows[0].looks = settle.looks["deep"]
+        judge(comparison, gate)
+        assert comparison.rows[0].verdict == verdict
+        speed = 0.01 * (1 - CHECKS_SHARE)
+        assert comparison.rows[0].alpha == pytest.approx(speed / (1 + costed) / 2)
+        assert (stopped is None) == (verdict == "inconclusive")  # an open row gets a pair
 
 
 @pytest.mark.parametrize(("text", "value"), [("auto", "auto"), ("AUTO", "auto"), ("7", 7)])
