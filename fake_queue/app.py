@@ -179,8 +179,28 @@ async def bench_reset(request: web.Request) -> web.Response:
 
 
 async def bench_release(request: web.Request) -> web.Response:
-    """The runner stops its workers: their long-polls are answered now, so they exit now."""
-    return web.json_response({"released": request.app[QUEUE_KEY].release_long_polls()})
+    """The runner stops its workers (`?worker=ID`: that one): their long-polls are answered
+    now, so they exit now."""
+    worker = request.query.get("worker") or None
+    return web.json_response({"released": request.app[QUEUE_KEY].release_long_polls(worker)})
+
+
+async def bench_refreshed(request: web.Request) -> web.Response:
+    """The runner's report of a refresh carried out: {"worker", "rc"}, the old process's exit
+    code; a fresh process starts under that id and gets jobs once it polls."""
+    body = await json_body(request)
+    if not isinstance(body, dict) or not isinstance(body.get("worker"), str):
+        raise BadRequest(400, 'refreshed body must be {"worker": ID, "rc": EXIT_CODE}')
+    rc = body.get("rc")
+    request.app[QUEUE_KEY].refreshed(body["worker"], rc if isinstance(rc, int) else None)
+    return web.json_response({"ok": True})
+
+
+async def bench_endpoint(request: web.Request) -> web.Response:
+    """The endpoint id the worker and client routes are under (/v2/ID/...): a runner checks it
+    before it points workers at this queue."""
+    endpoint_id = request.app[SETTINGS_KEY].endpoint_id
+    return web.json_response({"endpoint_id": endpoint_id, "path": f"/v2/{endpoint_id}"})
 
 
 async def bench_events(request: web.Request) -> web.Response:
@@ -332,6 +352,8 @@ def build_app(settings: ServerSettings) -> web.Application:
     app.router.add_post(BENCH_PREFIX + "/burst", bench_burst)
     app.router.add_post(BENCH_PREFIX + "/reset", bench_reset)
     app.router.add_post(BENCH_PREFIX + "/release", bench_release)
+    app.router.add_post(BENCH_PREFIX + "/refreshed", bench_refreshed)
+    app.router.add_get(BENCH_PREFIX + "/endpoint", bench_endpoint)
     app.router.add_get(BENCH_PREFIX + "/events", bench_events)
     app.router.add_get(BENCH_PREFIX + "/state", bench_state)
     app.router.add_get(BENCH_PREFIX + "/clock", bench_clock)

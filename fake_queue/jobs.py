@@ -71,6 +71,11 @@ class WorkerSeen:
     held: set[str] = field(default_factory=set)
     stops: list[str] = field(default_factory=list)
     stop_waiter: asyncio.Future[None] | None = None
+    # The job whose job-done asked for a refresh (`stopPod`, the SDK's refresh_worker): the
+    # platform stops this worker and starts a fresh one, and hands it no job meanwhile: its
+    # takes wait `parked`, claiming nothing, until the runner stops it (fake_queue.queue).
+    refresh_job: str | None = None
+    parked: list[Take] = field(default_factory=list)
 
 
 class JobError(Exception):

@@ -185,15 +185,45 @@ class JobQueue(TakeLife):
             if body.get("status") == IN_PROGRESS:  # a late progress update, not a second answer
                 late["progress"] = True
             self.events.append(late)
-            return "ignored"
-        if body.get("status") == IN_PROGRESS:
+            outcome = "ignored"
+        elif body.get("status") == IN_PROGRESS:
             job.progress = body.get("output")
             self.events.append({"t": at, "ev": "progress", "job": job_id, "worker": worker})
             return "progress"
-        job.output = body.get("output")
-        job.error = body.get("error")
-        self._finish(job, FAILED if "error" in body else COMPLETED, at)
-        return "done"
+        else:
+            job.output = body.get("output")
+            job.error = body.get("error")
+            self._finish(job, FAILED if "error" in body else COMPLETED, at)
+            outcome = "done"
+        if body.get("stopPod") is True:
+            self.refresh(worker, job_id, at)
+        return outcome
+
+    def refresh(self, worker: str, job_id: str, at: int) -> None:
+        """A job-done carrying `stopPod` (the SDK's refresh_worker, docs/protocol.md): as
+        RunPod's platform does, the worker is to be stopped and a fresh one started in its
+        place. From now on it gets no job: its waiting takes and job-stop poll are answered now
+        (an SDK told to exit waits for them), and its later takes wait, claiming nothing, until
+        the runner stops it (jobbench/core/refresh_drive.py) and reports the fresh one
+        (`refreshed`). Logged once a worker's life: its later job-dones with `stopPod` ask for
+        the same stop."""
+        record = self.workers[worker]  # a job-done's worker was seen (`worked`)
+        if record.refresh_job is not None:
+            return
+        record.refresh_job = job_id
+        self.events.append({"t": at, "ev": "refresh", "worker": worker, "job": job_id})
+        self.release_long_polls(worker)
+
+    def refreshed(self, worker: str, returncode: int | None) -> None:
+        """The runner's report: the refreshed worker's process ended (with `returncode`) and
+        a fresh one starts under its id, which gets jobs once it polls."""
+        record = self.workers.get(worker)
+        if record is not None and record.refresh_job is not None:
+            self.release_long_polls(worker)  # whatever the old process left waiting
+            record.refresh_job = None
+        self.events.append(
+            {"t": self.clock.now_ns(), "ev": "refreshed", "worker": worker, "rc": returncode}
+        )
 
     async def job_done(
         self, worker: str, job_id: str, body: dict[str, Any], arrived_ns: int | None = None
@@ -278,8 +308,16 @@ class JobQueue(TakeLife):
     def release_long_polls(self, worker: str | None = None) -> int:
         """Answer every waiting take (204) and job-stop poll now, or only `worker`'s (the
         platform stopping it): the runner is stopping its workers, and an SDK worker exits
-        only once its long-polls return (up to the hold). Returns how many were released."""
+        only once its long-polls return (up to the hold). Returns how many were released.
+        Stopping them all ends every refresh in course: no fresh worker follows."""
         takes = [take for take in self.waiting if worker is None or take.worker == worker]
+        records = self.workers.values() if worker is None else [self.workers.get(worker)]
+        for record in records:
+            if record is not None:
+                takes += record.parked
+                record.parked = []
+                if worker is None:
+                    record.refresh_job = None
         at = self.clock.now_ns()
         for take in takes:
             take.answer_at_ns = at
@@ -289,8 +327,8 @@ class JobQueue(TakeLife):
             self.waiting.clear()
         else:
             for take in takes:
-                self.waiting.remove(take)
-        records = self.workers.values() if worker is None else [self.workers.get(worker)]
+                if take in self.waiting:
+                    self.waiting.remove(take)
         stops = [r.stop_waiter for r in records if r is not None and r.stop_waiter is not None]
         for waiter in stops:
             if not waiter.done():
@@ -298,7 +336,13 @@ class JobQueue(TakeLife):
         return len(takes) + len(stops)
 
     def reset(self) -> None:
-        """Forget jobs and events between reps; waiting takes (live long-polls) stay."""
+        """Forget jobs and events between reps; waiting takes (live long-polls) stay. A
+        refresh not carried out by now is void (its process was replaced another way, or
+        died): its worker's parked takes are answered, and its id gets jobs again."""
+        for worker, record in self.workers.items():
+            if record.refresh_job is not None:
+                self.release_long_polls(worker)
+                record.refresh_job = None
         if self.fleet is not None:
             self.fleet.reset()
         for job in self.jobs.values():

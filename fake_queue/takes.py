@@ -63,7 +63,8 @@ class TakeLife(RunningJobs):
             arrived_ns=at,
             claimed=asyncio.get_running_loop().create_future(),
         )
-        self.worked(worker, at).waiting_takes += 1
+        record = self.worked(worker, at)
+        record.waiting_takes += 1
         fleet = self.fleet
         if fleet is not None:
             fleet.polled(worker, at)
@@ -71,6 +72,9 @@ class TakeLife(RunningJobs):
                 take.answer_at_ns = at
                 take.claimed.set_result(None)
                 return take
+        if record.refresh_job is not None:  # to be refreshed: it waits, and claims nothing
+            record.parked.append(take)
+            return take
         if self._claim(take, at):
             take.kind = "queued"
             take.answer_at_ns = at + int(self.sampler.take() * 1e9)
@@ -183,8 +187,16 @@ class TakeLife(RunningJobs):
         """The hold ran out with nothing claimed: the take will be answered 204."""
         if take in self.waiting:
             self.waiting.remove(take)
+        else:
+            self._unpark(take)
         take.answer_at_ns = self.clock.now_ns()
         self._settle(take)
+
+    def _unpark(self, take: Take) -> None:
+        """A parked take (its worker is to be refreshed) no longer waits."""
+        record = self.workers.get(take.worker)
+        if record is not None and take in record.parked:
+            record.parked.remove(take)
 
     def deliver(self, take: Take, at: int | None = None) -> list[Job]:
         """The answer goes out (went out at `at`, default now): its jobs are now IN_PROGRESS
@@ -219,6 +231,8 @@ class TakeLife(RunningJobs):
             return
         if take in self.waiting:
             self.waiting.remove(take)
+        else:
+            self._unpark(take)
         at = self.clock.now_ns()
         for job in reversed(take.jobs):
             job.take = None

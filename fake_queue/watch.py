@@ -1,6 +1,7 @@
 """What the runner's watchdog sees of each worker (GET /_bench/workers): whether it is polling,
-when it last worked (a take or a job-done, not a heartbeat), what it holds, and which held jobs
-look lost: its heartbeat stopped listing them, or they are older than the runner's bound."""
+when it last worked (a take or a job-done, not a heartbeat), what it holds, which held jobs
+look lost (its heartbeat stopped listing them, or they are older than the runner's bound), and
+whether it asked for a refresh the runner has yet to carry out."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ def worker_view(
         }
         if ids:
             view[worker]["held_ids"] = sorted(record.held)
+        if record.refresh_job is not None:  # asked for a refresh, not yet replaced
+            view[worker]["refresh"] = record.refresh_job
     return view
 
 

@@ -28,13 +28,29 @@ def split_server(server: str) -> tuple[str, str]:
 
 
 def probe_server(server: str, api_key: str | None) -> None:
-    """`--server` before anything starts: its URL, that it answers, and that it takes the key."""
+    """`--server` before anything starts: its URL, that it answers, that it takes the key, and
+    that it serves the endpoint the workers will poll."""
     base, _ = split_server(server)
     client = BenchClient(base, api_key, timeout_s=5.0)
     try:
         client.workers()
+        check_endpoint(client, server)
     finally:
         client.close()
+
+
+def check_endpoint(client: BenchClient, server: str) -> None:
+    """The endpoint the workers would poll (`--server`'s /v2/ID, else `local`) is the one the
+    queue serves: at another, every take is answered 404 and an SDK worker retries at once,
+    thousands of times a second, until the start-up's bound runs out."""
+    base, endpoint_url = split_server(server)
+    wanted = endpoint_url.split("/v2/", 1)[1]
+    served = client.endpoint_id()
+    if served is not None and served != wanted:
+        raise UsageError(
+            f"--server {server}: the queue serves endpoint {served!r}, not {wanted!r}; "
+            f"pass --server {base}/v2/{served}"
+        )
 
 
 def burst_body(count: int, inputs: list[Any]) -> dict[str, Any]:
@@ -63,7 +79,10 @@ class BenchClient:
     def close(self) -> None:
         self._conn.close()
 
-    def _call(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
+    def _call(
+        self, method: str, path: str, body: Any = None, missing_ok: bool = False, **params: Any
+    ) -> Any:
+        """The route's JSON answer; `missing_ok`: None when the queue has no such route."""
         url = self._prefix + path + (f"?{urlencode(params)}" if params else "")
         headers = dict(self._headers)
         data = None
@@ -91,6 +110,8 @@ class BenchClient:
                 f"fake queue at {self.base_url} refused the API key (401); pass "
                 "the key it was started with as --api-key"
             )
+        if status == 404 and missing_ok:
+            return None
         if status >= 400:
             raise RunFailed(f"fake queue answered {status} to {path}: {text[:200]}")
         return json.loads(text)
@@ -125,9 +146,22 @@ class BenchClient:
     def reset(self) -> int:
         return int(self._call("POST", "/reset")["cursor"])
 
-    def release(self) -> int:
-        """Answer the workers' waiting long-polls now (they are being stopped)."""
-        return int(self._call("POST", "/release")["released"])
+    def release(self, worker: str | None = None) -> int:
+        """Answer the workers' waiting long-polls now (they are being stopped), or only
+        `worker`'s."""
+        if worker is None:
+            return int(self._call("POST", "/release")["released"])
+        return int(self._call("POST", "/release", worker=worker)["released"])
+
+    def refreshed(self, worker: str, rc: int | None) -> None:
+        """A refresh carried out: `worker`'s process exited with `rc`, a fresh one starts."""
+        self._call("POST", "/refreshed", {"worker": worker, "rc": rc})
+
+    def endpoint_id(self) -> str | None:
+        """The endpoint id the queue serves its worker and client routes under (/v2/ID); None
+        from a queue too old to say."""
+        answer = self._call("GET", "/endpoint", missing_ok=True)
+        return None if answer is None else str(answer["endpoint_id"])
 
     def burst(
         self, count: int, inputs: list[Any], late_s: float | list[float] = 0.0

@@ -2,6 +2,8 @@
 or SIGTERM, which stop them all and exit 130 as for every command.
 
 A worker that dies is reported by name and ends the command (exit 4): nothing restarts silently.
+One that asks for a refresh (refresh_worker) is stopped and started afresh, as RunPod does, and
+says so (core/refresh_drive.py).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NoReturn
 
-from jobbench.clients.bench_client import BenchClient, split_server
+from jobbench.clients.bench_client import BenchClient, check_endpoint, split_server
 from jobbench.core.checks import check_fleet_sizes, check_memory
 from jobbench.core.fake_target import (
     make_workdir,
@@ -24,6 +26,7 @@ from jobbench.core.fake_target import (
     spawn_workers,
     wait_until_polling,
 )
+from jobbench.core.refresh_drive import Refreshes
 from jobbench.errors import RunFailed, name_kept_logs
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import WorkerProcess, stop_all
@@ -53,8 +56,14 @@ def workers_command(request: WorkersRequest) -> NoReturn:
     validate_worker(request.spec)
     check_memory(request.workers, request.spec.kind, burst=0)  # the queue runs elsewhere
     base, endpoint = split_server(request.server)
-    request = replace(request, spec=ready_worker(request.spec, _say).spec)  # its SDK's env
     client = BenchClient(base, request.api_key, timeout_s=5.0)
+    try:
+        client.workers()  # reachable, the key accepted, a jobbench fake queue
+        check_endpoint(client, request.server)  # the one the workers will poll
+        request = replace(request, spec=ready_worker(request.spec, _say).spec)  # its SDK's env
+    except BaseException:
+        client.close()
+        raise
     workers: list[WorkerProcess] = []  # filled as they start: cleanup must see each one
     workdir = make_workdir()
     failed = False  # a worker failed: its logs stay and the error says where
@@ -86,16 +95,22 @@ def _run_workers(
     workers: list[WorkerProcess],
     workdir: Path,
 ) -> NoReturn:
-    client.workers()  # reachable, the key accepted, a jobbench fake queue: then spawn
     ids = worker_ids(request)
-    spawn_workers(workers, request.spec, ids, endpoint, request.slots, request.api_key, workdir)
+
+    def spawn(into: list[WorkerProcess], names: list[str]) -> None:
+        spec, slots, key = request.spec, request.slots, request.api_key
+        spawn_workers(into, spec, names, endpoint, slots, key, workdir)
+
+    spawn(workers, ids)
     wait_until_polling(client, workers, workdir)
     print(
         f"{len(workers)} x {request.spec.describe()} x {request.slots} slots polling "
         f"{endpoint} (ids {ids[0]}..); logs in {workdir}; Ctrl-C stops them",
         flush=True,
     )
+    refreshes = Refreshes(client, [workers], spawn)  # refresh_worker, as the platform does it
     while True:
         time.sleep(CHECK_S)
-        for worker in workers:
-            worker.check_alive()
+        for line in refreshes.look(client.workers(), time.monotonic()):
+            _say(line)
+        refreshes.check_alive(workers)

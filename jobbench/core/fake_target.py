@@ -15,6 +15,7 @@ from jobbench.clients.bench_client import BenchClient, split_server
 from jobbench.core.config import Scenario
 from jobbench.core.fleet_drive import FleetDrive
 from jobbench.core.predict import predict
+from jobbench.core.refresh_drive import Refreshes
 from jobbench.core.rep_drive import RepDrive, RepEnd
 from jobbench.core.sdk_env import with_sdk_env
 from jobbench.core.target import Progress, RepOutcome
@@ -94,6 +95,7 @@ class ScenarioSession:
     endpoint_url: str = ""
     workers: list[WorkerProcess] = field(default_factory=list)
     scaled: list[WorkerProcess] = field(default_factory=list)  # an autoscaled fleet's, this rep
+    refreshes: Refreshes | None = None  # refresh_worker carried out (core/refresh_drive.py)
     logs_kept: bool = False  # a failed scenario's logs stay for the error message to point at
     faults_in_force: tuple[str, ...] = ()  # the queue's rules: the scenario's or the server's
     _faults_before: list[str] | None = None  # another server's own rules, put back at the end
@@ -158,6 +160,7 @@ class ScenarioSession:
         self._set_faults(self.client)
         if (fleet := self.scenario.fleet) is not None:
             self.client.set_fleet(fleet.to_json(), fleet.id_prefix, self.seed)
+        self.refreshes = Refreshes(self.client, [self.workers, self.scaled], self._spawn_workers)
         self._spawn_workers(self.workers, self._worker_ids())
         self.wait_all_polling()
 
@@ -184,8 +187,14 @@ class ScenarioSession:
         )
 
     def check_workers(self) -> None:
-        for worker in self.workers:
-            worker.check_alive()
+        """Every worker alive (a refresh carried out first), and the queue."""
+        if self.refreshes is not None and self.client is not None:
+            for line in self.refreshes.look(self.client.workers(), time.monotonic()):
+                self.progress.message(f"{self.title}: {line}")
+            self.refreshes.check_alive(self.workers)
+        else:
+            for worker in self.workers:
+                worker.check_alive()
         self.check_queue()
 
     def check_queue(self) -> None:
@@ -214,6 +223,7 @@ class ScenarioSession:
         assert self.client is not None
         s = self.scenario
         self._replace_killed()
+        self._settle_refreshes()
         self.wait_all_polling()
         cursor = self.client.reset()
         self.progress.rep_started(self.title, rep, reps, s.load.jobs)
@@ -221,6 +231,8 @@ class ScenarioSession:
         fleet = None
         if s.fleet is not None:
             fleet = FleetDrive(self.client, self._spawn_scaled, self.scaled)
+            if self.refreshes is not None:
+                fleet.expects_exit = self.refreshes.expects_exit
         queue_pid = self.queue.process.pid if self.queue is not None else None
         drive = RepDrive(
             s,
@@ -232,6 +244,7 @@ class ScenarioSession:
             logs,
             queue_pid,
             fleet,
+            self.refreshes,
         )
         ended = drive.run()
         events, _ = self.client.events(cursor)
@@ -269,6 +282,16 @@ class ScenarioSession:
         """One worker the fleet scaled up, started now."""
         self._spawn_workers(self.scaled, [worker_id])
         return self.scaled[-1]
+
+    def _settle_refreshes(self) -> None:
+        """Refreshes the last rep left in course carried out: a worker that asked on its last
+        job is replaced before the next rep, which waits for the fresh one to poll."""
+        if self.refreshes is None:
+            return
+        for line in self.refreshes.settle():
+            self.progress.message(f"{self.title}: {line}")
+        self._fresh |= self.refreshes.fresh
+        self.refreshes.fresh.clear()
 
     def _replace_killed(self) -> None:
         """A worker a --worker-fault killed is replaced before the next rep, as the platform

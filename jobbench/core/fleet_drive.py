@@ -32,6 +32,8 @@ class FleetDrive:
     stopped: set[str] = field(default_factory=set)  # exited after the fleet stopped them
     anomalies: list[dict[str, Any]] = field(default_factory=list)
     states: dict[str, dict[str, Any]] = field(default_factory=dict)  # the fleet's, last look
+    # An exit that is a refresh's (core/refresh_drive.py): its replacement is started there.
+    expects_exit: Callable[[str, int], bool] = lambda _worker, _code: False
     _due: list[tuple[float, str]] = field(default_factory=list)  # (runner's monotonic s, worker)
     _stopping: dict[str, float] = field(default_factory=dict)  # worker: SIGTERM sent at
 
@@ -65,6 +67,11 @@ class FleetDrive:
         to import, and its id's record at the queue may be an earlier rep's)."""
         return [w for w in self.started if self.states.get(w, {}).get("state") == "polling"]
 
+    @property
+    def stopping(self) -> set[str]:
+        """Workers the fleet stops for good: sent SIGTERM, or stopped already."""
+        return set(self._stopping) | self.stopped
+
     def _process(self, worker: str) -> WorkerProcess:
         return next(p for p in reversed(self.processes) if p.worker_id == worker)
 
@@ -96,7 +103,7 @@ class FleetDrive:
                     self.stopped.add(worker)
                     process.stop(grace_s=0)  # its group gone, its log closed
                     self.client.fleet_report(worker, "exited", code)
-            elif code is not None:
+            elif code is not None and not self.expects_exit(worker, code):
                 self.client.fleet_report(worker, "exited", code)
                 raise RunFailed(
                     f"fleet worker {worker} exited (code {code}) without being stopped:\n"

@@ -20,6 +20,7 @@ from jobbench.clients.bench_client import BenchClient
 from jobbench.core.config import Scenario
 from jobbench.core.faults import WorkerFault
 from jobbench.core.fleet_drive import FleetDrive
+from jobbench.core.refresh_drive import Refreshes
 from jobbench.core.submit_pacer import SubmitPacer
 from jobbench.core.target import Progress
 from jobbench.core.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
@@ -29,6 +30,7 @@ from jobbench.procs.spawn import WorkerProcess
 
 POLL_S = 0.05
 WATCH_S = 0.5  # the watchdog's look at the workers: a stall is seen within half a second
+REFRESH_S = 10.0  # what a worker's refresh adds to the rep's timeout: a stop and a start-up
 
 
 def rep_timeout_s(s: Scenario) -> float:
@@ -121,6 +123,7 @@ class RepDrive:
     logs: str = ""
     queue_pid: int | None = None  # the embedded queue's (None: --server's, not ours to read)
     fleet: FleetDrive | None = None  # an autoscaled fleet's orders, executed (None: fixed)
+    refreshes: Refreshes | None = None  # refresh_worker carried out (core/refresh_drive.py)
     _reported: set[str] = field(default_factory=set)  # ended fleet workers told to the queue
 
     def run(self) -> RepEnd:
@@ -138,6 +141,7 @@ class RepDrive:
         faults = _FaultClock(s.worker_faults, self.workers)
         dog = Watchdog(watch_bounds(s), [w.worker_id for w in self.workers], began)
         end = RepEnd()
+        restarts_before = self._restarts()
         next_watch = began + WATCH_S
         if pacer is not None:
             waves = []
@@ -165,11 +169,13 @@ class RepDrive:
                     all_sent = not waves and (pacer is None or pacer.all_sent())
                     if self._watch(dog, faults, counts, end, now, all_sent=all_sent):
                         break
-                if now - began > timeout_s:
+                # Each refresh carried out stops a worker and starts one: it gets longer.
+                limit_s = timeout_s + REFRESH_S * (self._restarts() - restarts_before)
+                if now - began > limit_s:
                     end.partial = "timeout"
                     end.error = RunFailed(
                         f"rep {self.rep} of {s.name} did not finish within "
-                        f"{timeout_s:.0f} s: {s.load.jobs - done} jobs unfinished"
+                        f"{limit_s:.0f} s: {s.load.jobs - done} jobs unfinished"
                     )
                     break
         finally:
@@ -236,11 +242,14 @@ class RepDrive:
             return True
         if self.fleet is not None:
             gone |= self.fleet.stopped
-            dog.worker_ids = self._watched()
         bounds = dog.bounds
         view = self.client.workers(overdue_s=bounds.overdue_s)
+        unwatched = self._refresh(view, now, end)
+        if end.partial is not None:
+            return True
+        dog.worker_ids = [w for w in self._watched() if w not in unwatched]
         self._say(dog.observe(now, view, counts["in_queue"], faults.paused, gone))
-        hung = dog.hung(now, faults.paused)
+        hung = dog.hung(now, faults.paused | unwatched)
         if hung is not None:
             end.partial = "stalled"
             end.error = RunFailed(
@@ -259,12 +268,31 @@ class RepDrive:
                 return True
         return False
 
+    def _restarts(self) -> int:
+        return self.refreshes.restarts if self.refreshes is not None else 0
+
+    def _refresh(self, view: dict[str, Any], now: float, end: RepEnd) -> set[str]:
+        """Refreshes carried out as far as they can be (core/refresh_drive.py); returns the
+        workers not to watch meanwhile. A fresh worker that never polls ends the rep."""
+        if self.refreshes is None:
+            return set()
+        fleet_stops = self.fleet.stopping if self.fleet is not None else set()
+        try:
+            self._say(self.refreshes.look(view, now, fleet_stops))
+        except RunFailed as exc:
+            end.partial, end.error = "stalled", RunFailed(f"{exc}{self.logs}")
+        return self.refreshes.unwatched
+
     def _gone(self, killed: set[str], end: RepEnd) -> set[str]:
-        """Workers whose process ended: those a fault killed, or the first that died, which
-        ends the rep (`end.partial`)."""
+        """Workers whose process ended: those a fault killed or a refresh stopped (a fresh one
+        follows), or the first that died, which ends the rep (`end.partial`)."""
         gone = set()
         for worker in self.workers:
-            if worker.returncode() is None:
+            code = worker.returncode()
+            if code is None:
+                continue
+            if self.refreshes is not None and self.refreshes.expects_exit(worker.worker_id, code):
+                gone.add(worker.worker_id)
                 continue
             if self.fleet is not None and worker.worker_id not in self._reported:
                 self._reported.add(worker.worker_id)  # the platform no longer counts it

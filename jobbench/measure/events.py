@@ -81,6 +81,7 @@ class EventScan:
     faults: Counter[str] = field(default_factory=Counter)  # injected, by "route:kind"
     faulted: set[str] = field(default_factory=set)  # jobs a fault hit (a job-done refused...)
     fleet: list[Mapping[str, Any]] = field(default_factory=list)  # an autoscaled fleet's events
+    refreshes: int = 0  # workers the platform replaced at their job's asking (refresh_worker)
 
     def recovered(self) -> int:
         """Jobs a fault hit that still completed: what the worker survived."""
@@ -163,6 +164,8 @@ def scan_events(events: Iterable[Mapping[str, Any]], *, spans: bool = True) -> E
                 s.faulted.add(job)
         elif ev in FLEET_EVENTS:
             s.fleet.append(e)
+        elif ev == "refresh":
+            s.refreshes += 1
     s.last = last
     runs.extend(Run(w, t, None) for job, (t, w) in held.items() if job in submitted)
     return s

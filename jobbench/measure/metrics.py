@@ -170,6 +170,8 @@ def rep_measure(
             figures["efficiency"] = steady["efficiency"]
     if s.fleet:
         figures["fleet"] = fleet_figures(s.fleet, start, s.last, jobs["completed"], held)
+    if s.refreshes:
+        figures["refreshes"] = s.refreshes
     if s.redelivered:
         jobs["redelivered"] = len(s.redelivered)
     if s.doubled:

@@ -279,6 +279,19 @@ def harness_line(entry: ScenarioResult) -> str | None:
     return text
 
 
+def refresh_line(entry: ScenarioResult) -> str | None:
+    """Workers replaced at a job's asking (refresh_worker, docs/workers.md), rep by rep:
+    `refreshed workers (refresh_worker) per rep: 2, 2, 3; each a stop and a fresh process,
+    inside the times above`. None when no rep had one."""
+    counts = [rep.refreshes or 0 for rep in entry.reps]
+    if not any(counts):
+        return None
+    return (
+        f"refreshed workers (refresh_worker) per rep: {', '.join(map(str, counts))}; each a "
+        "stop and a fresh process, inside the times above"
+    )
+
+
 def buffered_any(entry: ScenarioResult) -> bool:
     """Some rep had a job wait in a take-ahead buffer: the held rows and line have a say."""
     return any(rep.held is not None and rep.held.buffered_jobs for rep in entry.reps)

@@ -34,6 +34,7 @@ from jobbench.render.explain import (
     phase_title,
     predicted_line,
     profile_ideal_lines,
+    refresh_line,
 )
 from jobbench.render.resilience import (
     COMPLETED_ROW,
@@ -147,6 +148,8 @@ def facts(entry: ScenarioResult, label: str) -> str:
         items.append(("fleet", fleet.removeprefix("fleet ")))
     if (cpu := harness_line(entry)) is not None:
         items.append(("harness CPU", cpu.removeprefix("harness CPU ")))
+    if (refreshed := refresh_line(entry)) is not None:
+        items.append(("refreshed", refreshed.removeprefix("refreshed ")))
     body = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in items)
     prefix = f"<h4>{escape(label)}</h4>" if label else ""
     return f'<div class="facts">{prefix}<dl>{body}</dl></div>'

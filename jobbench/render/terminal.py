@@ -26,6 +26,7 @@ from jobbench.render.explain import (
     is_live,
     legend,
     predicted_line,
+    refresh_line,
     scenario_title,
 )
 from jobbench.render.resilience import (
@@ -182,6 +183,8 @@ def scenario_footer(entry: ScenarioResult) -> Text:
         lines.append(fleet)
     if (cpu := harness_line(entry)) is not None:
         lines.append(cpu)
+    if (refreshed := refresh_line(entry)) is not None:
+        lines.append(refreshed)
     for name, numbers in (entry.outliers or {}).items():
         if numbers:
             reps_text = ", ".join(str(n) for n in numbers)

@@ -298,6 +298,7 @@ class Rep(Doc):
     partial: str | None = None  # live: "interrupted", "timeout" or "error" when cut short
     anomalies: list[Anomaly] | None = None  # what the runner flagged; such reps never count
     faults: dict[str, int] | None = None  # injected faults by "route:kind" (absent: none)
+    refreshes: int | None = None  # workers replaced at a job's asking (refresh_worker; absent: 0)
     lost_jobs: list[str] | None = None  # ids of the jobs a worker lost (jobs.lost counts them)
     machine: Machine | None = None  # the machine's load during the rep (absent: before issue 14)
     arrivals: ArrivalPacing | None = None  # an arrival profile's pacing (absent: a burst)
