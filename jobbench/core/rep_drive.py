@@ -20,6 +20,7 @@ from jobbench.clients.bench_client import BenchClient
 from jobbench.core.config import Scenario
 from jobbench.core.faults import WorkerFault
 from jobbench.core.fleet_drive import FleetDrive
+from jobbench.core.stuck import StuckWatch
 from jobbench.core.submit_pacer import SubmitPacer
 from jobbench.core.target import Progress
 from jobbench.core.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
@@ -137,6 +138,7 @@ class RepDrive:
         timeout_s = rep_timeout_s(s) + waves[-1].at_s
         faults = _FaultClock(s.worker_faults, self.workers)
         dog = Watchdog(watch_bounds(s), [w.worker_id for w in self.workers], began)
+        stuck = StuckWatch(s.slots, dog.worker_ids)
         end = RepEnd()
         next_watch = began + WATCH_S
         if pacer is not None:
@@ -163,13 +165,15 @@ class RepDrive:
                 if now >= next_watch:
                     next_watch = now + WATCH_S
                     all_sent = not waves and (pacer is None or pacer.all_sent())
-                    if self._watch(dog, faults, counts, end, now, all_sent=all_sent):
+                    if self._watch(dog, stuck, faults, counts, end, now, all_sent=all_sent):
                         break
                 if now - began > timeout_s:
                     end.partial = "timeout"
+                    causes = "; ".join(stuck.causes(s.job_seconds, dog.stalled))
                     end.error = RunFailed(
                         f"rep {self.rep} of {s.name} did not finish within "
-                        f"{timeout_s:.0f} s: {s.load.jobs - done} jobs unfinished"
+                        f"{timeout_s:.0f} s: {s.load.jobs - done} jobs unfinished; likely "
+                        f"cause: {causes}"
                     )
                     break
         finally:
@@ -222,6 +226,7 @@ class RepDrive:
     def _watch(
         self,
         dog: Watchdog,
+        stuck: StuckWatch,
         faults: _FaultClock,
         counts: dict[str, int],
         end: RepEnd,
@@ -239,6 +244,8 @@ class RepDrive:
         bounds = dog.bounds
         view = self.client.workers(overdue_s=bounds.overdue_s)
         self._say(dog.observe(now, view, counts["in_queue"], faults.paused, gone))
+        stuck.worker_ids = dog.worker_ids
+        stuck.observe(view, counts["in_queue"])
         hung = dog.hung(now, faults.paused)
         if hung is not None:
             end.partial = "stalled"
