@@ -142,6 +142,10 @@ def _overall(comparison: Comparison) -> tuple[str, int, str]:
     if incomplete:  # never a pass, whatever the rows that did run say
         found = f"; regression so far in {', '.join(slower)}" if slower else ""
         return "inconclusive", EXIT_INCONCLUSIVE, "; ".join(incomplete) + found
+    faster = [row.scenario for row in rows if row.verdict == "better"]
+    if slower and faster:  # still a regression: the gate fails on any row slower
+        why = f"a trade: faster in {', '.join(faster)}; slower in {', '.join(slower)}"
+        return "regression", EXIT_REGRESSION, why
     if slower:
         return "regression", EXIT_REGRESSION, f"slower in {', '.join(slower)}"
     if "inconclusive" in verdicts:
