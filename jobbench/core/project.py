@@ -283,9 +283,10 @@ SCENARIO_KEYS = {
     "job_seconds",
     "metric",
     "autoscale",
+    "stall_after",
     *FAULT_KEYS,
 }
-SUITE_KEYS = {"scenarios", "latency", "reps", "metric", "autoscale", *FAULT_KEYS}
+SUITE_KEYS = {"scenarios", "latency", "reps", "metric", "autoscale", "stall_after", *FAULT_KEYS}
 
 
 def _faults(
@@ -357,6 +358,7 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
             worker_faults=worker_fault_list,
             load_spec=load,
             fleet=_autoscale(row.get("autoscale", spec.get("autoscale")), workers, at),
+            stall_s=_stall_after({**spec, **row}, at),
         )
         with toml_terms(f"{where}: scenario {scenario.name}"):
             scenarios.append(validate_scenario(scenario))  # memory: with a variant's workers
@@ -368,6 +370,12 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
     with toml_terms(where):
         check_count(REPS, reps)
     return Suite(name, tuple(scenarios), reps, where)
+
+
+def _stall_after(table: dict[str, Any], where: str) -> float | None:
+    """`stall_after = 1` (the row's or the suite's), run's --stall-after: a suite of scaled-down
+    latencies scales the watchdog's bounds down with them (None: from the jobs)."""
+    return None if "stall_after" not in table else _seconds(table, "stall_after", 5.0, where)
 
 
 def _autoscale(value: Any, workers: int, where: str) -> FleetSettings | None:
