@@ -41,19 +41,25 @@ class BelowSlots:
 
 
 def below_slots(scan: EventScan, slots: int) -> list[BelowSlots]:
-    """The workers of a fully scanned rep (`scan_events(spans=True)`) below `slots`, by id."""
-    depth_after = _depth_after(scan.queue)
+    """The workers of a fully scanned rep (`scan_events(spans=True)`) below `slots`, by id.
+    The takes are read once; the queue's depth and the runs only for a worker none of whose
+    takes asked for its slots (a simulated million-job rep of model workers pays for no more)."""
     asked: dict[str, int] = {}
-    short: dict[str, int] = {}
     for take in scan.takes:
         asked[take.worker] = max(asked.get(take.worker, 0), take.asked)
-        left_jobs = take.kind == "queued" and 0 < take.got == take.asked
-        if left_jobs and depth_after(take.arrived) > 0:
+    suspects = {worker for worker, most in asked.items() if most < slots}
+    if not suspects:
+        return []
+    depth_after = _depth_after(scan.queue)
+    short: dict[str, int] = {}
+    for take in scan.takes:
+        took_all = take.kind == "queued" and 0 < take.got == take.asked
+        if take.worker in suspects and took_all and depth_after(take.arrived) > 0:
             short[take.worker] = short.get(take.worker, 0) + 1
     found = []
     for worker in sorted(short):
         ran = most_at_once([run for run in scan.runs if run.worker == worker])
-        if ran < slots and asked[worker] < slots:
+        if ran < slots:
             found.append(BelowSlots(worker, slots, ran, asked[worker], short[worker]))
     return found
 
