@@ -37,7 +37,7 @@ def compare(
     baseline: Baseline,
     candidate: Candidate,
     suite: Annotated[
-        str | None, Opt(metavar="SUITE", help="suite of scenarios (default seed)")
+        str | None, Opt(metavar="SUITE", help="suite of scenarios (default gate: seed + trickle)")
     ] = None,
     reps: RepsAuto = None,
     max_reps: MaxReps = DEFAULT_MAX_REPS,
@@ -99,7 +99,9 @@ def gate(
     metric: Metric = None,
     max_regression: MaxRegression = "5%",
     max_cost_regression: MaxCostRegression = None,
-    suite: Annotated[str | None, Opt(metavar="SUITE", help="suite, when a side runs now")] = None,
+    suite: Annotated[
+        str | None, Opt(metavar="SUITE", help="suite, when a side runs now (default gate)")
+    ] = None,
     reps: Annotated[
         str,
         Opt(

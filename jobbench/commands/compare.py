@@ -14,7 +14,13 @@ from jobbench.core.checks import REPS, check_count, check_writable_file, check_w
 from jobbench.core.config import RunConfig
 from jobbench.core.fake_target import FakeQueue
 from jobbench.core.loop import run_plans
-from jobbench.core.project import Project, Suite, apply_variant, load_project
+from jobbench.core.project import (
+    DEFAULT_SUITE,
+    Project,
+    Suite,
+    apply_variant,
+    load_project,
+)
 from jobbench.core.resolve import Side, resolve
 from jobbench.core.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
 from jobbench.core.sim_target import Simulated
@@ -51,7 +57,7 @@ class CompareRequest:
 
 
 def pick_suite(project: Project, name: str | None) -> Suite:
-    key = name or "seed"
+    key = name or DEFAULT_SUITE
     if key not in project.suites:
         raise UsageError(
             f"--suite {key}: no such suite; known: {', '.join(sorted(project.suites))}"

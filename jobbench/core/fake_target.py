@@ -22,6 +22,7 @@ from jobbench.core.target import Progress, RepOutcome
 from jobbench.core.watchdog import watch_bounds
 from jobbench.errors import RunFailed
 from jobbench.measure import metrics
+from jobbench.measure.concurrency import below_slots_text
 from jobbench.measure.conservation import check_conservation
 from jobbench.procs.cpu_plan import CpuPlan, pin, plan_cpus
 from jobbench.procs.embedded_queue import EmbeddedQueue, start_embedded_queue
@@ -262,6 +263,8 @@ class ScenarioSession:
             warmup_s=s.load.warmup_s,
         )
         note_rep_end(measure.figures, ended)
+        for found in measure.figures.get("below_slots", []):
+            self.progress.message(f"{self.title} rep {rep}: {below_slots_text(found)}")
         self.scaled[:] = [w for w in self.scaled if w.returncode() is None]  # the stopped go
         self.progress.rep_finished(self.title, rep, measure.figures)
         return RepOutcome(measure, events, stopped=self._stopping_error(ended, rep))

@@ -21,6 +21,7 @@ from jobbench.core.config import Scenario
 from jobbench.core.faults import WorkerFault
 from jobbench.core.fleet_drive import FleetDrive
 from jobbench.core.refresh_drive import Refreshes
+from jobbench.core.stuck import StuckWatch
 from jobbench.core.submit_pacer import SubmitPacer
 from jobbench.core.target import Progress
 from jobbench.core.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
@@ -140,6 +141,7 @@ class RepDrive:
         timeout_s = rep_timeout_s(s) + waves[-1].at_s
         faults = _FaultClock(s.worker_faults, self.workers)
         dog = Watchdog(watch_bounds(s), [w.worker_id for w in self.workers], began)
+        stuck = StuckWatch(s.slots, dog.worker_ids)
         end = RepEnd()
         restarts_before = self._restarts()
         next_watch = began + WATCH_S
@@ -167,15 +169,17 @@ class RepDrive:
                 if now >= next_watch:
                     next_watch = now + WATCH_S
                     all_sent = not waves and (pacer is None or pacer.all_sent())
-                    if self._watch(dog, faults, counts, end, now, all_sent=all_sent):
+                    if self._watch(dog, stuck, faults, counts, end, now, all_sent=all_sent):
                         break
                 # Each refresh carried out stops a worker and starts one: it gets longer.
                 limit_s = timeout_s + REFRESH_S * (self._restarts() - restarts_before)
                 if now - began > limit_s:
                     end.partial = "timeout"
+                    causes = "; ".join(stuck.causes(s.job_seconds, dog.stalled))
                     end.error = RunFailed(
                         f"rep {self.rep} of {s.name} did not finish within "
-                        f"{limit_s:.0f} s: {s.load.jobs - done} jobs unfinished"
+                        f"{limit_s:.0f} s: {s.load.jobs - done} jobs unfinished; likely "
+                        f"cause: {causes}"
                     )
                     break
         finally:
@@ -229,6 +233,7 @@ class RepDrive:
     def _watch(
         self,
         dog: Watchdog,
+        stuck: StuckWatch,
         faults: _FaultClock,
         counts: dict[str, int],
         end: RepEnd,
@@ -249,6 +254,8 @@ class RepDrive:
             return True
         dog.worker_ids = [w for w in self._watched() if w not in unwatched]
         self._say(dog.observe(now, view, counts["in_queue"], faults.paused, gone))
+        stuck.worker_ids = dog.worker_ids
+        stuck.observe(view, counts["in_queue"])
         hung = dog.hung(now, faults.paused | unwatched)
         if hung is not None:
             end.partial = "stalled"

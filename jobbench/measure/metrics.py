@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from jobbench.measure.concurrency import below_slots
 from jobbench.measure.events import EventScan, Final, TakeEvent, scan_events
 from jobbench.measure.figures import (
     NS_PER_S,
@@ -160,6 +161,8 @@ def rep_measure(
         figures["split"] = split_figures(served_by, worker_ids)
         figures["utilisation"] = round6(busy_s / (workers * slots * span)) if span else None
         figures["held"] = held_cost(held)
+        if below := below_slots(s, slots):  # a worker that ran fewer jobs at once than told
+            figures["below_slots"] = [finding.to_json() for finding in below]
     figures["ideal_s"] = None if ideal is None else round6(ideal)
     figures["efficiency"] = round6(ideal / p99) if p99 and ideal is not None else None
     if not atomic_burst:

@@ -11,6 +11,7 @@ from typing import Any
 from fake_queue.latency import LatencySpecError, parse_distribution
 from fake_queue.protocol import DRAIN, SDK_112, TAKE_AHEAD
 from jobbench.measure.analytic import expected_time_s
+from jobbench.measure.concurrency import below_slots_text
 from jobbench.render.cells import fmt
 from jobbench.results.compare import is_profile
 from jobbench.results.model import LatencyDistribution, ScenarioResult
@@ -313,3 +314,19 @@ def held_line(entry: ScenarioResult) -> str | None:
     if p99 is not None:
         text += f", extra wait p99 {fmt(p99.median, 's')}"
     return text + f"; last rep: {workers or 'none'} (of {last.buffered_jobs} buffered)"
+
+
+def below_slots_lines(entry: ScenarioResult) -> list[str]:
+    """A line per worker that ran fewer jobs at once than its declared slots in some rep
+    (measure/concurrency.py), its last rep's figures and in how many reps: `worker w1 ran at
+    most 1 job at once though --slots is 16: ... (3 of 3 reps)`."""
+    last: dict[str, dict[str, Any]] = {}
+    reps: dict[str, int] = {}
+    for rep in entry.reps:
+        for found in rep.below_slots or []:
+            last[found.worker] = found.model_dump()
+            reps[found.worker] = reps.get(found.worker, 0) + 1
+    return [
+        f"{below_slots_text(found)} ({reps[worker]} of {len(entry.reps)} reps)"
+        for worker, found in sorted(last.items())
+    ]

@@ -17,6 +17,7 @@ from jobbench.render.arrivals import pacing_line, steady_line
 from jobbench.render.cells import FLEET_ROWS, HELD_ROWS, STEADY_ROWS, fmt
 from jobbench.render.explain import (
     PHASE_NAMES,
+    below_slots_lines,
     buffered_any,
     fleet_line,
     gap_line,
@@ -177,6 +178,7 @@ def scenario_footer(entry: ScenarioResult) -> Text:
     if (gap := gap_line(entry)) is not None:
         lines.append(gap)
     lines += rep_notes(entry)
+    lines += below_slots_lines(entry)
     if (held := held_line(entry)) is not None:
         lines.append(held)
     if (fleet := fleet_line(entry)) is not None:

@@ -186,10 +186,16 @@ def _overall(comparison: Comparison) -> tuple[str, int, str]:
         found = f"; regression so far in {', '.join(slower)}" if slower else ""
         return "inconclusive", EXIT_INCONCLUSIVE, "; ".join(incomplete) + found
     if slower:
+        # What broke (correctness, behaviour) first; then speed, as a trade where other rows
+        # are faster. Still a regression either way: the gate fails on any row slower.
         broke = [f"{row.scenario} ({row.broke})" for row in rows if row.broke]
         speed = [row.scenario for row in rows if row.verdict == "regression" and not row.broke]
-        said = [f"slower in {', '.join(speed)}"] if speed else []
-        said += [f"broke in {', '.join(broke)}"] if broke else []
+        faster = [row.scenario for row in rows if row.verdict == "better"]
+        said = [f"broke in {', '.join(broke)}"] if broke else []
+        if speed and faster:
+            said.append(f"a trade: faster in {', '.join(faster)}; slower in {', '.join(speed)}")
+        elif speed:
+            said.append(f"slower in {', '.join(speed)}")
         return "regression", EXIT_REGRESSION, "; ".join(said)
     if "inconclusive" in verdicts:
         open_rows = [r.scenario for r in rows if r.verdict == "inconclusive"]

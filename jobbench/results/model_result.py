@@ -87,6 +87,17 @@ class Anomaly(Doc):
     fix: str | None = None  # and what to change
 
 
+class WorkerBelowSlots(Doc):
+    """A worker that ran fewer jobs at once than its declared slots while jobs waited
+    (measure/concurrency.py): the most it held at once and the most one take asked for."""
+
+    worker: str
+    slots: int
+    ran_at_most: int
+    asked_at_most: int
+    short_takes: int  # takes that got all they asked for and left jobs queued
+
+
 class HarnessCpu(Doc):
     """The harness's own CPU over a fake-queue rep (procs/harness_cpu.py): cores used on average
     by the queue process, the driver, each worker's process group, and the machine's others."""
@@ -306,6 +317,7 @@ class Rep(Doc):
     steady: Steady | None = None  # an arrival profile's steady state (absent: a burst)
     fleet: FleetFigures | None = None  # an autoscaled fleet's (absent: a fixed fleet)
     harness: HarnessCpu | None = None  # the harness's CPU (absent: live, sim, before issue 18)
+    below_slots: list[WorkerBelowSlots] | None = None  # fake: workers below --slots (absent: none)
 
 
 class Spread(Doc):

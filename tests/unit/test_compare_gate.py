@@ -205,6 +205,24 @@ def test_a_pass_rules_out_twice_the_threshold_at_the_looks_share_of_the_miss_rat
     assert first.p_within < rule.miss  # the threshold's own test holds at both looks
 
 
+def test_rows_that_disagree_are_a_trade_that_still_fails_the_gate() -> None:
+    """Faster in the bursts, slower in the trickle (the late-start scheduling bug): the
+    reason names both sides; any row slower is still a regression."""
+    rows = {"burst-a": steady(10.0, 8), "burst-b": steady(10.0, 8), "trickle": steady(2.0, 8)}
+    mixed = {"burst-a": steady(9.0, 8), "burst-b": steady(8.0, 8), "trickle": steady(4.0, 8)}
+    comparison = compare_docs(suite_doc("a", rows), suite_doc("b", mixed))
+    assert judge(comparison, GateConfig()) == EXIT_REGRESSION
+    assert [row.verdict for row in comparison.rows] == ["better", "better", "regression"]
+    assert comparison.verdict == "regression"
+    assert comparison.reason == "a trade: faster in burst-a, burst-b; slower in trickle"
+    # all faster is no trade: the candidate is better
+    comparison = compare_docs(
+        suite_doc("a", rows), suite_doc("b", {**mixed, "trickle": rows["trickle"]})
+    )
+    assert judge(comparison, GateConfig()) == EXIT_OK
+    assert "trade" not in comparison.reason
+
+
 def test_the_detectable_change_shrinks_with_reps_and_needs_enough_of_them() -> None:
     rule = Rule()
     assert minimum_detectable(steady(1.0, 5, 0.04), steady(1.0, 5, 0.04), rule, 0.0025) is None

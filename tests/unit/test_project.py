@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from jobbench.commands.compare import pick_suite
 from jobbench.core.project import STEADY_CAPACITY_JPS, load_project
 from jobbench.errors import UsageError
 from tests.unit.cli import run_cli
@@ -194,3 +195,32 @@ def test_the_builtin_autoscale_suite_is_there() -> None:
     suite = load_project(Path("/nonexistent")).suites["autoscale"]
     assert len(suite.scenarios) == 6
     assert all(s.fleet is not None and s.fleet.active == 1 for s in suite.scenarios)
+
+
+def test_compare_and_gate_run_the_gate_suite_unless_told_the_seed_rows_and_a_trickle(
+    tmp_path: Path,
+) -> None:
+    project = load_project(tmp_path)
+    suite = pick_suite(project, None)
+    assert suite.name == "gate"
+    seed = pick_suite(project, "seed")  # the reference table's suite stays there by name
+    assert suite.scenarios[: len(seed.scenarios)] == seed.scenarios
+    (trickle,) = suite.scenarios[len(seed.scenarios) :]
+    assert (trickle.workers, trickle.slots, trickle.job_seconds) == (1, 8, 2.0)
+    assert trickle.load_spec == "poisson:1/s:for:20s" and trickle.metric == "steady_e2e_p99_s"
+    assert trickle.slots_by_default  # 8 is the SDK's design: a command needs a suite of its own
+
+
+def test_a_suite_or_its_row_scales_the_watchdogs_stall_bound(tmp_path: Path) -> None:
+    (tmp_path / "jobbench.toml").write_text(
+        '[suites.s]\nstall_after = 1\nscenarios = [{name = "a"}, {name = "b", stall_after = 2.5}]\n'
+        '[suites.bad]\nscenarios = [{name = "c", stall_after = 0.1}]\n'
+    )
+    with pytest.raises(UsageError) as caught:
+        load_project(tmp_path)
+    assert "suites.bad: scenario c: stall_after = 0.1: use 0.5 to 3600 seconds" in str(caught.value)
+    (tmp_path / "jobbench.toml").write_text(
+        '[suites.s]\nstall_after = 1\nscenarios = [{name = "a"}, {name = "b", stall_after = 2.5}]\n'
+    )
+    a, b = load_project(tmp_path).suites["s"].scenarios
+    assert (a.stall_s, b.stall_s) == (1.0, 2.5)
