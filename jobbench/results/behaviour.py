@@ -16,10 +16,11 @@ completed job and how unevenly the jobs spread over them (results/compare.py MET
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from scipy.stats import fisher_exact
+from scipy.stats import boschloo_exact
 
 from jobbench.results.model import Rep, ScenarioResult
 
@@ -60,7 +61,9 @@ def judge_behaviour(
     base: Mapping[str, int], cand: Mapping[str, int], reps: tuple[int, int], alpha: float
 ) -> BehaviourCheck | None:
     """Each kind the candidate shows: in significantly more of its reps than the baseline
-    (one-sided Fisher exact test at the row's significance) is a regression; new to the
+    (one-sided Boschloo exact test at the row's significance: Fisher's p as its statistic,
+    unconditional, so uniformly more powerful on the few reps a gate runs, 9 of 10 against 0 of
+    10 at p = 1.1e-5 where Fisher's gives 6e-5) is a regression; new to the
     candidate but in too few reps to be sure, inconclusive with the kind named; as often as
     the baseline, said and passed. None: the candidate showed nothing."""
     n_a, n_b = reps
@@ -68,7 +71,8 @@ def judge_behaviour(
     for kind, k_b in cand.items():
         k_a = base.get(kind, 0)
         table = [[k_b, max(n_b - k_b, 0)], [k_a, max(n_a - k_a, 0)]]
-        p = float(fisher_exact(table, alternative="greater").pvalue)
+        p = float(boschloo_exact(table, alternative="greater").pvalue)
+        p = 1.0 if math.isnan(p) else p  # scipy's answer for a table it cannot test
         said = f"behaviour: {WORDS.get(kind, kind)} in {k_b} of {n_b} reps, baseline {k_a} of {n_a}"
         if p < alpha:
             found.append(BehaviourCheck("regression", f"{said} (p = {p:.2g} < {alpha:.2g})"))

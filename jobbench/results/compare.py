@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from jobbench.errors import ResultsError
 from jobbench.measure import stats
 from jobbench.results.behaviour import (
     is_measurement,
+    rep_behaviour,
     side_behaviour,
     split_imbalance,
     worker_cpu_ms_per_job,
@@ -55,6 +56,9 @@ class Metric:
     # Compared only where a rep of the baseline has it (the workers' CPU: not live or
     # simulated; the split: two workers or more), so rows that cannot have it do not list it.
     where_measured: bool = False
+    # Reps far from the others are set aside as outliers (a disturbed measurement); a figure of
+    # the workers' own (their CPU, the split) is judged whole: a far rep is their doing too.
+    outliers: bool = True
 
 
 def _steady_e2e_p99(rep: Rep) -> float | None:
@@ -74,10 +78,16 @@ METRICS: dict[str, Metric] = {
     "steady_e2e_p99_s": Metric(_steady_e2e_p99, "steady-state end-to-end p99"),
     "fleet_worker_s": Metric(_worker_seconds, "worker-seconds billed (an autoscaled fleet)"),
     "worker_cpu_ms_per_job": Metric(
-        worker_cpu_ms_per_job, "workers' CPU per completed job, ms", where_measured=True
+        worker_cpu_ms_per_job,
+        "workers' CPU per completed job, ms",
+        where_measured=True,
+        outliers=False,
     ),
     "split_imbalance": Metric(
-        split_imbalance, "busiest worker's jobs / the mean (1 = even)", where_measured=True
+        split_imbalance,
+        "busiest worker's jobs / the mean (1 = even)",
+        where_measured=True,
+        outliers=False,
     ),
 }
 # An autoscaled fleet's cost: compared on its rows, gated with --max-cost-regression.
@@ -173,7 +183,19 @@ def compare_metric(
         [v for i in nums if (v := vals[i - 1]) is not None] for vals, nums in zip(values, numbers)
     ]
     flags = [[every[i - 1] for i in nums] for every, nums in zip(map(rep_flags, entries), numbers)]
-    evidence = weigh(kept[0], kept[1], rule, (flags[0], flags[1]), numbers=(numbers[0], numbers[1]))
+    # The figures of a rep that showed the side's own behaviour (a stall) are that side's:
+    # never set aside as outliers. A figure judged whole (a worker's CPU) has no outliers.
+    own = [[bool(rep_behaviour(e.reps[i - 1])) for i in nums] for e, nums in zip(entries, numbers)]
+    if not METRICS[name].outliers:
+        rule = replace(rule, outlier_z=math.inf)
+    evidence = weigh(
+        kept[0],
+        kept[1],
+        rule,
+        (flags[0], flags[1]),
+        numbers=(numbers[0], numbers[1]),
+        own=(own[0], own[1]),
+    )
     return MetricComparison(
         baseline=_side_figure(entries[0], name, evidence, 0, values[0]),
         candidate=_side_figure(entries[1], name, evidence, 1, values[1]),

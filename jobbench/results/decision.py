@@ -81,10 +81,14 @@ def sort_out(
     side: str,
     rule: Rule,
     numbers: Sequence[int] | None = None,
+    own: Sequence[bool] | None = None,
 ) -> tuple[list[float], list[Excluded]]:
     """Reps that count, and the ones set aside: runner-flagged first, then outliers among the
     rest (an outlier is judged against the reps nobody flagged). `numbers`: each value's rep
-    number, from 1 (default: their order), where some reps have no value."""
+    number, from 1 (default: their order), where some reps have no value. `own[i]`: rep i
+    showed the side's own behaviour (a stall). Then no rep of the side is an outlier: a stray
+    disturbance is what the outlier rule sets aside, and here the spread is the side's doing
+    (its stalled reps slow, the others not), which the verdict must weigh whole."""
     number = list(numbers) if numbers is not None else list(range(1, len(values) + 1))
     excluded = [
         Excluded(side, number[i], v, f)
@@ -93,6 +97,8 @@ def sort_out(
     ]
     unflagged = [(i, v) for i, (v, f) in enumerate(zip(values, flags)) if f is None]
     if len(unflagged) < MIN_CLEAN_REPS:
+        return [v for _, v in unflagged], excluded
+    if own is not None and any(own):
         return [v for _, v in unflagged], excluded
     marks = stats.outliers([v for _, v in unflagged], rule.outlier_z, rule.outlier_floor)
     mid = stats.median([v for _, v in unflagged])
@@ -111,14 +117,20 @@ def weigh(
     flags: tuple[Sequence[str | None], Sequence[str | None]] | None = None,
     interval: bool = True,
     numbers: tuple[Sequence[int], Sequence[int]] | None = None,
+    own: tuple[Sequence[bool], Sequence[bool]] | None = None,
 ) -> Evidence:
     """The evidence of one metric: `flags[side][i]` is why rep i was flagged by the runner.
     `interval=False` skips the confidence interval, which no decision needs (it is for the
     tables): settling a row after each pair, and the error-rate study, check thousands.
-    `numbers[side][i]`: the rep number of value i, where some reps have none."""
+    `numbers[side][i]`: the rep number of value i, where some reps have none; `own[side][i]`:
+    value i is of a rep that showed the side's own behaviour, never an outlier (sort_out)."""
     base_flags, cand_flags = flags or ([None] * len(base), [None] * len(cand))
-    a, a_out = sort_out(base, base_flags, "A", rule, numbers[0] if numbers else None)
-    b, b_out = sort_out(cand, cand_flags, "B", rule, numbers[1] if numbers else None)
+    a, a_out = sort_out(
+        base, base_flags, "A", rule, numbers[0] if numbers else None, own[0] if own else None
+    )
+    b, b_out = sort_out(
+        cand, cand_flags, "B", rule, numbers[1] if numbers else None, own[1] if own else None
+    )
     excluded = tuple(a_out + b_out)
     unsteady = _unsteady(len(base), len(cand), excluded)
     spread = (_spread(a), _spread(b))

@@ -12,7 +12,8 @@ JOBBENCH_SLOTS jobs at once, each sleeping its input's `seconds`.
 - `late-start`: a job taken while others run starts only when one of them finishes (a
   scheduling bug the runpod SDK once had): a burst taken by an idle worker runs at once, a
   trickle of jobs waits;
-- `stall-on-429`: after a take answered 429 it waits `--stall-s` before it takes again (the
+- `stall-on-429`: after a take answered 429 while busy (jobs got within 1 s) it waits
+  `--stall-s` before it takes again (the
   reference waits 50 ms);
 - `greedy`: it takes far more jobs than its slots and holds what it cannot run yet, so one
   worker gets a whole burst while the others idle.
@@ -26,8 +27,10 @@ import argparse
 import asyncio
 import hashlib
 import json
+import math
 import os
 import threading
+import time
 from typing import Any
 
 import aiohttp
@@ -40,6 +43,7 @@ GREEDY_FACTOR = 16  # the `greedy` defect asks for 16 x its slots
 # ended together are asked for in one take: without it, whether the first take asks for one
 # slot or all of them is a race of microseconds, and a rep's time jumps by a take.
 GATHER_S = 0.005
+BUSY_S = 1.0  # stall-on-429 stalls only a worker that got jobs this recently
 
 
 class RateLimited(Exception):
@@ -61,6 +65,7 @@ class Worker:
         self.held = 0  # taken, not yet reported: what the next take must leave room for
         self.running = 0  # started, not yet reported
         self.ran = 0  # jobs taken so far, for `fail`
+        self.last_jobs_at = -math.inf  # when a take last got jobs (monotonic)
         self.slot_free = asyncio.Event()
         self.one_finished = asyncio.Event()  # set and cleared each time a running job ends
         self.run_gate = asyncio.Semaphore(self.slots)  # never more than `slots` run at once
@@ -83,12 +88,18 @@ class Worker:
                 try:
                     jobs = await self.take(http, room)
                 except RateLimited:
-                    pause = self.stall_s if self.defect == "stall-on-429" else RETRY_AFTER_429_S
-                    await asyncio.sleep(pause)
+                    # The defect stalls a busy worker (one that got jobs within BUSY_S): an idle
+                    # worker between reps retries as the reference does, so each rep starts with
+                    # every worker polling, and the stall lands where jobs wait.
+                    busy = time.monotonic() - self.last_jobs_at < BUSY_S
+                    stalls = self.defect == "stall-on-429" and busy
+                    await asyncio.sleep(self.stall_s if stalls else RETRY_AFTER_429_S)
                     continue
                 except (aiohttp.ClientError, asyncio.TimeoutError):
                     await asyncio.sleep(0.05)
                     continue
+                if jobs:
+                    self.last_jobs_at = time.monotonic()
                 late = self.defect == "late-start" and self.running > 0
                 for job in jobs:
                     self.held += 1
