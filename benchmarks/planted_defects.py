@@ -117,8 +117,14 @@ scenarios = [{ name = "4w-256j-0.5s", workers = 4, slots = 16, burst = 256, job_
 [suites.trickle]
 reps = 5
 latency = { take = 0.5, wake = 0.05 }
-scenarios = [{ name = "trickle-1w-2s", workers = 1, slots = 8, job_seconds = 2.0,
-               load = "poisson:1/s:for:20s", metric = "steady_e2e_p99_s" }]
+
+[[suites.trickle.scenarios]]
+name = "trickle-1w-2s"
+workers = 1
+slots = 8
+job_seconds = 2.0
+load = "poisson:1/s:for:20s"
+metric = "steady_e2e_p99_s"
 
 [suites.rate-limited]
 reps = 5
