@@ -152,12 +152,16 @@ def plant(sdk: Path, defect: Defect) -> None:
 
 
 def gate(work: Path, defect: Defect, budget: str) -> tuple[int, str, float]:
+    """One gate in a folder of its own: a result saved under a name (reports/base.json) would
+    otherwise stand for that name in the next gate, instead of the git ref running again."""
     started = time.monotonic()
-    markdown = work / f"{defect.branch}.md"
+    folder = work / defect.branch
+    folder.mkdir()
+    (folder / "jobbench.toml").write_text(SUITES)
     done = subprocess.run(
-        [sys.executable, "-m", "jobbench", "gate", "base", defect.branch, "--repo", "sdk",
-         "--suite", defect.suite, "--budget", budget, "--markdown", str(markdown)],
-        cwd=work, text=True, capture_output=True,
+        [sys.executable, "-m", "jobbench", "gate", "base", defect.branch, "--repo", "../sdk",
+         "--suite", defect.suite, "--budget", budget, "--markdown", "gate.md"],
+        cwd=folder, text=True, capture_output=True,
     )  # fmt: skip
     sys.stdout.write(done.stdout)
     overall = next(
@@ -184,7 +188,6 @@ def main() -> int:
         chosen = [d for d in DEFECTS if not args.only or d.branch in args.only]
         for defect in chosen:
             plant(sdk, defect)
-        (work / "jobbench.toml").write_text(SUITES)
         results = []
         for defect in chosen:
             print(f"== gate base {defect.branch} ({defect.what}) on {defect.suite}", flush=True)

@@ -1,5 +1,5 @@
 """What a side's own processes did, told apart from what disturbed the measurement (docs/ci.md,
-"Anomalies are attributed").
+"Correctness and behaviour first").
 
 A rep's anomalies are of two kinds:
 - **measurement**: the harness itself was disturbed (the queue or the driver saturated, the
