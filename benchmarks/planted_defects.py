@@ -89,10 +89,10 @@ DEFECTS = (
     ),
     Defect(
         "stall-after-429",
-        "stalls 15 s after a 429",
+        "stalls 12 s after a 429",
         SCALE,
         "                await asyncio.sleep(5)  # debounce for 5 seconds\n",
-        "                await asyncio.sleep(15)  # debounce for 15 seconds\n",
+        "                await asyncio.sleep(12)  # debounce for 12 seconds\n",
         "rate-limited",
         1,
     ),
@@ -129,6 +129,9 @@ metric = "steady_e2e_p99_s"
 [suites.rate-limited]
 reps = 5
 latency = { take = 0.5, wake = 0.05 }
+# The SDK's own 5 s debounce after a 429 is its design, not a stall; 8 s flags a longer one,
+# and gives up (4 x) only after 32 s, longer than two 12 s stalls in a row.
+stall_after = 8
 faults = ["job-take-batch:429:0.2"]
 scenarios = [{ name = "2w-64j-429", workers = 2, slots = 8, burst = 64, job_seconds = 0.5 }]
 """

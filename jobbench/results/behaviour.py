@@ -64,8 +64,9 @@ def judge_behaviour(
     (one-sided Boschloo exact test at the row's significance: Fisher's p as its statistic,
     unconditional, so uniformly more powerful on the few reps a gate runs, 9 of 10 against 0 of
     10 at p = 1.1e-5 where Fisher's gives 6e-5) is a regression; new to the
-    candidate but in too few reps to be sure, inconclusive with the kind named; as often as
-    the baseline, said and passed. None: the candidate showed nothing."""
+    candidate, or more often than in the baseline, but in too few reps to be sure, inconclusive
+    with the kind named; as often as the baseline, said and passed. None: the candidate showed
+    nothing."""
     n_a, n_b = reps
     found: list[BehaviourCheck] = []
     for kind, k_b in cand.items():
@@ -78,6 +79,9 @@ def judge_behaviour(
             found.append(BehaviourCheck("regression", f"{said} (p = {p:.2g} < {alpha:.2g})"))
         elif k_a == 0:
             found.append(BehaviourCheck("inconclusive", f"{said}: new, too few reps to be sure"))
+        elif k_b / n_b > k_a / n_a:
+            why = f"{said}: more often, not yet sure (p = {p:.2g}, needs < {alpha:.2g})"
+            found.append(BehaviourCheck("inconclusive", why))
         else:
             found.append(BehaviourCheck("pass", f"{said}: not more often than the baseline"))
     if not found:
