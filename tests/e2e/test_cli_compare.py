@@ -62,10 +62,11 @@ def test_compare_runs_both_variants_interleaved_and_saves_everything(
         assert p99[key]["n"] + len(aside) == 8 and len(aside) <= 2, p99["excluded"]
     # take-ahead removes the take gap (by how much: benchmarks/reference_table.py): the sides
     # are fully separated, p = 1/12870 for 8 reps a side, 1/924 with 2 of each set aside, under
-    # the row's 1 % / 2 rows / 2 of one look
-    assert p99["ci"][0] <= p99["change"] <= p99["ci"][1] < 0 and p99["p_faster"] < 0.0025
+    # the row's 0.8 % (the speed tests' share of 1 %) / 2 rows / 2 of one look
+    assert p99["ci"][0] <= p99["change"] <= p99["ci"][1] < 0 and p99["p_faster"] < 0.002
     assert set(deep["metrics"]) == {
-        "time_to_p99_s", "time_to_p100_s", "e2e_p50_s", "e2e_p99_s", "e2e_mean_s"
+        "time_to_p99_s", "time_to_p100_s", "e2e_p50_s", "e2e_p99_s", "e2e_mean_s",
+        "worker_cpu_ms_per_job",  # the workers' own, judged before speed; one worker: no split
     }  # fmt: skip
     assert comparison["verdict"] == "pass" and deep["verdict"] == "better"
     assert deep["metric"] == "time_to_p99_s" and deep["stopped"].startswith("fixed --reps 8")
