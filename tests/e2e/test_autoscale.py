@@ -87,8 +87,14 @@ def test_request_count_starts_its_target_at_once_and_the_sim_predicts_it(tmp_pat
     fleet = check_rep(entry["reps"][0], 60, 0.6, 0.2)
     ups = sorted(life["decided_s"] for life in fleet["workers"].values() if not life["active"])
     assert ups == pytest.approx([0.0, 0.0], abs=0.03)  # ceil(60 / 20) = 3 workers, 1 running
-    predicted = entry["predicted"]["time_to_p99_s"]  # the same queue and scaler, simulated
-    assert entry["reps"][0]["time_to_p99_s"] == pytest.approx(predicted, rel=0.15)
+    # The same queue and scaler, simulated: a simulated worker polls the instant it starts,
+    # a real one after its process's start-up (imports; slower in a fresh clone with no
+    # bytecode), which delays the added workers' share of the jobs by at most that much.
+    predicted = entry["predicted"]["time_to_p99_s"]
+    added = [life for life in fleet["workers"].values() if not life["active"]]
+    start_up = max(life["polling_s"] - life["started_s"] for life in added)
+    measured = entry["reps"][0]["time_to_p99_s"]
+    assert predicted * 0.85 <= measured <= (predicted + start_up) * 1.15, (predicted, start_up)
 
 
 def test_the_real_runpod_sdk_is_scaled_up_stopped_and_shuts_down_clean(tmp_path: Path) -> None:
