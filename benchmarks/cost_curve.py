@@ -367,7 +367,7 @@ def run_cell(workers: int, burst: int, reps: int) -> dict[str, Any]:
         "burst": burst,
         "reps_asked": reps,
         "command": command,
-        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "loadavg_before": load_avg(),
     }
     began = time.monotonic()
@@ -774,7 +774,7 @@ def main() -> int:
     print(f"{len(grid)} cells, {len(todo)} to run, {len(grid) - len(todo)} already in {args.out}")
     doc["invocations"].append(
         {
-            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "argv": [Path(sys.argv[0]).name, *sys.argv[1:]],
             "loadavg": load_avg(),
             "cells": [f"{w}:{b}" for w, b in todo],

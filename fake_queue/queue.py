@@ -157,7 +157,7 @@ class JobQueue(TakeLife):
         job.watchers.append(future)
         try:
             await asyncio.wait_for(asyncio.shield(future), timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         finally:
             if future in job.watchers:

@@ -68,7 +68,7 @@ class RunningJobs(QueueLedger):
             record.stop_waiter = waiter
             try:
                 await asyncio.wait_for(waiter, hold_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return []
             finally:
                 if record.stop_waiter is waiter:

@@ -3,7 +3,7 @@ one frozen value."""
 
 from __future__ import annotations
 
-import sys
+import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -11,11 +11,6 @@ from typing import Any
 from fake_queue.faults import FaultRule, parse_fault
 from fake_queue.latency import Distribution, LatencyModel, LatencySpecError, parse_distribution
 from fake_queue.options import ServeOptions, flag
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 BENCH_PREFIX = "/_bench"

@@ -130,7 +130,7 @@ class TakeLife(RunningJobs):
             if not take.claimed.done():
                 try:
                     await asyncio.wait_for(asyncio.shield(take.claimed), self.sampler.hold())
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     if not take.claimed.done():
                         self.give_up_waiting(take)
                         return None

@@ -9,7 +9,6 @@ land in every client-observed time; aiohttp did 9,000-11,000 per second at the s
 
 from __future__ import annotations
 
-import asyncio
 import json as jsonlib
 import time
 from dataclasses import dataclass
@@ -97,7 +96,7 @@ class LiveHttp:
                 status, headers = response.status, response.headers
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise NotSent(self.scrub(_reason(exc))) from None
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             raise OutcomeUnknown(self.scrub(_reason(exc))) from None
         return Answer(status, _body(raw), sent, time.monotonic_ns(), _retry_after(headers))
 

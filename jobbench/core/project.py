@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -21,11 +21,6 @@ from jobbench.core.load_profiles import parse_load
 from jobbench.errors import UsageError
 from jobbench.results.compare import METRICS
 from jobbench.workers.spec import WorkerSpec, worker_spec
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 # The reference table, docs/latency-model.md; the last field is the gated metric, chosen by
 # measurement (docs/ci.md, "The seed suite's metrics"): the shallow row's time to 99 % is one

@@ -9,17 +9,12 @@ files needs none. The first of these that lists any wins, as `pip install .` wou
 from __future__ import annotations
 
 import configparser
-import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jobbench.errors import UsageError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 @dataclass(frozen=True)

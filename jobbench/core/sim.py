@@ -270,7 +270,7 @@ async def _until_all_ended(watch: _EndWatch, give_up_s: float) -> None:
         try:
             await asyncio.wait_for(asyncio.shield(watch.all_ended), give_up_s)
             return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if watch.ended == before:
                 raise RunFailed(
                     f"simulation: {watch.burst - before} of {watch.burst} jobs did not end within "

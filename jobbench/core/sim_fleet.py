@@ -57,7 +57,7 @@ class SimWorkers:
         self._rested.clear()
         try:
             await asyncio.wait_for(self._rested.wait(), give_up_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             left = [m.id for m in fleet.members.values() if not m.active and m.state != "stopped"]
             raise RunFailed(
                 f"simulation: every job ended, but workers {', '.join(left)} did not stop within "

@@ -11,7 +11,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -79,9 +79,9 @@ def created_at() -> datetime:
     run's document is then the same bit for bit for the same seed."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if not epoch:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
     try:
-        return datetime.fromtimestamp(int(epoch), timezone.utc)
+        return datetime.fromtimestamp(int(epoch), UTC)
     except (ValueError, OverflowError, OSError):
         raise ResultsError(
             f"SOURCE_DATE_EPOCH={epoch!r}: not a whole number of seconds since 1970; "

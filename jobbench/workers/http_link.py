@@ -220,6 +220,6 @@ async def heartbeat(
         try:
             async with session.get(full, timeout=timeout) as response:
                 await response.read()
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             log(f"ping failed: {type(exc).__name__}: {exc}")
         await asyncio.sleep(interval_s)

@@ -195,13 +195,11 @@ async def guarded(
     """`call` bounded by `timeout_s`, as 1.12.0 guards job-take and job-stop. None when it
     failed: after a 429 it pauses RATE_LIMIT_S, after an error (logged) `error_pause_s`."""
     try:
-        if sys.version_info >= (3, 11):  # no extra task (and loop turn), unlike wait_for
-            async with asyncio.timeout(timeout_s):
-                return await call
-        return await asyncio.wait_for(call, timeout_s)
+        async with asyncio.timeout(timeout_s):  # no extra task (and loop turn), unlike wait_for
+            return await call
     except RateLimited:
         await asyncio.sleep(RATE_LIMIT_S)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         pass
     except Exception as exc:
         log(f"{what} failed: {type(exc).__name__}: {exc}")

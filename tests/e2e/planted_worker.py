@@ -95,7 +95,7 @@ class Worker:
                     stalls = self.defect == "stall-on-429" and busy
                     await asyncio.sleep(self.stall_s if stalls else RETRY_AFTER_429_S)
                     continue
-                except (aiohttp.ClientError, asyncio.TimeoutError):
+                except (TimeoutError, aiohttp.ClientError):
                     await asyncio.sleep(0.05)
                     continue
                 if jobs:

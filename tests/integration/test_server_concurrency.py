@@ -82,7 +82,7 @@ async def raw_take(
                 break
             try:
                 chunk = await asyncio.wait_for(reader.read(65536), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
             if not chunk:
                 break
@@ -277,7 +277,7 @@ async def hammer(
                             if got[0] == 200:
                                 attempt.received = [j["id"] for j in got[1]]
                         attempt.gave_up_ns = gave_up
-                except (httpx.TimeoutException, asyncio.TimeoutError):
+                except (TimeoutError, httpx.TimeoutException):
                     attempt.gave_up_ns = time.monotonic_ns()
 
         async def burster() -> None:
