@@ -10,8 +10,13 @@ Per policy pool (a seed-suite row's reps, quiet and beside a busy core, drawn to
   a row left inconclusive is the price of the rule's caution;
 - power: B's reps are the pool's times (1 + 2 x threshold); each row should be flagged, and a
   miss is a row that passes;
-- +50 % with outliers: B times 1.5, and one rep in ten of either side replaced by a stall
-  (its value times 2.5-4); each row should still be flagged.
+- A/A with stalls: as A/A, and one rep in ten of either side is a stall (its value times
+  2.5-4, the watchdog names it): the behaviour check must not call the candidate's share more;
+- +50 % with outliers: B times 1.5, and one rep in ten of either side a stall; each row should
+  still be flagged.
+Each test is the row's whole verdict at its look: the checks of jobbench/results/row_checks.py
+(stalls counted per side, the workers' CPU per job and split drawn with the rep where the pool
+has them) before the speed; "by a check" counts the calls a check flagged.
 The old rule (fixed 5 reps, change > threshold and two-sided Mann-Whitney p < 0.05 per row, no
 correction across rows) is measured on the same draws for comparison. Intervals: Wilson 95 %.
 """
@@ -23,7 +28,6 @@ import json
 import math
 import os
 import random
-from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,11 +38,22 @@ from scipy.stats import mannwhitneyu
 from jobbench.core.project import BUILTIN_SUITES
 from jobbench.core.settle import DEFAULT_MAX_REPS
 from jobbench.measure.stats import robust_spread
-from jobbench.results.decision import Rule, decide, look_levels, weigh
+from jobbench.results.behaviour import BehaviourCheck, judge_behaviour
+from jobbench.results.decision import (
+    Levels,
+    Rule,
+    decide,
+    is_look_point,
+    look_levels,
+    look_number,
+    weigh,
+)
+from jobbench.results.row_checks import FIGURE_RULES, Finding, judge_figure
 
 POOLS = Path(__file__).resolve().parent / "data" / "gate-pools.json"
 FIRST_REPS = 5  # the seed suite's reps: where --reps auto starts
-Pool = list[list[float]]  # one row's reps: [quiet, busy]
+FIGURES = {figure.metric: figure for figure in FIGURE_RULES}  # the checks' figures per rep
+Pool = list[list[dict[str, float | None]]]  # one row's reps, [quiet, busy]: gated metric + figures
 
 
 @dataclass(frozen=True)
@@ -48,49 +63,83 @@ class Case:
     outliers: bool  # one rep in ten of either side is a stall
 
 
-def draw(pool: Sequence[Sequence[float]], rng: random.Random, case: Case, side: str) -> float:
+@dataclass(frozen=True)
+class Drawn:
+    value: float  # the row's gated metric
+    figures: dict[str, float | None]  # the workers' CPU per job and split, where the pool has them
+    stalled: bool
+
+
+def draw(pool: Pool, rng: random.Random, case: Case, side: str) -> Drawn:
     """One rep: quiet or beside a busy core with even odds (the pools' sizes may differ). A
     jitter of a millionth breaks the ties that drawing from a small pool with replacement makes
-    (real reps never tie at the microsecond), far below any row's noise."""
-    value = rng.choice(rng.choice(pool)) * (1 + case.shift if side == "B" else 1)
+    (real reps never tie at the microsecond), far below any row's noise. A stall is a behaviour
+    the watchdog names: the rep counts it, and its time is 2.5-4 times longer."""
+    rep = rng.choice(rng.choice(pool))
+    value = float(rep["value"] or 0.0) * (1 + case.shift if side == "B" else 1)
     value *= 1 + rng.uniform(-1e-6, 1e-6)
-    if case.outliers and rng.random() < 0.1:
+    stalled = case.outliers and rng.random() < 0.1
+    if stalled:
         value *= rng.uniform(2.5, 4.0)
-    return value
+    figures = {name: rep.get(name) for name in FIGURES}
+    return Drawn(value, figures, stalled)
+
+
+def row_verdict(a: list[Drawn], b: list[Drawn], rule: Rule, levels: Levels) -> tuple[str, bool]:
+    """The row's verdict at one look as core/settle.py takes it: the checks of row_checks.py
+    first (a stall counted per side, the workers' figures compared), then the speed. The flag
+    says whether a check decided it. Correctness is not drawn: the pools' jobs all completed."""
+    stalls = [sum(r.stalled for r in side) for side in (a, b)]
+    findings: list[Finding | BehaviourCheck] = []
+    if stalls[1]:
+        seen = judge_behaviour({"stall": stalls[0]}, {"stall": stalls[1]}, (len(a), len(b)),
+                               levels.checks)  # fmt: skip
+        findings += [seen] if seen is not None else []
+    for name, figure in FIGURES.items():
+        base, cand = ([v for r in side if (v := r.figures[name]) is not None] for side in (a, b))
+        found = judge_figure(base, cand, figure, levels.checks)
+        findings += [found] if found is not None else []
+    verdicts = {f.verdict for f in findings}
+    if "regression" in verdicts:
+        return "regression", True
+    if "inconclusive" in verdicts:
+        return "unsettled", True
+    values = ([r.value for r in a], [r.value for r in b])
+    return decide(weigh(*values, rule, interval=False), rule, levels).verdict, False
 
 
 def simulate_call(
     pools: list[Pool], rng: random.Random, case: Case, rule: Rule, max_reps: int
-) -> tuple[list[str], list[int]]:
-    """One gate call over the rows: settle each row as jobbench/core/settle.py does, one test (look)
-    per pair past the first reps, each at its look_levels. Returns each row's verdict at its
-    last look and its reps a side."""
-    verdicts, reps = [], []
+) -> tuple[list[str], list[int], list[bool]]:
+    """One gate call over the rows: settle each row as jobbench/core/settle.py does, a pair at a
+    time past the first reps, tested at the schedule's points (decision.look_points) and at
+    --max-reps, each test at its look_levels. Returns each row's verdict at its last test, its
+    reps a side and whether a check (not the speed) decided it."""
+    verdicts, reps, by_check = [], [], []
     for pool in pools:
         a = [draw(pool, rng, case, "A") for _ in range(FIRST_REPS)]
         b = [draw(pool, rng, case, "B") for _ in range(FIRST_REPS)]
-        look = 1
         while True:
-            levels = look_levels(rule, look, rows=len(pools), costed=0)
-            verdict = decide(weigh(a, b, rule, interval=False), rule, levels).verdict
-            if verdict != "unsettled" or len(a) >= max_reps:
-                break
+            if is_look_point(len(a), FIRST_REPS) or len(a) >= max_reps:
+                look = look_number(len(a), FIRST_REPS)
+                levels = look_levels(rule, look, rows=len(pools), costed=0)
+                verdict, checked = row_verdict(a, b, rule, levels)
+                if verdict != "unsettled" or len(a) >= max_reps:
+                    break
             a.append(draw(pool, rng, case, "A"))
             b.append(draw(pool, rng, case, "B"))
-            look += 1
         verdicts.append(verdict)
         reps.append(len(a))
-    return verdicts, reps
+        by_check.append(checked)
+    return verdicts, reps, by_check
 
 
-def old_rule_call(
-    pools: list[list[float]], rng: random.Random, case: Case, rule: Rule
-) -> list[bool]:
+def old_rule_call(pools: list[Pool], rng: random.Random, case: Case, rule: Rule) -> list[bool]:
     """The rule before this one: 5 reps, ratio of medians > threshold and p < 0.05 per row."""
     flagged = []
     for pool in pools:
-        a = sorted(draw(pool, rng, case, "A") for _ in range(FIRST_REPS))
-        b = sorted(draw(pool, rng, case, "B") for _ in range(FIRST_REPS))
+        a = sorted(draw(pool, rng, case, "A").value for _ in range(FIRST_REPS))
+        b = sorted(draw(pool, rng, case, "B").value for _ in range(FIRST_REPS))
         change = b[2] / a[2] - 1
         p = mannwhitneyu(a, b, alternative="two-sided").pvalue
         flagged.append(change > rule.threshold and p < 0.05)
@@ -109,6 +158,7 @@ def wilson(hits: int, n: int) -> str:
 def cases(rule: Rule) -> list[Case]:
     return [
         Case("A/A (nothing changed)", 0.0, False),
+        Case("A/A, 1 rep in 10 a stall", 0.0, True),
         Case(f"+{2 * rule.threshold:.0%} on every row", 2 * rule.threshold, False),
         Case("+50 %, 1 rep in 10 a stall", 0.5, True),
     ]
@@ -122,11 +172,12 @@ def study(task: tuple[str, list[Pool], list[Pool], Case, int, int, int]) -> list
     rng = random.Random(seed)
     per_row, reps, old_row = [0] * len(pools), [0] * len(pools), [0] * len(pools)
     passed = [0] * len(pools)
-    any_row = old_any = any_open = 0
+    any_row = old_any = any_open = any_check = 0
     for _ in range(calls):
-        verdicts, used = simulate_call(pools, rng, case, rule, max_reps)
+        verdicts, used, by_check = simulate_call(pools, rng, case, rule, max_reps)
         flags = [v == "regression" for v in verdicts]
         any_row += any(flags)
+        any_check += any(f and c for f, c in zip(flags, by_check))
         any_open += "unsettled" in verdicts
         for i, (flag, verdict, n) in enumerate(zip(flags, verdicts, used)):
             per_row[i] += flag
@@ -141,6 +192,7 @@ def study(task: tuple[str, list[Pool], list[Pool], Case, int, int, int]) -> list
         name,
         case.name,
         wilson(any_row, calls),
+        wilson(any_check, calls),
         wilson(per_row[weakest], calls) if case.shift else "-",
         wilson(max(passed), calls) if case.shift else "-",
         wilson(any_open, calls),
@@ -154,7 +206,10 @@ def load_pools(path: Path, policy: str, metric_for: dict[str, str]) -> list[Pool
     data: dict[str, Any] = json.loads(path.read_text())["pools"][policy]
     rows = [s.name for s in BUILTIN_SUITES["seed"].scenarios]
     return [
-        [[rep[metric_for[row]] for rep in data[row][cond]] for cond in ("quiet", "busy")]
+        [
+            [{"value": rep[metric_for[row]], **{k: rep.get(k) for k in FIGURES}} for rep in reps]
+            for reps in (data[row]["quiet"], data[row]["busy"])
+        ]
         for row in rows
     ]
 
@@ -187,9 +242,9 @@ def main() -> None:
     suite = BUILTIN_SUITES["seed"]
     metric_for = {s.name: s.metric or "time_to_p99_s" for s in suite.scenarios}
     print("gated metrics:", ", ".join(f"{k} {v}" for k, v in metric_for.items()))
-    header = ["pool", "case", "any row flagged", "weakest row flagged", "most passed row (miss)",
-              "any row inconclusive", "mean reps a side per row", "old rule: any row",
-              "old rule: weakest row"]  # fmt: skip
+    header = ["pool", "case", "any row flagged", "by a check", "weakest row flagged",
+              "most passed row (miss)", "any row inconclusive", "mean reps a side per row",
+              "old rule: any row", "old rule: weakest row"]  # fmt: skip
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     tasks = [
         (

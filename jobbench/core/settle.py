@@ -50,8 +50,9 @@ def parse_duration(text: str, flag: str = "--budget") -> float:
 
 @dataclass
 class Settler:
-    """Asked after every pair of a row once its first reps ran: stop, or one more pair? Each
-    look is held to the levels gate.judge holds it to (decision.look_levels over the same
+    """Asked after every pair of a row once its first reps ran: stop, or one more pair? The row
+    is tested at the schedule's points (decision.look_points) and when it must stop; each
+    test is held to the levels gate.judge holds it to (decision.look_levels over the same
     `rows` and `costed` tests), so the row's last look here is the verdict there."""
 
     gate: GateConfig
@@ -78,21 +79,28 @@ class Settler:
         self, entries: list[ScenarioResult], reps: int, pair_s: float, deadline: float
     ) -> str | None:
         """Why the row stops here, or None for one more pair (A then B)."""
+        from jobbench.results.decision import is_look_point, look_number, look_points
+
         name = entries[0].name
-        look = reps - self.first_reps + 1
+        if reps >= self.max_reps:
+            last = f"--max-reps {self.max_reps} reached"
+        elif time.monotonic() + pair_s > deadline:
+            last = f"its share of --budget {self.budget_s / 60:.0f} min was spent after {reps} reps"
+        elif not is_look_point(reps, self.first_reps):
+            return None  # between two tests of the schedule: no test, one more pair
+        else:
+            last = None
+        look = look_number(reps, self.first_reps)
         self.looks[name] = look
         verdict, why = self._decide(entries, look)
         if verdict != "unsettled":
             reason = f"settled ({verdict}) after {reps} reps a side"
-        elif reps >= self.max_reps:
-            reason = f"--max-reps {self.max_reps} reached"
-        elif time.monotonic() + pair_s > deadline:
-            reason = (
-                f"its share of --budget {self.budget_s / 60:.0f} min was spent after {reps} reps"
-            )
+        elif last is not None:
+            reason = last
         else:
-            self.messages.message(f"{name}: unsettled after {reps} reps a side "
-                                  f"({why}); one more pair")  # fmt: skip
+            point = next(p for p in look_points(self.first_reps) if p > reps)
+            self.messages.message(f"{name}: unsettled after {reps} reps a side ({why}); "
+                                  f"next test at {point} reps")  # fmt: skip
             return None
         self.stopped[name] = reason
         return reason

@@ -17,8 +17,9 @@ Per row, on the reps that count (runner-flagged and outlier reps are set aside, 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,12 @@ if TYPE_CHECKING:  # the rule itself needs no documents (benchmarks/gate_error_r
 CHECKS_SHARE = 0.2
 CHECKS_PER_ROW = 4
 MIN_CLEAN_REPS = 3  # a side with fewer reps that count has no test at all
+# `--reps auto` tests a row when its reps a side reach the next point of a geometric schedule
+# (5, 7, 10, 13, 17, 23, 30 from 5), not after every pair: each test spends a share of the
+# false-alarm rate that falls with its number (look_levels), so seven tests up to 30 reps
+# leave the last one ten times the level that twenty-six tests would (a stall seen in 17 of 27
+# reps against 2 was not significant at its 23rd look, docs/ci.md).
+LOOK_GROWTH = 1.3
 MAX_OUTLIER_SHARE = 0.25  # more outliers than this on a side: the side is unsteady, not judged
 
 
@@ -189,17 +196,42 @@ class Levels:
     checks: float  # of each correctness and behaviour check (results/row_checks.py)
 
 
+def look_points(first_reps: int) -> Iterator[int]:
+    """The reps a side at which `--reps auto` tests a row: its first reps, then each point at
+    least two pairs and LOOK_GROWTH times past the one before."""
+    reps = first_reps
+    while True:
+        yield reps
+        reps = max(reps + 2, math.ceil(reps * LOOK_GROWTH))
+
+
+def look_number(reps: int, first_reps: int) -> int:
+    """The number of the test taken at `reps` reps a side: its place in the schedule, or, for a
+    row stopped between two points (`--max-reps`, its share of `--budget`), the next point's, so
+    no two tests of a row share a number."""
+    if reps < 1 or first_reps < 1:
+        raise ValueError(f"look_number: reps {reps}, first reps {first_reps}")
+    for number, point in enumerate(look_points(first_reps), 1):
+        if reps <= point:
+            return number
+    raise AssertionError("look_points never ends")
+
+
+def is_look_point(reps: int, first_reps: int) -> bool:
+    return reps in takewhile(lambda point: point <= reps, look_points(first_reps))
+
+
 def look_levels(rule: Rule, look: int, *, rows: int, costed: int) -> Levels:
-    """The levels of a row's `look`-th test (1 for its first reps, +1 per pair `--reps auto`
-    adds) in a call of `rows` rows, `costed` of which are judged on their cost too. The call's
-    family-wise false-alarm rate is shared by every test it makes: the speed and cost tests
-    (rows + costed, Bonferroni) four fifths of it, each row's four checks the rest,
-    and each test spends its share over its looks as share / (look (look + 1)); the pass test's
-    bound at twice the threshold spends the miss rate the same way. The looks of a test sum to
-    at most its share however long the row runs (1/2 + 1/6 + ... = 1), so adding reps until
-    something is significant inflates neither rate. The settling loop (core/settle.py) and the
-    verdict (gate.judge) both take their levels from here: a row stops at the levels it is
-    judged at."""
+    """The levels of a row's `look`-th test (look_number: 1 at its first reps, then one per
+    point of the schedule `--reps auto` reaches) in a call of `rows` rows, `costed` of which
+    are judged on their cost too. The call's family-wise false-alarm rate is shared by every
+    test it makes: the speed and cost tests (rows + costed, Bonferroni) four fifths of it, each
+    row's four checks the rest, and each test spends its share over its looks as share /
+    (look (look + 1)); the pass test's bound at twice the threshold spends the miss rate the
+    same way. The looks of a test sum to at most its share however long the row runs (1/2 +
+    1/6 + ... = 1), so adding reps until something is significant inflates neither rate. The
+    settling loop (core/settle.py) and the verdict (gate.judge) both take their levels from
+    here: a row stops at the levels it is judged at."""
     if rows < 1 or not 0 <= costed <= rows or look < 1:
         raise ValueError(f"look_levels: rows {rows}, costed {costed}, look {look}")
     spend = look * (look + 1)

@@ -10,7 +10,7 @@ the speed test's (decision.look_levels), so the gate's 1 % per call holds with t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from jobbench.measure import stats
@@ -105,13 +105,20 @@ def find(
 
 
 def _judge_figure(metric: MetricComparison, figure: FigureRule, alpha: float) -> Finding | None:
+    """judge_figure on the reps of the row that count."""
+    clean = metric.clean
+    a, b = (clean.baseline, clean.candidate) if clean is not None else ([], [])
+    return judge_figure(a, b, figure, alpha)
+
+
+def judge_figure(
+    a: Sequence[float], b: Sequence[float], figure: FigureRule, alpha: float
+) -> Finding | None:
     """A regression where the candidate's figure is worse than the baseline's by more than the
     threshold (a one-sided Mann-Whitney test of B / (1 + threshold) against A at `alpha`) and
     its median by more than the floor; inconclusive, named, where the medians are that far
     apart but the reps cannot yet show it; None where they are not. On the raw figures, not
     their logs: a worker's CPU in a short rep can be 0 clock ticks."""
-    clean = metric.clean
-    a, b = (clean.baseline, clean.candidate) if clean is not None else ([], [])
     if min(len(a), len(b)) < MIN_CLEAN_REPS:
         return None
     mid_a, mid_b = stats.median(a), stats.median(b)

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from itertools import islice
+
 import pytest
 
 from jobbench.core.settle import Settler, parse_duration, parse_reps
 from jobbench.errors import UsageError
 from jobbench.results.compare import compare_docs
-from jobbench.results.decision import CHECKS_SHARE
+from jobbench.results.decision import (
+    CHECKS_SHARE,
+    Rule,
+    is_look_point,
+    look_levels,
+    look_number,
+    look_points,
+)
 from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import ScenarioResult
 from tests.unit.test_compare_gate import entry, fleet_doc, steady
@@ -66,8 +75,29 @@ def test_an_open_row_asks_for_a_pair_until_max_reps() -> None:
     pair = [entry("shallow", noisy), entry("shallow", [v * 1.03 for v in noisy])]
     assert settle.stop(pair, 6, 1.0, deadline) is None
     assert "shallow: unsettled after 6 reps a side" in said.lines[0]
+    assert said.lines[0].endswith("next test at 8 reps")
+    assert settle.stop(pair, 7, 1.0, deadline) is None  # between two points: no test
+    assert len(said.lines) == 1 and settle.looks == {"shallow": 1}
     assert settle.stop(pair, 8, 1.0, deadline) == "--max-reps 8 reached"
-    assert settle.looks == {"shallow": 3}  # reps 6, (7), 8: the row's alpha at the end
+    assert settle.looks == {"shallow": 2}  # tests at 6 and 8: the row's alpha at the end
+
+
+def test_a_row_stopped_between_two_points_is_judged_at_the_next_points_level() -> None:
+    settle, _ = settler(max_reps=9)
+    deadline = settle.begin_row()
+    noisy = [0.56, 0.60, 0.64, 0.58, 0.66, 0.61, 0.59, 0.63, 0.57]
+    pair = [entry("shallow", noisy), entry("shallow", [v * 1.03 for v in noisy])]
+    assert settle.stop(pair, 9, 1.0, deadline) == "--max-reps 9 reached"
+    assert settle.looks == {"shallow": 3}  # points 6, 8, 11: 9 is tested as the third
+
+
+def test_the_schedule_of_tests_grows_geometrically() -> None:
+    assert list(islice(look_points(5), 8)) == [5, 7, 10, 13, 17, 23, 30, 39]
+    assert list(islice(look_points(1), 4)) == [1, 3, 5, 7]  # at least two pairs apart
+    assert [look_number(r, 5) for r in (5, 6, 7, 8, 10, 11, 30)] == [1, 2, 2, 3, 3, 4, 7]
+    assert [r for r in range(1, 31) if is_look_point(r, 5)] == [5, 7, 10, 13, 17, 23, 30]
+    # seven tests up to 30 reps: the last one's level is share / 56, not share / 702
+    assert look_levels(Rule(), 7, rows=1, costed=0).alpha == pytest.approx(0.008 / 56)
 
 
 def test_the_budget_is_shared_between_rows_and_a_spent_share_stops_the_row() -> None:
@@ -97,9 +127,10 @@ def test_a_costed_row_is_settled_on_its_latency_and_its_cost() -> None:
     deadline = settle.begin_row()
     assert settle.stop(pair, 6, 1.0, deadline) is None
     assert "below +5%" in said.lines[0] and "; cost: +" in said.lines[0]
-    # a pair later the cost is clear (+20 %): both settled, the row stops
-    clear = fleet_pair((steady(10.0, 7), steady(10.0, 7)), (steady(100.0, 7), steady(120.0, 7)))
-    assert settle.stop(clear, 7, 1.0, deadline) == "settled (regression) after 7 reps a side"
+    # at the next test (8 reps, two pairs later) the cost is clear (+20 %): the row stops
+    clear = fleet_pair((steady(10.0, 8), steady(10.0, 8)), (steady(100.0, 8), steady(120.0, 8)))
+    assert settle.stop(clear, 7, 1.0, deadline) is None
+    assert settle.stop(clear, 8, 1.0, deadline) == "settled (regression) after 8 reps a side"
 
 
 def test_a_regression_in_either_settles_a_costed_row() -> None:
