@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import typer
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's jobbench, whatever the venv has installed
-
-import typer  # noqa: E402
 
 from fake_queue.options import SERVE_FLAGS  # noqa: E402
 from jobbench.cli import app  # noqa: E402
