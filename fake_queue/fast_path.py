@@ -4,7 +4,7 @@ same answer bytes, written straight to the connection.
 
 At the harness's ceiling (16 workers, 5,300 jobs/s) the queue spent most of its core in
 aiohttp's per-request path, building a request, routing it through the middlewares, building
-and serializing a response (docs/performance.md, the harness's own cost). A worker's requests
+and serializing a response (benchmarks/NOTES.md, the harness's own cost). A worker's requests
 are small, whole and alike, so the connection frames them itself (`frame`) and answers the hot
 ones here; anything else goes to aiohttp whole and unchanged: every other route, a request
 aiohttp must judge (bad query, a body that is not a JSON object, a wrong API key), and any

@@ -1,7 +1,7 @@
 """An asyncio event loop whose timers fire on time instead of 0-1 ms late. Stdlib only.
 
 epoll_wait counts whole milliseconds and selectors.EpollSelector rounds a timeout up, so every
-timer fired 0-1 ms late (docs/performance.md, timer fidelity). This selector waits on the epoll
+timer fired 0-1 ms late (benchmarks/NOTES.md, timer fidelity). This selector waits on the epoll
 descriptor itself with select(), whose timeout has microsecond resolution, then collects the
 events with a zero-timeout epoll_wait. An earlier version rounded down and polled through the
 last millisecond instead; on two cores that spinning kept the CPU the kernel had just woken the
@@ -10,7 +10,7 @@ other process on (a socket wake-up is placed on the waker's CPU), delaying it by
 For the queue, garbage collection runs in the loop's idle time too: `run(idle_collection=True)`
 turns automatic collection off and the selector collects the young generations just before it
 would sleep, when the wait until the next timer is long enough for the collection
-(docs/performance.md, timer fidelity).
+(benchmarks/NOTES.md, timer fidelity).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ WAKE_UP_S = 300e-6
 class IdleCollector:
     """Young-generation collections at CPython's own thresholds, but only in idle time.
 
-    At the design load (docs/performance.md, timer fidelity) an automatic collection of
+    At the design load (benchmarks/NOTES.md, timer fidelity) an automatic collection of
     generation 0 took 0.1-0.9 ms and one of generations 0 and 1 up to 7.5 ms, and it ran
     wherever an allocation tipped the count: inside the callback answering 63 takes due
     together, or between two of them. Here one runs when the loop is about to wait longer than
@@ -145,7 +145,7 @@ def wake_ns(loop: asyncio.AbstractEventLoop) -> int:
 def awake_around(loop: asyncio.AbstractEventLoop, when: float) -> Callable[[], None]:
     """Keep the precise loop polling from WAKE_UP_S before `when` (loop time) to WAKE_UP_S
     after it, for I/O expected then: a CPU that sleeps until the bytes arrive takes 0.1-0.4 ms
-    to wake on these VMs (docs/performance.md, harness overhead). The loop already polls the
+    to wake on these VMs (benchmarks/NOTES.md, harness overhead). The loop already polls the
     last WAKE_UP_S before every timer, so two empty timers do it. The canceller it returns
     ends the window (call it once the I/O came). Elsewhere: nothing."""
     if not (EPOLL and isinstance(loop, PreciseEventLoop)):
@@ -170,7 +170,7 @@ def run(
     (IdleCollector), for the queue, whose answers due together must not wait for one. Not for
     a model worker: at the harness's ceiling (16 workers on one CPU, never idle long) its forced
     collections of a bigger young generation cost about 5 % of the throughput (7 of 7 runs
-    below the automatic ones', docs/performance.md)."""
+    below the automatic ones', benchmarks/NOTES.md)."""
     if no_full_gc:
         gc.set_threshold(*GC_THRESHOLDS)
     loop = new_event_loop()

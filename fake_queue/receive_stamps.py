@@ -1,7 +1,7 @@
 """The kernel's receive time for a server's TCP connections: when a request's bytes reached
 this host, not when the loop woke up to read them. Stdlib, Linux.
 
-A loop asleep when a take arrives wakes 0.1-0.25 ms later on these VMs (docs/performance.md,
+A loop asleep when a take arrives wakes 0.1-0.25 ms later on these VMs (benchmarks/NOTES.md,
 harness overhead), and a latency counted from the wake-up adds that to every take. The kernel
 stamps each packet as it is received, but hands the stamp out only as an ancillary message of
 recvmsg (SO_TIMESTAMPNS), and asyncio's selector transports read with recv: `attach` turns the

@@ -167,7 +167,7 @@ class TakeLife(RunningJobs):
         """Answer the takes due (at one instant, or a backlog of them), in one go: first every
         answer goes out, then each is booked (`deliver`, at the time its answer went out).
         Answers due together (a burst waking 63 takes) then leave back to back, not each behind
-        the bookkeeping of the ones before it (docs/performance.md, timer fidelity)."""
+        the bookkeeping of the ones before it (benchmarks/NOTES.md, timer fidelity)."""
         sent: list[tuple[_Due, int]] = []
         for entry in due:
             if entry.answered.done():  # its wait was cancelled: the take is abandoned

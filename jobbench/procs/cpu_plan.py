@@ -2,7 +2,7 @@
 
 On a shared CPU a worker's burst of work (a batch's results, its next take) held the queue off
 the CPU the kernel had woken it on, and a batch's answer waited for the worker: up to ~1 ms a
-cycle, the largest part of the harness overhead on two cores (docs/performance.md section 4).
+cycle, the largest part of the harness overhead on two cores (benchmarks/NOTES.md section 4).
 With the queue alone on one CPU and the workers on the others, neither waits for the other.
 """
 

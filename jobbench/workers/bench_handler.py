@@ -75,7 +75,7 @@ def _ending(loop: asyncio.AbstractEventLoop, when: float) -> list[Waiter]:
 def sleep_until(loop: asyncio.AbstractEventLoop, when: float) -> asyncio.Future[None]:
     """A future done at loop time `when`: asyncio.sleep's, but the sleeps ending at one instant
     (a batch's jobs, started together) share one timer. 32 timers due together cost the worker
-    ~0.1 ms more than one before the last job returns (docs/performance.md, harness overhead).
+    ~0.1 ms more than one before the last job returns (benchmarks/NOTES.md, harness overhead).
     Each sleeper has its own future, so cancelling one job leaves the others asleep."""
     future: asyncio.Future[None] = loop.create_future()
     _ending(loop, when).append(future)

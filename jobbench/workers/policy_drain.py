@@ -124,7 +124,7 @@ class Drain(Policy):
         # a batch's jobs one by one would otherwise stretch the batch by a few us a job.
         # A job its take's answer put straight into a free slot got it as the answer arrived
         # (`arrived`): reading and parsing 32 jobs after a 0.5 s sleep takes ~0.3 ms on these
-        # VMs, the harness's cost, not the job's (docs/performance.md, harness overhead).
+        # VMs, the harness's cost, not the job's (benchmarks/NOTES.md, harness overhead).
         if self.held and (free := self.slots - self.busy()) > 0:
             now = self.loop.time()
             started = now if arrived is None else min(arrived, now)

@@ -2,7 +2,7 @@
 
 Each cycle of a drain or take-ahead worker is a take round trip and a batch of job-done POSTs,
 all on the critical path of the next batch. Through aiohttp's client a request costs the worker
-~0.25 ms of CPU and a take answer ~0.5 ms from socket to jobs (docs/performance.md, harness
+~0.25 ms of CPU and a take answer ~0.5 ms from socket to jobs (benchmarks/NOTES.md, harness
 overhead); a protocol that parses each answer in one pass costs a fraction of that. Plain http
 (the fake queue) only, answers with a Content-Length; anything else goes through aiohttp.
 """

@@ -7,7 +7,7 @@ sdk-1.12 does), and `start_bench_runs`, jobs run without a task of their own (Dr
 bench job is a CPU burn and a sleep to a known instant, so its end is a callback on the timer
 its batch shares, in the loop turn its task would have woken in. The body and the turns are the
 same; a task, its two steps and its future a job were about a quarter of a simulated job's cost
-(docs/performance.md, "No task a job")."""
+(benchmarks/NOTES.md, "No task a job")."""
 
 from __future__ import annotations
 

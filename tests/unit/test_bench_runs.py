@@ -57,7 +57,7 @@ def cell(workers: int, slots: int, take_ahead: int, job_s: float, take_s: float)
         cell(4, 32, 0, 0.5, 0.5),
         cell(2, 16, 32, 0.5, 0.5),
         # take-ahead's answer and the batch's end fall on one virtual instant: the tie that
-        # a job ending one loop turn early breaks the other way (docs/performance.md)
+        # a job ending one loop turn early breaks the other way (benchmarks/NOTES.md)
         cell(1, 32, 8, 0.5, 0.5),
         cell(1, 64, 8, 0.1, 0.1),
     ],

@@ -117,6 +117,24 @@ def test_job_stats_read_only_the_job_rows() -> None:
     assert stats.fail_ratio == 0.005
 
 
+def test_a_bucketed_percentile_above_the_max_is_clamped_and_said() -> None:
+    # Locust counts 1,275 ms in its 1,300 ms bucket and keeps the max, 1,275 ms, to the ms.
+    job_row = {
+        "method": "JOB",
+        "name": "run + status",
+        "num_requests": 200,
+        "num_failures": 0,
+        "max_response_time": 1275.0,
+        "response_times": {"250": 100, "1300": 100},
+    }
+    stats = job_stats([job_row])
+    assert (stats.p50_ms, stats.p99_ms, stats.max_ms) == (250.0, 1275.0, 1275.0)
+    assert stats.clamped == (("p99", 1300.0),)
+    line = stats.describe()
+    assert "p99 1.275 s, max 1.275 s" in line and "p99 1.300" not in line
+    assert "Locust's buckets" in line and "p99's bucket, 1.300 s, is above the max" in line
+
+
 def test_judge_exits_4_only_over_the_max_fail_ratio(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     path.write_text(json.dumps(rows(200, 2)))
