@@ -86,9 +86,10 @@ def draw(pool: Pool, rng: random.Random, case: Case, side: str) -> Drawn:
 
 
 def row_verdict(a: list[Drawn], b: list[Drawn], rule: Rule, levels: Levels) -> tuple[str, bool]:
-    """The row's verdict at one look as core/settle.py takes it: the checks of row_checks.py
-    first (a stall counted per side, the workers' figures compared), then the speed. The flag
-    says whether a check decided it. Correctness is not drawn: the pools' jobs all completed."""
+    """The row's verdict at one look as core/settle.py takes it: a check of row_checks.py that
+    finds a regression (a stall counted per side, the workers' figures compared), else a speed
+    regression, else a check left open, else the speed. The flag says whether a check decided
+    it. Correctness is not drawn: the pools' jobs all completed."""
     stalls = [sum(r.stalled for r in side) for side in (a, b)]
     findings: list[Finding | BehaviourCheck] = []
     if stalls[1]:
@@ -102,10 +103,11 @@ def row_verdict(a: list[Drawn], b: list[Drawn], rule: Rule, levels: Levels) -> t
     verdicts = {f.verdict for f in findings}
     if "regression" in verdicts:
         return "regression", True
-    if "inconclusive" in verdicts:
-        return "unsettled", True
     values = ([r.value for r in a], [r.value for r in b])
-    return decide(weigh(*values, rule, interval=False), rule, levels).verdict, False
+    speed = decide(weigh(*values, rule, interval=False), rule, levels).verdict
+    if "inconclusive" in verdicts and speed != "regression":
+        return "unsettled", True
+    return speed, False
 
 
 def simulate_call(

@@ -122,21 +122,23 @@ class Settler:
         rule = self.gate.rule()
         levels = look_levels(rule, look, rows=self.rows, costed=self.costed)
         # Correctness and behaviour first (row_checks.py), as gate.judge takes them: a
-        # candidate that broke something is settled, and one that may have (a behaviour seen,
-        # not yet sure) gets more reps like an unsettled speed.
+        # candidate that broke something is settled; one that may have (a behaviour seen, not
+        # yet sure) gets more reps like an unsettled speed, unless its speed is a regression
+        # already, which the verdict would say whatever more reps showed of the behaviour.
         findings = judge_entries(pair, rule, levels.checks)
         found = worst(findings)
-        if found is not None:
-            why = next(f.reason for f in findings if f.verdict == found)
-            return ("regression" if found == "regression" else "unsettled"), why
+        if found == "regression":
+            return found, next(f.reason for f in findings if f.verdict == found)
         metric = gated_metric(self.metric_for(entries[0].name), entries[0])
         gated = compare_metric(pair, metric, ("A", "B"), True, rule)
         latency = decide(evidence_from(gated), rule, levels)
+        verdict, why = latency.verdict, latency.reason
         cost_rule = self.gate.cost_rule()
-        if cost_rule is None or not self.gate.judges_cost(is_autoscaled(entries[0])):
-            return latency.verdict, latency.reason
-        # As compare_docs weighs it: not required (a rep without the figure leaves it open).
-        figures = compare_metric(pair, COST_METRIC, ("A", "B"), False, rule)
-        cost = decide(evidence_from(figures), cost_rule, levels)
-        why = f"{latency.reason}; cost: {cost.reason}"
-        return costed_verdict(latency.verdict, cost.verdict), why
+        if cost_rule is not None and self.gate.judges_cost(is_autoscaled(entries[0])):
+            # As compare_docs weighs it: not required (a rep without the figure leaves it open).
+            figures = compare_metric(pair, COST_METRIC, ("A", "B"), False, rule)
+            cost = decide(evidence_from(figures), cost_rule, levels)
+            verdict, why = costed_verdict(verdict, cost.verdict), f"{why}; cost: {cost.reason}"
+        if found == "inconclusive" and verdict != "regression":
+            return "unsettled", next(f.reason for f in findings if f.verdict == found)
+        return verdict, why

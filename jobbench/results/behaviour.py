@@ -24,6 +24,11 @@ from scipy.stats import boschloo_exact
 
 from jobbench.results.model import Rep, ScenarioResult
 
+# A behaviour the baseline shows too, seen more often in the candidate at this one-sided p but
+# not at the row's level, is inconclusive (more reps should tell); a weaker excess is the
+# baseline's own rate drawn twice, and passes named. Without this line, a stall in one rep of
+# ten on both sides left 43 % of no-change calls inconclusive (benchmarks/gate_error_rates.py).
+SUSPECT_P = 0.05
 # The anomaly kinds that disturb the measurement rather than describe the worker.
 MEASUREMENT_KINDS = frozenset({"saturated"})
 WORDS = {
@@ -64,9 +69,9 @@ def judge_behaviour(
     (one-sided Boschloo exact test at the row's significance: Fisher's p as its statistic,
     unconditional, so uniformly more powerful on the few reps a gate runs, 9 of 10 against 0 of
     10 at p = 1.1e-5 where Fisher's gives 6e-5) is a regression; new to the
-    candidate, or more often than in the baseline, but in too few reps to be sure, inconclusive
-    with the kind named; as often as the baseline, said and passed. None: the candidate showed
-    nothing."""
+    candidate but in too few reps to be sure, or more often than in the baseline at p <
+    SUSPECT_P but not at `alpha`, inconclusive with the kind named; otherwise said and passed.
+    None: the candidate showed nothing."""
     n_a, n_b = reps
     found: list[BehaviourCheck] = []
     for kind, k_b in cand.items():
@@ -79,11 +84,12 @@ def judge_behaviour(
             found.append(BehaviourCheck("regression", f"{said} (p = {p:.2g} < {alpha:.2g})"))
         elif k_a == 0:
             found.append(BehaviourCheck("inconclusive", f"{said}: new, too few reps to be sure"))
-        elif k_b / n_b > k_a / n_a:
+        elif p < SUSPECT_P:
             why = f"{said}: more often, not yet sure (p = {p:.2g}, needs < {alpha:.2g})"
             found.append(BehaviourCheck("inconclusive", why))
         else:
-            found.append(BehaviourCheck("pass", f"{said}: not more often than the baseline"))
+            why = f"{said}: not significantly more often than the baseline (p = {p:.2g})"
+            found.append(BehaviourCheck("pass", why))
     if not found:
         return None
     worst = next(
