@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,6 +17,36 @@ from fake_queue.settings import ServerSettings, settings_from_mapping
 
 # Tests run the model at 1/10 scale (50 ms takes, 5 ms wakes) so the suite stays fast.
 FAST = {"take_latency": 0.05, "wake_latency": 0.005, "hold": 2.0}
+E2E = Path(__file__).parent / "e2e"
+# `.ci/run` sets this: there every program a test needs is installed, so a skipped test is a
+# test that did not run, and the run fails (tests/programs.py skips them on a bare machine).
+NO_SKIPS = "JOBBENCH_TESTS_NO_SKIPS"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/e2e runs the jobbench CLI or real worker processes: it is marked
+    e2e like the few elsewhere that start workers, so `-m "not e2e"` leaves the fast ones."""
+    for item in items:
+        if item.path.is_relative_to(E2E):
+            item.add_marker(pytest.mark.e2e)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Where skips are not allowed, name each skipped test and fail the run."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if os.environ.get(NO_SKIPS) != "1" or not skipped:
+        return
+    terminalreporter.write_line(f"{len(skipped)} skipped, which {NO_SKIPS}=1 does not allow:")
+    for report in skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        terminalreporter.write_line(f"  {report.nodeid}: {reason}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    if os.environ.get(NO_SKIPS) == "1" and skipped and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session", autouse=True)

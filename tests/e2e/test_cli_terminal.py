@@ -70,7 +70,6 @@ def screen(raw: bytes) -> list[str]:
     return [line.rstrip() for line in lines]
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("bar", ["rich", "plain"])
 def test_ctrl_c_during_a_run_prints_its_message_on_a_line_of_its_own(
     tmp_path: Path, bar: str

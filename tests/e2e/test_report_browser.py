@@ -4,7 +4,8 @@ draws a picture that is not blank, in light and in dark mode. At 1,400 px, the w
 issue 14 report, nothing overflows and no label is clipped: a script measures the laid-out page
 (LAYOUT_CHECK) in a copy whose policy lets it run, every rep's <details> opened.
 
-Needs /usr/bin/chromium (Debian: `apt-get install -y chromium`); without it this test fails.
+Needs Chromium on PATH (Debian: `apt-get install -y chromium`); without it these tests are
+skipped, saying so, and `.ci/run`, which installs it, fails on the skip.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import pytest
 
 from jobbench.core.rep_drive import RepEnd
 from tests.e2e.helpers import run_jobbench
+from tests.programs import CHROMIUM, needs
 from tests.unit.test_html_report import BUSY, STALL, small
 
-CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -43,7 +44,7 @@ RUN = [
     "--job-seconds", "0.02", "--take-latency", "0.02", "--wake-latency", "0.005",
     "--hold", "2", "--reps", "2", "--out", "reports",
 ]  # fmt: skip
-pytestmark = pytest.mark.e2e
+pytestmark = needs(CHROMIUM)
 
 
 def jobbench(*args: str, cwd: Path) -> None:
@@ -82,12 +83,10 @@ def crowded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def screenshot(url: str, png: Path, *extra: str) -> str:
     """Load `url`, save a 1200 x 1600 screenshot, return Chromium's log (stderr)."""
-    if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install it with `apt-get install -y chromium`")
     profile = png.with_suffix(".profile")
     where = [f"--user-data-dir={profile}", f"--screenshot={png}", "--window-size=1200,1600"]
     done = subprocess.run(
-        [str(CHROMIUM), *FLAGS, *extra, *where, url],
+        [CHROMIUM, *FLAGS, *extra, *where, url],
         capture_output=True,
         text=True,
         timeout=120,
@@ -216,8 +215,6 @@ document.body.appendChild(pre);
 def layout(page: Path, width: int = 1400) -> dict[str, Any]:
     """LAYOUT_CHECK's findings on `page` in a `width` px window: a copy of the page whose
     policy lets that one inline script run (the page itself runs none)."""
-    if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install it with `apt-get install -y chromium`")
     text = page.read_text()
     policy = "default-src 'none'; style-src 'unsafe-inline'"
     assert policy in text or "Content-Security-Policy" not in text
@@ -230,7 +227,7 @@ def layout(page: Path, width: int = 1400) -> dict[str, Any]:
     profile = page.with_name(f"{page.stem}.profile")
     where = [f"--user-data-dir={profile}", f"--window-size={width},1000", "--dump-dom"]
     done = subprocess.run(
-        [str(CHROMIUM), *FLAGS, *where, copy.as_uri()], capture_output=True, text=True, timeout=120
+        [CHROMIUM, *FLAGS, *where, copy.as_uri()], capture_output=True, text=True, timeout=120
     )
     found = re.search(r'<pre id="layout-check">(.*?)</pre>', done.stdout, flags=re.S)
     assert found, f"the check did not run (exit {done.returncode}): {done.stderr[-2000:]}"

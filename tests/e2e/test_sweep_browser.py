@@ -10,8 +10,9 @@ import pytest
 
 from tests.e2e.helpers import run_jobbench
 from tests.e2e.test_report_browser import assert_fits, console_lines, layout, pixels, screenshot
+from tests.programs import CHROMIUM, needs
 
-pytestmark = pytest.mark.e2e
+pytestmark = needs(CHROMIUM)
 SWEEP = (
     "sweep", "--workers", "1,2,4,8", "--slots", "4,8", "--take-ahead", "0,4", "--burst", "32",
     "--job-seconds", "0.02,0.05", "--wake-latency", "0.005", "--hold", "2", "--take-latency",

@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 
 from tests.integration.workflow import step
+from tests.programs import NODE, needs
+
+pytestmark = needs(NODE)
 
 MARKER = "<!-- jobbench-perf-gate -->"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.workflow import EXAMPLE, ROOT, run_step
+from tests.programs import NODE, needs
 
 ACTIONLINT = ROOT / "scripts" / "actionlint"
 BASE = "1" * 40
@@ -24,6 +25,7 @@ def actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@needs(NODE)  # actionlint is a WebAssembly build node runs (scripts/actionlint)
 def test_the_example_passes_actionlint() -> None:
     linted = actionlint(EXAMPLE)
     assert linted.returncode == 0, linted.stdout + linted.stderr
@@ -39,6 +41,7 @@ def test_the_example_passes_actionlint() -> None:
     ],
     ids=["unknown job key", "step that does not exist", "undefined function"],
 )
+@needs(NODE)
 def test_actionlint_flags_a_broken_copy(
     tmp_path: Path, good: str, broken: str, finding: str
 ) -> None:
