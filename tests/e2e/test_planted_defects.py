@@ -38,8 +38,8 @@ VARIANTS = {
 #   regression on one row settles at its first look there, at 7 reps when it starts at 3;
 # - a burst on one worker whose takes are answered 429 seven times in ten, so nearly every rep
 #   meets one mid-burst (a stalled worker's next 429 finds it idle for a second: one stall a
-#   time); a side whose reps stall has no outliers, its stalls count in its time, and 8-10 reps
-#   a side settle it (5 to start, so that the first looks spend little), with the watchdog's
+#   time); a side whose reps stall has no outliers, its stalls count in its time, and 7-10 reps
+#   a side settle it (5 to start, tests at 5, 7 and 10), with the watchdog's
 #   stall bound scaled down too: its 5 s floor would let a 1.2 s stall through, and a bound of
 #   0.7 s gives up (4 x) only after 2.8 s, longer than a stall and the 429s around it.
 SUITES = """
