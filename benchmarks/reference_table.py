@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fake_queue.latency import Distribution, LatencyModel
+from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.core.config import RunConfig, Scenario
 from jobbench.core.fake_target import FakeQueue
 from jobbench.core.loop import run_plans

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from fake_queue.latency import LatencyModel
+from fake_queue.queue.latency import LatencyModel
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.locust_stats import JobStats, job_stats, read_stats
 from jobbench.core.checks import PAYLOAD_BYTES, check_count, check_positive_int

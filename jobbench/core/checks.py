@@ -13,7 +13,7 @@ from jobbench.errors import UsageError
 
 # ---- Bounds on input (docs/reliability.md, "Bounds on input", is this table explained) ------
 # Sizes beyond what one machine (or the fake queue) can run, checked before anything starts.
-# The latency model's bound is fake_queue.latency.MAX_LATENCY_S: the queue enforces it too.
+# The latency model's bound is fake_queue.queue.latency.MAX_LATENCY_S: the queue enforces it too.
 
 
 @dataclass(frozen=True)

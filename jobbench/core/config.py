@@ -9,9 +9,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from fake_queue.fleet import FleetSettings
-from fake_queue.latency import LatencyModel, LatencySpecError
 from fake_queue.options import flag
+from fake_queue.queue.fleet import FleetSettings
+from fake_queue.queue.latency import LatencyModel, LatencySpecError
 from jobbench.core.checks import (
     BURST,
     REPS,
@@ -50,7 +50,8 @@ class Scenario:
     stall_s: float | None = None  # the watchdog's stall bound (None: from the scenario)
     slots_by_default: bool = False  # a suite row gave no slots: a command worker must not run it
     load_spec: str | None = None  # an arrival profile (core/load_profiles.py); None: the burst
-    # An autoscaled fleet (fake_queue/fleet.py; `workers` is its max); None: `workers` always on.
+    # An autoscaled fleet (fake_queue/queue/fleet.py; `workers` is its max); None: `workers`
+    # always on.
     fleet: FleetSettings | None = None
 
     def __post_init__(self) -> None:

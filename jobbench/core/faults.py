@@ -1,4 +1,4 @@
-"""The faults a scenario runs with: the queue's (`--fault ROUTE:KIND:RATE`, fake_queue.faults)
+"""The faults a scenario runs with: the queue's (`--fault ROUTE:KIND:RATE`, fake_queue.queue.faults)
 and the workers' (`--worker-fault kill:AT[:wN]`, `term:AT[:wN]`, `pause:AT:FOR[:wN]`): a worker
 process killed (SIGKILL to its group, as a node dies), stopped as the platform stops one
 (SIGTERM: its own shutdown finishes and posts the jobs it holds, then it exits) or paused
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fake_queue.faults import FaultSpecError, parse_fault
+from fake_queue.queue.faults import FaultSpecError, parse_fault
 from jobbench.errors import UsageError
 
 WORKER_FAULT_HINT = (

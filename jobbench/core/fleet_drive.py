@@ -1,5 +1,5 @@
-"""The fake target's executor of an autoscaled fleet's orders (fake_queue/fleet.py decides, the
-runner acts, as RunPod's platform starts and stops containers): a start order's worker process
+"""The fake target's executor of an autoscaled fleet's orders (fake_queue/queue/fleet.py decides,
+the runner acts, as RunPod's platform starts and stops containers): a start order's worker process
 is spawned when its cold start's modelled part is over (its real start-up follows), a stop
 order's gets SIGTERM (its SDK's own shutdown finishes and posts the jobs it holds) and is
 reported stopped once its process has exited. Every process it starts is in `processes`, the

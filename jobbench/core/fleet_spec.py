@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from fake_queue.fleet import QUEUE_DELAY, REQUEST_COUNT, FleetSettings, FleetSettingsError
-from fake_queue.latency import LatencySpecError, parse_distribution
+from fake_queue.queue.fleet import QUEUE_DELAY, REQUEST_COUNT, FleetSettings, FleetSettingsError
+from fake_queue.queue.latency import LatencySpecError, parse_distribution
 from jobbench.errors import UsageError
 
 KEYS = ("active", "idle", "cold", "every", "step", "count", "from-zero")

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fake_queue.fleet import FleetSettings
-from fake_queue.latency import LatencyModel, LatencySpecError
+from fake_queue.queue.fleet import FleetSettings
+from fake_queue.queue.latency import LatencyModel, LatencySpecError
 from jobbench.core.checks import REPS, TAKE_AHEAD, check_count
 from jobbench.core.config import DEFAULT_SLOTS, Scenario, check_fits, validate_scenario
 from jobbench.core.faults import WorkerFault, queue_faults, worker_faults

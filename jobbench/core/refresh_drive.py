@@ -1,11 +1,11 @@
 """The platform's side of refresh_worker (docs/workers.md, "refresh_worker"), carried out on the
 fake target as RunPod does it: a job-done carrying `stopPod` (a handler that returned
-`refresh_worker: True`, or a worker started with it in its config) has the queue log a
-`refresh` and hand that worker no more jobs (fake_queue/queue.py `refresh`); this runner then
-stops its process once the jobs it holds are done (SIGTERM to its group, its long-polls
-answered; an SDK started with the key exits by itself, rc 0, and that is no death either) and
-starts a fresh process under the same id in the same place of its fleet, with a fresh folder, as
-a new container. The fresh one is not watched until it polls.
+`refresh_worker: True`, or a worker started with it in its config) has the queue log a `refresh` and
+hand that worker no more jobs (fake_queue/queue/job_queue.py `refresh`); this runner then stops its
+process once the jobs it holds are done (SIGTERM to its group, its long-polls answered; an SDK
+started with the key exits by itself, rc 0, and that is no death either) and starts a fresh process
+under the same id in the same place of its fleet, with a fresh folder, as a new container. The fresh
+one is not watched until it polls.
 
 Every process it starts replaces the old one in its owner's list (the session's, the `workers`
 command's), so each is cleaned up on every way out, and its order (`--worker-fault ...:wN`,

@@ -2,7 +2,7 @@
 (docs/simulation.md).
 
 The unmodified `JobQueue` and the model-worker policies, joined by the in-process link
-(workers/queue_link.py), run on a virtual-time loop (fake_queue/virtual_clock.py): the same
+(workers/queue_link.py), run on a virtual-time loop (fake_queue/queue/virtual_clock.py): the same
 queue and policy code the fake target runs in real processes, with no copy of either. A rep
 is what the fake target does: every worker polling, the burst submitted at once, run until
 every job is terminal, the workers shut down, conservation checked, metrics from the event log.
@@ -18,13 +18,13 @@ import time
 from asyncio import Future
 from collections.abc import Callable, Iterable, Iterator
 
-from fake_queue import virtual_clock
-from fake_queue.event_log import CompactEvents
-from fake_queue.fleet import Fleet, worker_index
-from fake_queue.jobs import Event
-from fake_queue.latency import LatencySampler
 from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, SDK_112, TIMED_OUT
-from fake_queue.queue import JobQueue
+from fake_queue.queue import virtual_clock
+from fake_queue.queue.event_log import CompactEvents
+from fake_queue.queue.fleet import Fleet, worker_index
+from fake_queue.queue.job_queue import JobQueue
+from fake_queue.queue.jobs import Event
+from fake_queue.queue.latency import LatencySampler
 from jobbench.core.config import Scenario
 from jobbench.core.sim_fleet import SimWorkers, process_start_s
 from jobbench.core.target import RepOutcome

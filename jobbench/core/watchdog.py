@@ -1,5 +1,5 @@
 """The watchdog over a fake-queue rep (docs/reliability.md, "The watchdog"): from the queue's
-view of each worker (fake_queue.watch, polled while the rep runs) it finds
+view of each worker (fake_queue.queue.watch, polled while the rep runs) it finds
 
 - a **stall**: a worker that did no work (no take, no job-done; a heartbeat is not work) for
   `stall_s` while it should: it has no take waiting at the queue, and it holds jobs or jobs
@@ -133,7 +133,7 @@ def lost_jobs(
     gone: Collection[str] = (),
     stalled: Collection[str] = (),
 ) -> set[str]:
-    """Jobs the workers lost, from a view fetched with ids (fake_queue.watch): unlisted by the
+    """Jobs the workers lost, from a view fetched with ids (fake_queue.queue.watch): unlisted by the
     heartbeat, overdue, or held by a worker whose process is gone. A stalled worker's jobs are
     not lost: it may come back, and if it does not the rep fails on the stall."""
     lost: set[str] = set()

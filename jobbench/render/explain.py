@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_queue.latency import LatencySpecError, parse_distribution
 from fake_queue.protocol import DRAIN, SDK_112, TAKE_AHEAD
+from fake_queue.queue.latency import LatencySpecError, parse_distribution
 from jobbench.measure.analytic import expected_time_s
 from jobbench.measure.concurrency import below_slots_text
 from jobbench.render.cells import fmt

@@ -195,7 +195,7 @@ class HeldCost(Doc):
 
 
 class FleetEvaluation(Doc):
-    """One look of the scaler (fake_queue/fleet.py): what it saw and what it added; `hidden`:
+    """One look of the scaler (fake_queue/queue/fleet.py): what it saw and what it added; `hidden`:
     jobs in take-ahead buffers then, out of its sight."""
 
     t_s: Number  # from the rep's first submission
@@ -376,7 +376,9 @@ class Params(Doc):
     inputs: int | None = None  # live only
     faults: list[str] | None = None  # the queue's fault rules in force, when any
     worker_faults: list[str] | None = None  # kill:AT:wN / pause:AT:FOR:wN, when any
-    fleet: dict[str, Any] | None = None  # an autoscaled fleet's settings (fake_queue/fleet.py)
+    fleet: dict[str, Any] | None = (
+        None  # an autoscaled fleet's settings (fake_queue/queue/fleet.py)
+    )
 
 
 class Sdk(Doc):

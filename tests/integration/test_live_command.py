@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from fake_queue.server import RunningServer
+from fake_queue.http.server import RunningServer
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import LiveBurst
 from jobbench.commands.run import RunRequest, live_plan

@@ -23,8 +23,8 @@ import httpx
 import numpy as np
 import pytest
 
+from fake_queue.http.server import RunningServer
 from fake_queue.protocol import worker_env
-from fake_queue.server import RunningServer
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp

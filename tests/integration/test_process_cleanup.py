@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_queue.server import RunningServer
+from fake_queue.http.server import RunningServer
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.commands.locust import LocustRequest, locust_env
 from jobbench.commands.workers import WorkersRequest, workers_command

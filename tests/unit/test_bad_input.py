@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_queue.latency import MAX_LATENCY_S
+from fake_queue.queue.latency import MAX_LATENCY_S
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_http import Answer, LiveHttp
 from jobbench.core import checks
@@ -244,7 +244,7 @@ def documented_bounds() -> dict[str, tuple[str, str]]:
 
 
 def test_the_documented_bounds_are_the_checked_ones() -> None:
-    from fake_queue.app import MAX_BURST
+    from fake_queue.http.app import MAX_BURST
 
     documented = documented_bounds()
     for bound in checks.BOUNDS:

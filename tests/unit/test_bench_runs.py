@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from fake_queue import virtual_clock
-from fake_queue.latency import Distribution, LatencyModel
+from fake_queue.queue import virtual_clock
+from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.core import sim
 from jobbench.core.config import Scenario
 from jobbench.workers import bench_handler as bench

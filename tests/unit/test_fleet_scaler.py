@@ -1,5 +1,5 @@
-"""The autoscaled fleet's rules (fake_queue/fleet.py), each on scripted arrivals in virtual time
-(core/sim.py): the unmodified queue and model policies, the platform deciding, so every
+"""The autoscaled fleet's rules (fake_queue/queue/fleet.py), each on scripted arrivals in virtual
+time (core/sim.py): the unmodified queue and model policies, the platform deciding, so every
 decision's instant is exact. Scaled-down latencies: take 0.05 s, wake 0.01 s, hold 2 s."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from fake_queue.fleet import FleetSettings
-from fake_queue.latency import Distribution, LatencyModel
+from fake_queue.queue.fleet import FleetSettings
+from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.core.config import Scenario
 from jobbench.core.fleet_spec import describe_autoscale, parse_autoscale
 from jobbench.core.sim import simulate_rep

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import pytest
 
-from fake_queue import virtual_clock
+from fake_queue.queue import virtual_clock
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import BurstPlan, LiveBurst
 from jobbench.clients.live_http import Answer, LiveHttp

@@ -158,8 +158,8 @@ def test_a_profiles_rep_line_says_how_late_the_driver_was() -> None:
 def test_a_late_submission_is_measured_from_its_intended_time() -> None:
     import asyncio
 
-    from fake_queue.latency import LatencyModel, LatencySampler
-    from fake_queue.queue import JobQueue
+    from fake_queue.queue.job_queue import JobQueue
+    from fake_queue.queue.latency import LatencyModel, LatencySampler
     from jobbench.measure.events import scan_events
     from jobbench.results.events_file import rep_lines
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from fake_queue.latency import Distribution, LatencyModel
+from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.core import predict as predict_module
 from jobbench.core.config import Scenario
 from jobbench.core.fake_target import ScenarioSession

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from fake_queue.latency import Distribution, LatencyModel
+from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.clients.live_records import BurstRecord
 from jobbench.core.config import Scenario
 from jobbench.core.fake_target import note_rep_end, scenario_entry

@@ -1,4 +1,4 @@
-"""The simulator at scale (core/sim.py, fake_queue/event_log.py): the compact event log gives
+"""The simulator at scale (core/sim.py, fake_queue/queue/event_log.py): the compact event log gives
 back every event as appended and the same figures as the dicts, a rep reports its progress,
 a big rep keeps no events for the file unless asked, and the collector is as it was after."""
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from fake_queue.event_log import CompactEvents
-from fake_queue.latency import Distribution, LatencyModel
+from fake_queue.queue.event_log import CompactEvents
+from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.core import sim, sim_target
 from jobbench.core.config import Scenario
 from jobbench.measure import metrics

@@ -10,7 +10,7 @@ from jobbench.core.stuck import StuckWatch
 
 
 def seen(held: int, polling: int = 0) -> dict[str, Any]:
-    """A worker as fake_queue.watch shows it to the runner (the fields these rules read)."""
+    """A worker as fake_queue.queue.watch shows it to the runner (the fields these rules read)."""
     return {"held": held, "polling": polling, "idle_s": 0.1, "last_work_ns": 1}
 
 

@@ -1,5 +1,5 @@
 """The clock seam: the unmodified JobQueue and the model-worker policies, in one process on a
-virtual-time loop (fake_queue.virtual_clock), joined by the in-process link
+virtual-time loop (fake_queue.queue.virtual_clock), joined by the in-process link
 (jobbench.workers.queue_link) as the simulation engine (jobbench.core.sim) runs them, reproduce
 the reference table's model cells exactly (docs/latency-model.md).
 
@@ -15,9 +15,9 @@ import asyncio
 
 import pytest
 
-from fake_queue import virtual_clock
-from fake_queue.latency import Distribution, LatencyModel
-from fake_queue.virtual_clock import VirtualTimeDeadlock, VirtualTimeLoop
+from fake_queue.queue import virtual_clock
+from fake_queue.queue.latency import Distribution, LatencyModel
+from fake_queue.queue.virtual_clock import VirtualTimeDeadlock, VirtualTimeLoop
 from jobbench.core.config import Scenario
 from jobbench.core.sim import simulate_rep
 from jobbench.workers.spec import worker_spec

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from fake_queue.latency import LatencyModel
+from fake_queue.queue.latency import LatencyModel
 from jobbench.core.config import Scenario
 from jobbench.core.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
 from jobbench.workers.spec import WorkerSpec

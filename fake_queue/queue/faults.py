@@ -6,7 +6,7 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
-from fake_queue.clock import MONOTONIC, Clock
+from fake_queue.queue.clock import MONOTONIC, Clock
 
 WORKER_ROUTES = ("job-take", "job-take-batch", "job-done", "job-stream", "job-stop", "ping")
 CLIENT_ROUTES = ("run", "runsync", "status", "stream", "cancel", "retry", "purge-queue", "health")

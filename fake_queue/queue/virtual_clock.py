@@ -1,7 +1,7 @@
 """An asyncio event loop on virtual time: whenever nothing is ready to run, its clock jumps to
 the next timer instead of waiting for it. Stdlib only.
 
-The loop is also a `fake_queue.clock.Clock`, so a `JobQueue(sampler, clock=loop)` and the
+The loop is also a `fake_queue.queue.clock.Clock`, so a `JobQueue(sampler, clock=loop)` and the
 model-worker policies it serves (through an in-process link, jobbench.workers.queue_link) run
 minutes of queue time in milliseconds, with every timer exactly on time. Nothing may wait on
 real I/O or another thread: when nothing is ready and no timer is left the loop raises

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_queue.ledger import QueueLedger
+from fake_queue.queue.ledger import QueueLedger
 
 # Missing from this many heartbeats in a row (each after the job's delivery): the worker no
 # longer has it. Two, not one: a job done between the ids being read and the ping going out.

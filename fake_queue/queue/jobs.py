@@ -1,5 +1,5 @@
 """Job records, takes and what the queue knows of each worker (statuses: fake_queue.protocol).
-Times in them are nanoseconds on the queue's clock (fake_queue.clock)."""
+Times in them are nanoseconds on the queue's clock (fake_queue.queue.clock)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class Job:
     execution_timeout_s: float | None = None
     ttl_s: float = DEFAULT_TTL_S
     retries: int = 0
-    missed_pings: int = 0  # heartbeats since delivery that did not list it (fake_queue.watch)
+    missed_pings: int = 0  # heartbeats since delivery that did not list it (fake_queue.queue.watch)
     timeout_handle: asyncio.TimerHandle | None = None
     watchers: list[asyncio.Future[None]] = field(default_factory=list)
 
@@ -59,7 +59,7 @@ class Take:
     answer_at_ns: int = 0
     gone: bool = False
     settled: bool = False
-    counted: bool = False  # its claim was told to the fleet (fake_queue.fleet)
+    counted: bool = False  # its claim was told to the fleet (fake_queue.queue.fleet)
 
 
 @dataclass(slots=True)
@@ -73,7 +73,7 @@ class WorkerSeen:
     stop_waiter: asyncio.Future[None] | None = None
     # The job whose job-done asked for a refresh (`stopPod`, the SDK's refresh_worker): the
     # platform stops this worker and starts a fresh one, and hands it no job meanwhile: its
-    # takes wait `parked`, claiming nothing, until the runner stops it (fake_queue.queue).
+    # takes wait `parked`, claiming nothing, until the runner stops it (fake_queue.queue.job_queue).
     refresh_job: str | None = None
     parked: list[Take] = field(default_factory=list)
 

@@ -4,11 +4,11 @@ health, the conservation check, reset between reps).
 
 Every take claims its jobs at one instant (FIFO) and is answered after a latency
 (docs/latency-model.md). JobQueue is one object built in layers, each using only those below:
-fake_queue.ledger (the records, the event log, how a job ends), fake_queue.running (stream
-chunks in, stop signals out), fake_queue.takes (a take's life), then this module. Every time
-read goes through the injected clock (fake_queue.clock; real time by default), and every timer
-is a delay on the running loop, so on a virtual-time loop (fake_queue.virtual_clock) the same
-queue runs in virtual time.
+fake_queue.queue.ledger (the records, the event log, how a job ends), fake_queue.queue.running
+(stream chunks in, stop signals out), fake_queue.queue.takes (a take's life), then this module.
+Every time read goes through the injected clock (fake_queue.queue.clock; real time by default), and
+every timer is a delay on the running loop, so on a virtual-time loop
+(fake_queue.queue.virtual_clock) the same queue runs in virtual time.
 """
 
 from __future__ import annotations
@@ -18,14 +18,6 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from fake_queue.jobs import (
-    DEFAULT_TTL_S,
-    WORKER_SEEN_GRACE_S,
-    Job,
-    JobError,
-    Take,
-    WorkerSeen,
-)
 from fake_queue.protocol import (
     CANCELLED,
     COMPLETED,
@@ -35,7 +27,15 @@ from fake_queue.protocol import (
     TERMINAL,
     TIMED_OUT,
 )
-from fake_queue.takes import TakeLife
+from fake_queue.queue.jobs import (
+    DEFAULT_TTL_S,
+    WORKER_SEEN_GRACE_S,
+    Job,
+    JobError,
+    Take,
+    WorkerSeen,
+)
+from fake_queue.queue.takes import TakeLife
 
 __all__ = [
     "Job",

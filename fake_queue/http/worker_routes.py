@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from fake_queue.http_util import (
+from fake_queue.http.http_util import (
     QUEUE_KEY,
     BadRequest,
     arrival_ns,
@@ -20,7 +20,7 @@ from fake_queue.http_util import (
     int_query,
     json_body,
 )
-from fake_queue.queue import Job, JobError, JobQueue, Take
+from fake_queue.queue.job_queue import Job, JobError, JobQueue, Take
 from fake_queue.settings import MAX_BATCH_SIZE
 
 

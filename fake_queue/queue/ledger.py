@@ -1,9 +1,10 @@
 """The queue's records: its jobs, the FIFO of unclaimed ones, what it knows of each worker, the
 status tally and the event log; and the one way a job ends (`_finish`). Pure asyncio.
 
-The bottom layer of JobQueue (fake_queue.queue): the stop and stream signals
-(fake_queue.running), a take's life (fake_queue.takes) and the job operations (fake_queue.queue)
-are layers on top of it, each using only those below, so they share one object and one state.
+The bottom layer of JobQueue (fake_queue.queue.job_queue): the stop and stream signals
+(fake_queue.queue.running), a take's life (fake_queue.queue.takes) and the job operations
+(fake_queue.queue.job_queue) are layers on top of it, each using only those below, so they share one
+object and one state.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ import itertools
 from collections import Counter, deque
 from collections.abc import Callable
 
-from fake_queue.clock import MONOTONIC, Clock
-from fake_queue.event_log import EventLog
-from fake_queue.fleet import Fleet
-from fake_queue.jobs import Event, Job, Take, WorkerSeen
-from fake_queue.latency import LatencySampler
 from fake_queue.protocol import TIMED_OUT
+from fake_queue.queue.clock import MONOTONIC, Clock
+from fake_queue.queue.event_log import EventLog
+from fake_queue.queue.fleet import Fleet
+from fake_queue.queue.jobs import Event, Job, Take, WorkerSeen
+from fake_queue.queue.latency import LatencySampler
 
 # A job delivered this shortly before a heartbeat may not be in it yet (the answer in flight).
 PING_SLACK_NS = 1_000_000_000
@@ -31,7 +32,7 @@ class QueueLedger:
         self.queued: deque[Job] = deque()
         self.waiting: deque[Take] = deque()
         self.workers: dict[str, WorkerSeen] = {}
-        self.events: EventLog = []  # the simulator's is compact (fake_queue.event_log)
+        self.events: EventLog = []  # the simulator's is compact (fake_queue.queue.event_log)
         self.events_base = 0
         self.retried = 0
         # jobs per status, kept as they move: /_bench/counts must not walk 100k jobs per poll
@@ -39,7 +40,7 @@ class QueueLedger:
         # Called as each job ends (after its `done` event): how an in-process reader learns
         # the instant a rep is over without a watcher per job.
         self.on_job_end: Callable[[], None] | None = None
-        # An autoscaled endpoint's platform (fake_queue.fleet), told of each worker's work;
+        # An autoscaled endpoint's platform (fake_queue.queue.fleet), told of each worker's work;
         # None: a fixed fleet, which the queue knows only by the requests it makes.
         self.fleet: Fleet | None = None
         self._job_ids = itertools.count(1)

@@ -3,9 +3,9 @@ instant it arrives, or waits until a submit wakes it, then holds until its answe
 latency after the claim) and delivers; or it is answered empty once the hold ran out, or
 abandoned when its client went away, its claimed jobs going back to the front of the queue.
 
-Pure asyncio, a layer of JobQueue (fake_queue.queue) on fake_queue.running: the HTTP route
-(worker_routes) and the in-process link alike run a take through `take` then `await_answer`.
-Every timer is set on the running loop at an instant of the queue's clock (fake_queue.clock);
+Pure asyncio, a layer of JobQueue (fake_queue.queue.job_queue) on fake_queue.queue.running: the HTTP
+route (worker_routes) and the in-process link alike run a take through `take` then `await_answer`.
+Every timer is set on the running loop at an instant of the queue's clock (fake_queue.queue.clock);
 the takes due at one instant share one, and are answered together (`_answer_due`).
 """
 
@@ -15,11 +15,11 @@ import asyncio
 import heapq
 from collections.abc import Callable
 
-from fake_queue.clock import MONOTONIC, Clock, call_at_ns
-from fake_queue.jobs import Job, Take
-from fake_queue.latency import LatencySampler
 from fake_queue.protocol import IN_PROGRESS, IN_QUEUE
-from fake_queue.running import RunningJobs
+from fake_queue.queue.clock import MONOTONIC, Clock, call_at_ns
+from fake_queue.queue.jobs import Job, Take
+from fake_queue.queue.latency import LatencySampler
+from fake_queue.queue.running import RunningJobs
 
 
 class _Due:

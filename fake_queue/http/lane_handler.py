@@ -1,4 +1,4 @@
-"""A connection served by the fast lane (fake_queue.fast_path): it frames its requests itself,
+"""A connection served by the fast lane (fake_queue.http.fast_path): it frames its requests itself,
 answers the hot ones through the lane and passes every other one to aiohttp whole.
 
 Answers keep the requests' order, as HTTP/1.1 requires of a pipelined connection. A job-done
@@ -16,10 +16,10 @@ from collections import deque
 from functools import partial
 from typing import Any
 
-from fake_queue.connections import StampingRequestHandler, StampingServer
-from fake_queue.fast_path import FastLane, Framed, HotDone, HotTake, Unframeable, frame
-from fake_queue.http_util import raw_error
-from fake_queue.worker_routes import run_take
+from fake_queue.http.connections import StampingRequestHandler, StampingServer
+from fake_queue.http.fast_path import FastLane, Framed, HotDone, HotTake, Unframeable, frame
+from fake_queue.http.http_util import raw_error
+from fake_queue.http.worker_routes import run_take
 
 
 class _Answer:

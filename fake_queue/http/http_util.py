@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 
-from fake_queue.queue import JobQueue
+from fake_queue.queue.job_queue import JobQueue
 from fake_queue.settings import ServerSettings
 
 QUEUE_KEY: web.AppKey[JobQueue] = web.AppKey("queue", JobQueue)

@@ -1,6 +1,6 @@
 """The server's connections: aiohttp's protocol with arrival stamps and shedding
 (StampingRequestHandler), and the server that builds and counts them (StampingServer); with
-a fast lane (fake_queue.fast_path), each connection is a lane_handler.LaneRequestHandler."""
+a fast lane (fake_queue.http.fast_path), each connection is a lane_handler.LaneRequestHandler."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 from aiohttp.web_request import BaseRequest
 
-from fake_queue import receive_stamps
-from fake_queue.fast_path import FastLane
-from fake_queue.http_util import error, one_line, raw_error
+from fake_queue.http import receive_stamps
+from fake_queue.http.fast_path import FastLane
+from fake_queue.http.http_util import error, one_line, raw_error
 from fake_queue.precise_loop import wake_ns
 from fake_queue.settings import ServerSettings
 
@@ -25,7 +25,7 @@ CLIENT_MISTAKES = (HttpProcessingError, RequestPayloadError)
 class StampingRequestHandler(web_protocol.RequestHandler):
     """aiohttp's connection protocol, noting when bytes last arrived: the latency model counts
     from a request's arrival (http_util.arrival_ns), not from when its handler got to run.
-    The stamp is real time, the clock of the queue a server runs (fake_queue.clock.MONOTONIC):
+    The stamp is real time, the clock of the queue a server runs (fake_queue.queue.clock.MONOTONIC):
     the kernel's receive time where it can be had (receive_stamps), else when the loop's wait
     found the bytes (precise_loop.wake_ns).
 

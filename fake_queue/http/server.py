@@ -12,14 +12,14 @@ from dataclasses import dataclass, replace
 from aiohttp import web
 
 from fake_queue import precise_loop
-from fake_queue.app import FAULTS_KEY, build_app
-from fake_queue.connections import StampingRequestHandler
-from fake_queue.connections import StampingServer as StampingServer  # re-exported for tests
-from fake_queue.fast_path import FastLane
-from fake_queue.http_util import QUEUE_KEY
-from fake_queue.lane_handler import LaneRequestHandler
+from fake_queue.http.app import FAULTS_KEY, build_app
+from fake_queue.http.connections import StampingRequestHandler
+from fake_queue.http.connections import StampingServer as StampingServer  # re-exported for tests
+from fake_queue.http.fast_path import FastLane
+from fake_queue.http.http_util import QUEUE_KEY
+from fake_queue.http.lane_handler import LaneRequestHandler
 from fake_queue.protocol import worker_env as worker_env  # re-exported: tests use the old name
-from fake_queue.queue import JobQueue
+from fake_queue.queue.job_queue import JobQueue
 from fake_queue.settings import ServerSettings
 
 if sys.platform != "win32":

@@ -6,9 +6,9 @@ from typing import Any
 
 from aiohttp import web
 
-from fake_queue.http_util import QUEUE_KEY, BadRequest, int_query, json_body
+from fake_queue.http.http_util import QUEUE_KEY, BadRequest, int_query, json_body
 from fake_queue.protocol import TERMINAL
-from fake_queue.queue import Job
+from fake_queue.queue.job_queue import Job
 
 RUN_LIMIT_BYTES = 10_000_000
 RUNSYNC_LIMIT_BYTES = 20_000_000

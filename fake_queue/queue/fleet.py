@@ -25,11 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from fake_queue.clock import Clock
-from fake_queue.event_log import EventLog
-from fake_queue.jobs import Job
-from fake_queue.latency import Distribution, parse_distribution
 from fake_queue.protocol import IN_PROGRESS, IN_QUEUE
+from fake_queue.queue.clock import Clock
+from fake_queue.queue.event_log import EventLog
+from fake_queue.queue.jobs import Job
+from fake_queue.queue.latency import Distribution, parse_distribution
 
 QUEUE_DELAY, REQUEST_COUNT = "queue-delay", "request-count"
 SCALERS = (QUEUE_DELAY, REQUEST_COUNT)

@@ -24,10 +24,10 @@ from typing import Any
 
 import aiohttp
 
-from fake_queue.faults import FaultInjector
-from fake_queue.queue import JobQueue
+from fake_queue.http.worker_routes import result_answer
+from fake_queue.queue.faults import FaultInjector
+from fake_queue.queue.job_queue import JobQueue
 from fake_queue.settings import MAX_BATCH_SIZE, ServerSettings
-from fake_queue.worker_routes import result_answer
 
 MAX_HEAD_BYTES = 16 * 1024
 # A bigger body (a worker's output) goes to aiohttp, which enforces the route's size limit.

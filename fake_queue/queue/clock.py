@@ -4,7 +4,7 @@ the time. Stdlib only.
 A clock reads integer nanoseconds (`now_ns`). Timers are never kept by the clock: the queue
 sets a deadline on it as a timer on the running asyncio loop (`call_at_ns`). That is exact when
 the clock runs with the loop's: `MONOTONIC` (the default) is the clock asyncio's own loops use,
-and a virtual-time loop (fake_queue.virtual_clock) is its own clock, so on it every timer
+and a virtual-time loop (fake_queue.queue.virtual_clock) is its own clock, so on it every timer
 jumps.
 """
 

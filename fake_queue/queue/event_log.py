@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any, Protocol, overload
 
-from fake_queue.jobs import Event
+from fake_queue.queue.jobs import Event
 
 MAX_SHAPES = 256  # the shape index is one byte; the queue logs about ten
 

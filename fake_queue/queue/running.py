@@ -1,6 +1,6 @@
 """A job in progress on its worker: stream chunks come in (`add_stream`), stop signals go out
 (`next_stops`, the job-stop long-poll) when the job is cancelled or its execution timeout fires.
-Pure asyncio; a layer of JobQueue (fake_queue.queue) on fake_queue.ledger.
+Pure asyncio; a layer of JobQueue (fake_queue.queue.job_queue) on fake_queue.queue.ledger.
 """
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fake_queue.jobs import Job, JobError
-from fake_queue.ledger import QueueLedger
 from fake_queue.protocol import IN_PROGRESS, TIMED_OUT
+from fake_queue.queue.jobs import Job, JobError
+from fake_queue.queue.ledger import QueueLedger
 
 
 class RunningJobs(QueueLedger):

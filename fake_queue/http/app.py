@@ -11,17 +11,8 @@ from typing import Any
 
 from aiohttp import web
 
-from fake_queue.client_routes import add_client_routes
-from fake_queue.faults import (
-    ROUTES,
-    RUNPOD_RATE_LIMITS,
-    FaultInjector,
-    FaultSpecError,
-    RateLimiter,
-    parse_fault,
-)
-from fake_queue.fleet import Fleet, FleetSettings, FleetSettingsError
-from fake_queue.http_util import (
+from fake_queue.http.client_routes import add_client_routes
+from fake_queue.http.http_util import (
     DELAYED_ARRIVAL,
     QUEUE_KEY,
     SETTINGS_KEY,
@@ -30,11 +21,20 @@ from fake_queue.http_util import (
     int_query,
     json_body,
 )
-from fake_queue.latency import LatencyModel, LatencySampler, LatencySpecError
-from fake_queue.queue import JobError, JobQueue
+from fake_queue.http.worker_routes import add_worker_routes
+from fake_queue.queue.faults import (
+    ROUTES,
+    RUNPOD_RATE_LIMITS,
+    FaultInjector,
+    FaultSpecError,
+    RateLimiter,
+    parse_fault,
+)
+from fake_queue.queue.fleet import Fleet, FleetSettings, FleetSettingsError
+from fake_queue.queue.job_queue import JobError, JobQueue
+from fake_queue.queue.latency import LatencyModel, LatencySampler, LatencySpecError
+from fake_queue.queue.watch import worker_view
 from fake_queue.settings import BENCH_PREFIX, ServerSettings
-from fake_queue.watch import worker_view
-from fake_queue.worker_routes import add_worker_routes
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -228,7 +228,8 @@ async def bench_counts(request: web.Request) -> web.Response:
 
 
 async def bench_workers(request: web.Request) -> web.Response:
-    """The watchdog's view (fake_queue.watch); `overdue_s`: held longer than this is overdue."""
+    """The watchdog's view (fake_queue.queue.watch); `overdue_s`: held longer than this is
+    overdue."""
     text = request.query.get("overdue_s")
     try:
         overdue_s = None if text is None else float(text)
@@ -268,7 +269,7 @@ async def bench_faults(request: web.Request) -> web.Response:
 
 
 async def bench_fleet(request: web.Request) -> web.Response:
-    """An autoscaled fleet (fake_queue.fleet). PUT {"settings": {...}, "id_prefix", "seed"}:
+    """An autoscaled fleet (fake_queue.queue.fleet). PUT {"settings": {...}, "id_prefix", "seed"}:
     the platform scales from now on (settings null: a fixed fleet again); GET ?since=SEQ: the
     orders from SEQ on, each worker's state, whether the fleet is at rest, and now."""
     queue = request.app[QUEUE_KEY]
