@@ -23,8 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.root))
     from fake_queue.queue.latency import Distribution, LatencyModel
-    from jobbench.core.config import Scenario
-    from jobbench.core.sim import simulate_rep
+    from jobbench.core.scenario.config import Scenario
+    from jobbench.core.sim.engine import simulate_rep
     from jobbench.workers.spec import worker_spec
 
     latency = LatencyModel(

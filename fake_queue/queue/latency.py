@@ -149,7 +149,8 @@ def _samples_from_file(path: str, name: str) -> Distribution:
 
 # The bounds on latency values (docs/reliability.md, "Bounds on input"): a delay of more than an
 # hour is a typo in a benchmark (and the runner's rep timeout grows with it); every draw is also
-# clipped to it. jobbench/core/checks.py holds the other bounds; this one is the queue's too.
+# clipped to it. jobbench/core/scenario/checks.py holds the other bounds; this one is the queue's
+# too.
 MAX_LATENCY_S = 3600.0
 HOLD_ZERO = "must be > 0 seconds: an empty take waits this long (RunPod holds about 20 s)"
 

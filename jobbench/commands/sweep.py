@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobbench.core.checks import (
+from jobbench.core.scenario.checks import (
     BURST,
     REPS,
     check_count,
@@ -18,8 +18,8 @@ from jobbench.core.checks import (
     check_writable_file,
     check_writable_folder,
 )
-from jobbench.core.project import toml_terms
-from jobbench.core.sweep_grid import (
+from jobbench.core.scenario.project import toml_terms
+from jobbench.core.sweep.grid import (
     Grid,
     autoscale_axis,
     grid_cells,
@@ -29,7 +29,7 @@ from jobbench.core.sweep_grid import (
     seconds_axis,
     whole_axis,
 )
-from jobbench.core.sweep_project import sweep_table
+from jobbench.core.sweep.project import sweep_table
 from jobbench.errors import EXIT_OK, UsageError
 from jobbench.render.progress import make_progress
 from jobbench.results.model_base import to_json
@@ -53,7 +53,7 @@ DEFAULTS: dict[str, Any] = {
     "wake_latency": ("0.05",),
     "load": (),  # no profile: every cell runs --burst
     "autoscale": (),  # no spec: every cell's fleet is fixed
-    "policy": None,  # each take-ahead's own (core/sweep_grid.py AUTO_POLICY)
+    "policy": None,  # each take-ahead's own (core/sweep/grid.py AUTO_POLICY)
     "burst": 1024,
     "hold": "20",
     "done_latency": "0",
@@ -113,7 +113,7 @@ def sweep_command(req: SweepRequest) -> int:
         check_writable_file(req.html, "--html")
     check_writable_folder(req.out, "--out")
     cells = grid_cells(grid)
-    from jobbench.core.sweep_run import run_sweep  # the simulator: only once the flags are good
+    from jobbench.core.sweep.run import run_sweep  # the simulator: only once the flags are good
 
     _, progress = make_progress(req.quiet)
     processes = req.processes or os.cpu_count() or 1

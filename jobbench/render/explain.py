@@ -212,7 +212,7 @@ def profile_ideal_lines(entry: ScenarioResult) -> list[str]:
 
 
 def predicted_line(entry: ScenarioResult) -> str | None:
-    """The simulated figure beside the measured one (core/predict.py): `predicted (simulated
+    """The simulated figure beside the measured one (core/sim/predict.py): `predicted (simulated
     drain model): time to 99 % 0.560 s; measured 0.585 s (median): harness +25 ms (+4.5 %)`.
     A model worker's gap is the harness's overhead; a runpod worker's is the SDK against its
     model (docs/simulation.md, "Predicted beside measured"). None: nothing predicted."""

@@ -1,4 +1,4 @@
-"""refresh_worker as RunPod does it (core/refresh_drive.py, fake_queue/queue/job_queue.py
+"""refresh_worker as RunPod does it (core/fake/refresh_drive.py, fake_queue/queue/job_queue.py
 `refresh`): the real runpod SDK in a user command asks for a refresh, from its handler's return or
 its start config; the run stops that worker once its jobs are done (or sees it exit by itself),
 starts a fresh process in its place, and the rep completes every job, counting the refreshes. A

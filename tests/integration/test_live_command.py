@@ -18,11 +18,11 @@ from fake_queue.http.server import RunningServer
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import LiveBurst
 from jobbench.commands.run import RunRequest, live_plan
-from jobbench.core.checks import Bound
-from jobbench.core.config import RunConfig, Scenario
-from jobbench.core.live_target import LiveEndpoint, LiveSession
-from jobbench.core.loop import add_rep, run_plans
-from jobbench.core.target import Plan
+from jobbench.core.live.target import LiveEndpoint, LiveSession
+from jobbench.core.run.loop import add_rep, run_plans
+from jobbench.core.run.target import Plan
+from jobbench.core.scenario.checks import Bound
+from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import Interrupted, UsageError
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples

@@ -29,10 +29,10 @@ from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 from jobbench.clients.live_records import BurstRecord
-from jobbench.core.config import RunConfig, Scenario
-from jobbench.core.live_target import LiveEndpoint
-from jobbench.core.loop import run_plans
-from jobbench.core.target import Plan
+from jobbench.core.live.target import LiveEndpoint
+from jobbench.core.run.loop import run_plans
+from jobbench.core.run.target import Plan
+from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK
 from jobbench.measure.live_metrics import arrivals_block
 from jobbench.render.plain_progress import PlainProgress

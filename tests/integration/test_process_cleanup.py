@@ -14,9 +14,9 @@ from fake_queue.http.server import RunningServer
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.commands.locust import LocustRequest, locust_env
 from jobbench.commands.workers import WorkersRequest, workers_command
-from jobbench.core.config import Scenario
-from jobbench.core.fake_target import ScenarioSession
-from jobbench.core.loop import stop_sessions
+from jobbench.core.fake.target import ScenarioSession
+from jobbench.core.run.loop import stop_sessions
+from jobbench.core.scenario.config import Scenario
 from jobbench.errors import WorkerError
 from jobbench.procs.embedded_queue import EmbeddedQueue
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt

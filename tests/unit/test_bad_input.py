@@ -15,7 +15,7 @@ import pytest
 from fake_queue.queue.latency import MAX_LATENCY_S
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_http import Answer, LiveHttp
-from jobbench.core import checks
+from jobbench.core.scenario import checks
 from jobbench.errors import EXIT_USAGE, JobbenchError, RunFailed, UsageError
 from tests.unit.cli import run_cli
 

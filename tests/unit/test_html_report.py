@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from jobbench.commands.report import ReportRequest, report_command
-from jobbench.core.fake_target import note_rep_end
-from jobbench.core.loop import add_rep
-from jobbench.core.rep_drive import RepEnd
+from jobbench.core.fake.rep_drive import RepEnd
+from jobbench.core.fake.target import note_rep_end
+from jobbench.core.run.loop import add_rep
 from jobbench.errors import ResultsError
 from jobbench.measure import metrics, stats
 from jobbench.measure.figures import PhaseSamples

@@ -1,5 +1,6 @@
-"""Arrival profiles (core/load_profiles.py): each spelling's arrivals against its definition
-(counts, times, seeded reproducibility), stages in sequence, traces, and one-line errors."""
+"""Arrival profiles (core/scenario/load_profiles.py): each spelling's arrivals against its
+definition (counts, times, seeded reproducibility), stages in sequence, traces, and one-line
+errors."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.load import Burst, Wave
-from jobbench.core.load_profiles import Arrivals, parse_load
+from jobbench.core.scenario.load import Burst, Wave
+from jobbench.core.scenario.load_profiles import Arrivals, parse_load
 from jobbench.errors import UsageError
 
 

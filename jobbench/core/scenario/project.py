@@ -12,12 +12,12 @@ from typing import Any
 
 from fake_queue.queue.fleet import FleetSettings
 from fake_queue.queue.latency import LatencyModel, LatencySpecError
-from jobbench.core.checks import REPS, TAKE_AHEAD, check_count
-from jobbench.core.config import DEFAULT_SLOTS, Scenario, check_fits, validate_scenario
-from jobbench.core.faults import WorkerFault, queue_faults, worker_faults
-from jobbench.core.fleet_spec import EXAMPLE as AUTOSCALE_EXAMPLE
-from jobbench.core.fleet_spec import parse_autoscale
-from jobbench.core.load_profiles import parse_load
+from jobbench.core.scenario.checks import REPS, TAKE_AHEAD, check_count
+from jobbench.core.scenario.config import DEFAULT_SLOTS, Scenario, check_fits, validate_scenario
+from jobbench.core.scenario.faults import WorkerFault, queue_faults, worker_faults
+from jobbench.core.scenario.fleet_spec import EXAMPLE as AUTOSCALE_EXAMPLE
+from jobbench.core.scenario.fleet_spec import parse_autoscale
+from jobbench.core.scenario.load_profiles import parse_load
 from jobbench.errors import UsageError
 from jobbench.results.compare import METRICS
 from jobbench.workers.spec import WorkerSpec, worker_spec
@@ -38,7 +38,7 @@ class Variant:
     name: str
     worker: WorkerSpec
     latency: dict[str, Any] = field(default_factory=dict)  # overrides of the suite's model
-    faults: tuple[str, ...] = ()  # added to each scenario's (core/faults.py)
+    faults: tuple[str, ...] = ()  # added to each scenario's (core/scenario/faults.py)
     worker_faults: tuple[WorkerFault, ...] = ()
 
     def describe(self) -> str:
@@ -64,7 +64,7 @@ class Project:
     variants: dict[str, Variant]
     suites: dict[str, Suite]
     source: Path | None = None
-    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)  # core/sweep_project.py reads
+    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)  # core/sweep/project.py reads
 
 
 # The reference fleet (4 workers x 32 slots, 0.5 s jobs, the reference latencies) at a quarter,
@@ -374,7 +374,8 @@ def _stall_after(table: dict[str, Any], where: str) -> float | None:
 
 
 def _autoscale(value: Any, workers: int, where: str) -> FleetSettings | None:
-    """`autoscale = "queue-delay=4,active=1"` (core/fleet_spec.py), the row's or the suite's."""
+    """`autoscale = "queue-delay=4,active=1"` (core/scenario/fleet_spec.py), the row's or the
+    suite's."""
     if value is None:
         return None
     if not isinstance(value, str):

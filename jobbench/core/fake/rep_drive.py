@@ -1,8 +1,8 @@
-"""One fake-queue rep from its first submission to its end: the load's waves submitted on time,
-the workers' faults (--worker-fault) applied on time, the watchdog (core/watchdog.py) looking on,
+"""One fake-queue rep from its first submission to its end: the load's waves submitted on time, the
+workers' faults (--worker-fault) applied on time, the watchdog (core/fake/watchdog.py) looking on,
 until every job is terminal, or every one left is lost, or the rep has to stop: a worker died or
-hung, or the rep ran past its timeout. Every way out returns a RepEnd: the rep is measured and
-kept either way, and its `error` (if any) ends the run once the rep is saved."""
+hung, or the rep ran past its timeout. Every way out returns a RepEnd: the rep is measured and kept
+either way, and its `error` (if any) ends the run once the rep is saved."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobbench.clients.bench_client import BenchClient
-from jobbench.core.config import Scenario
-from jobbench.core.faults import WorkerFault
-from jobbench.core.fleet_drive import FleetDrive
-from jobbench.core.refresh_drive import Refreshes
-from jobbench.core.stuck import StuckWatch
-from jobbench.core.submit_pacer import SubmitPacer
-from jobbench.core.target import Progress
-from jobbench.core.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
+from jobbench.core.fake.fleet_drive import FleetDrive
+from jobbench.core.fake.refresh_drive import Refreshes
+from jobbench.core.fake.stuck import StuckWatch
+from jobbench.core.fake.submit_pacer import SubmitPacer
+from jobbench.core.fake.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
+from jobbench.core.run.target import Progress
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.faults import WorkerFault
 from jobbench.errors import RunFailed, WorkerError
 from jobbench.procs import harness_cpu, machine
 from jobbench.procs.spawn import WorkerProcess
@@ -57,7 +57,8 @@ class RepEnd:
     error: RunFailed | None = None
     machine: dict[str, Any] | None = None  # the machine's load over the rep (procs/machine.py)
     harness: dict[str, Any] | None = None  # the harness's own CPU (procs/harness_cpu.py)
-    arrivals: dict[str, Any] | None = None  # an arrival profile's pacing (core/submit_pacer.py)
+    # An arrival profile's pacing (core/fake/submit_pacer.py)
+    arrivals: dict[str, Any] | None = None
 
 
 @dataclass
@@ -124,7 +125,7 @@ class RepDrive:
     logs: str = ""
     queue_pid: int | None = None  # the embedded queue's (None: --server's, not ours to read)
     fleet: FleetDrive | None = None  # an autoscaled fleet's orders, executed (None: fixed)
-    refreshes: Refreshes | None = None  # refresh_worker carried out (core/refresh_drive.py)
+    refreshes: Refreshes | None = None  # refresh_worker carried out (core/fake/refresh_drive.py)
     _reported: set[str] = field(default_factory=set)  # ended fleet workers told to the queue
 
     def run(self) -> RepEnd:
@@ -279,7 +280,7 @@ class RepDrive:
         return self.refreshes.restarts if self.refreshes is not None else 0
 
     def _refresh(self, view: dict[str, Any], now: float, end: RepEnd) -> set[str]:
-        """Refreshes carried out as far as they can be (core/refresh_drive.py); returns the
+        """Refreshes carried out as far as they can be (core/fake/refresh_drive.py); returns the
         workers not to watch meanwhile. A fresh worker that never polls ends the rep."""
         if self.refreshes is None:
             return set()

@@ -1,4 +1,4 @@
-"""A sweep run: every cell of the grid simulated in virtual time (core/sim.py), on a pool of
+"""A sweep run: every cell of the grid simulated in virtual time (core/sim/engine.py), on a pool of
 processes when there are enough cells to pay for starting one, into the `jobbench.sweep/1`
 document. No clock is read: the same grid and seed give the same document, bit for bit."""
 
@@ -13,9 +13,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from jobbench import __version__
-from jobbench.core.config import Scenario
-from jobbench.core.sim import simulate_rep
-from jobbench.core.sweep_grid import Cell, Cells, Grid, cell_scenario, rerun_command
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.sim.engine import simulate_rep
+from jobbench.core.sweep.grid import Cell, Cells, Grid, cell_scenario, rerun_command
 from jobbench.results.sweep_model import (
     SWEEP_FIGURES,
     SWEEP_SCHEMA,

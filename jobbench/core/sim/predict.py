@@ -1,5 +1,5 @@
 """A fake-queue scenario's predicted figures: the same scenario simulated in virtual time
-(core/sim.py), saved beside the measured reps so the harness overhead (model worker) or the
+(core/sim/engine.py), saved beside the measured reps so the harness overhead (model worker) or the
 SDK's gap from its model (runpod worker) is known for every scenario (docs/simulation.md,
 "Predicted beside measured")."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 
-from jobbench.core.config import Scenario
-from jobbench.core.sim import check_simulable, simulate_rep
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.sim.engine import check_simulable, simulate_rep
 from jobbench.errors import RunFailed, UsageError
 from jobbench.results.model_result import Predicted
 

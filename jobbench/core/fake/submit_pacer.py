@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jobbench.clients.bench_client import BenchClient, burst_body
-from jobbench.core.load import Wave
+from jobbench.core.scenario.load import Wave
 from jobbench.errors import RunFailed
 from jobbench.measure.arrival_pacing import pacing_figures
 

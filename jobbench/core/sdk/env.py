@@ -1,5 +1,5 @@
 """Each SDK checkout in its own environment: a venv holding the dependencies the checkout
-declares (core/sdk_deps.py), built with uv once per dependency set and kept beside the worktrees
+declares (core/sdk/deps.py), built with uv once per dependency set and kept beside the worktrees
 in `$XDG_CACHE_HOME/jobbench/envs/<key>/`. The workers run that venv's python with the checkout
 first on PYTHONPATH (workers/kinds.py), so runpod 1.10 gets its filelock whatever jobbench itself
 has installed. The checkout itself is not installed: building it needs setuptools_scm and git
@@ -22,8 +22,8 @@ from pathlib import Path
 
 from uv import find_uv_bin
 
-from jobbench.core.gitrefs import cache_root, describe_checkout, jobbench_cache
-from jobbench.core.sdk_deps import Dependencies, declared_dependencies
+from jobbench.core.sdk.deps import Dependencies, declared_dependencies
+from jobbench.core.sdk.gitrefs import cache_root, describe_checkout, jobbench_cache
 from jobbench.errors import UsageError
 from jobbench.workers.spec import WorkerSpec
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jobbench.core.project import load_project
+from jobbench.core.scenario.project import load_project
 from jobbench.errors import UsageError
 
 AXIS_KEYS = ("workers", "slots", "take_ahead", "job_seconds", "policy")

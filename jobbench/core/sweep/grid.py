@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fake_queue.protocol import POLICIES, policy_for, take_ahead_problem
-from jobbench.core.config import LatencyFlags, Scenario, scenario_name, validate_scenario
-from jobbench.core.fleet_spec import parse_autoscale
-from jobbench.core.load_profiles import parse_load
+from jobbench.core.scenario.config import LatencyFlags, Scenario, scenario_name, validate_scenario
+from jobbench.core.scenario.fleet_spec import parse_autoscale
+from jobbench.core.scenario.load_profiles import parse_load
 from jobbench.errors import UsageError
 from jobbench.results.sweep_model import AXIS_NAMES
 from jobbench.workers.spec import WorkerSpec
@@ -44,8 +44,9 @@ class Cell:
     job_seconds: float
     take_latency: str
     wake_latency: str
-    load: str  # `burst:N` (the grid's burst) or an arrival profile (core/load_profiles.py)
-    autoscale: str = FIXED  # or an --autoscale spec (core/fleet_spec.py): --workers is its max
+    load: str  # `burst:N` (the grid's burst) or an arrival profile (core/scenario/load_profiles.py)
+    # FIXED, or an --autoscale spec (core/scenario/fleet_spec.py): --workers is its max
+    autoscale: str = FIXED
 
     def axes(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in AXIS_NAMES}

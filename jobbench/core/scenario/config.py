@@ -12,7 +12,7 @@ from typing import Any
 from fake_queue.options import flag
 from fake_queue.queue.fleet import FleetSettings
 from fake_queue.queue.latency import LatencyModel, LatencySpecError
-from jobbench.core.checks import (
+from jobbench.core.scenario.checks import (
     BURST,
     REPS,
     check_count,
@@ -21,9 +21,9 @@ from jobbench.core.checks import (
     check_label,
     check_memory,
 )
-from jobbench.core.faults import WorkerFault, check_worker_faults
-from jobbench.core.load import Burst, Load
-from jobbench.core.load_profiles import parse_load
+from jobbench.core.scenario.faults import WorkerFault, check_worker_faults
+from jobbench.core.scenario.load import Burst, Load
+from jobbench.core.scenario.load_profiles import parse_load
 from jobbench.errors import UsageError
 from jobbench.workers.spec import WorkerSpec, validate_worker
 
@@ -45,11 +45,12 @@ class Scenario:
     latency: LatencyModel = field(default_factory=LatencyModel)
     inputs: tuple[Any, ...] = ()  # empty: every job gets {"seconds": job_seconds}
     metric: str | None = None  # the figure a gate rests on for this scenario (None: default)
-    faults: tuple[str, ...] = ()  # the queue's fault rules (core/faults.py), as written
+    faults: tuple[str, ...] = ()  # the queue's fault rules (core/scenario/faults.py), as written
     worker_faults: tuple[WorkerFault, ...] = ()
     stall_s: float | None = None  # the watchdog's stall bound (None: from the scenario)
     slots_by_default: bool = False  # a suite row gave no slots: a command worker must not run it
-    load_spec: str | None = None  # an arrival profile (core/load_profiles.py); None: the burst
+    # An arrival profile (core/scenario/load_profiles.py); None: the burst
+    load_spec: str | None = None
     # An autoscaled fleet (fake_queue/queue/fleet.py; `workers` is its max); None: `workers`
     # always on.
     fleet: FleetSettings | None = None
@@ -63,8 +64,8 @@ class Scenario:
 
     @cached_property
     def load(self) -> Load:
-        """When the rep's jobs are submitted (core/load.py): the profile's arrivals, or `burst`
-        jobs at once."""
+        """When the rep's jobs are submitted (core/scenario/load.py): the profile's arrivals, or
+        `burst` jobs at once."""
         if self.load_spec is None:
             return Burst(self.burst)
         return parse_load(self.load_spec)
@@ -136,7 +137,7 @@ def resolve_slots(slots: int | None, worker: WorkerSpec) -> int:
 
 
 def validate_scenario(s: Scenario) -> Scenario:
-    """Its numbers within their bounds (core/checks.py), its worker, its faults."""
+    """Its numbers within their bounds (core/scenario/checks.py), its worker, its faults."""
     check_fleet_sizes(s.workers, s.slots, s.worker.take_ahead)
     check_count(BURST, s.burst)
     check_job_seconds(s.job_seconds)

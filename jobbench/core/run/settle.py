@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from jobbench.core.checks import check_positive_int
+from jobbench.core.scenario.checks import check_positive_int
 from jobbench.errors import UsageError
 
 if TYPE_CHECKING:  # the statistics load only when a row is judged: the CLI imports this module

@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobbench.core.config import Scenario
+from jobbench.core.scenario.config import Scenario
 
 STALL_FLOOR_S = 5.0  # below this a busy 2-core box's scheduling gaps would read as stalls
 GIVE_UP_FACTOR = 4  # longer than the pauses a resilience run inflicts on purpose (20 s at least)

@@ -1,5 +1,5 @@
-"""The simulated Target (`--target sim`): each rep is core/sim.py's simulate_rep, the same queue
-and model policies the fake target runs, in this process, in virtual time. No processes, no
+"""The simulated Target (`--target sim`): each rep is core/sim/engine.py's simulate_rep, the same
+queue and model policies the fake target runs, in this process, in virtual time. No processes, no
 sockets and no logs; the result is marked simulated (target kind `sim`, and each scenario's
 `simulated`: the model policy that ran it)."""
 
@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobbench.core.config import Scenario
-from jobbench.core.fake_target import scenario_entry
-from jobbench.core.sim import EVENTS_MAX_JOBS, check_simulable, simulate_rep
-from jobbench.core.target import Progress, RepOutcome
+from jobbench.core.fake.target import scenario_entry
+from jobbench.core.run.target import Progress, RepOutcome
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.sim.engine import EVENTS_MAX_JOBS, check_simulable, simulate_rep
 from jobbench.results.model import ScenarioResult
 from jobbench.results.model import Target as TargetBlock
 

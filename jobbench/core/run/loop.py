@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobbench.core.settle import Settler
-from jobbench.core.target import Plan, Progress, Session
+from jobbench.core.run.settle import Settler
+from jobbench.core.run.target import Plan, Progress, Session
 from jobbench.errors import Interrupted, JobbenchError, name_kept_logs
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples, RepMeasure

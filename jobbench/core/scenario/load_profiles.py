@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jobbench.core.load import Burst, Load, Wave
+from jobbench.core.scenario.load import Burst, Load, Wave
 from jobbench.errors import UsageError
 
 SPELLINGS = (

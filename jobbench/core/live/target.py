@@ -15,9 +15,9 @@ from jobbench.clients.endpoint import LiveTarget, describe_rate
 from jobbench.clients.live_burst import RUN_WINDOW, BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 from jobbench.clients.live_records import BurstRecord
-from jobbench.core.config import Scenario, load_tag
-from jobbench.core.load import Wave
-from jobbench.core.target import Progress, RepOutcome
+from jobbench.core.run.target import Progress, RepOutcome
+from jobbench.core.scenario.config import Scenario, load_tag
+from jobbench.core.scenario.load import Wave
 from jobbench.errors import Interrupted, JobbenchError, RunFailed
 from jobbench.measure import live_metrics
 from jobbench.procs.signals import stop_signals_call

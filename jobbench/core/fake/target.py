@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from jobbench.clients.bench_client import BenchClient, split_server
-from jobbench.core.config import Scenario
-from jobbench.core.fleet_drive import FleetDrive
-from jobbench.core.predict import predict
-from jobbench.core.refresh_drive import Refreshes
-from jobbench.core.rep_drive import RepDrive, RepEnd
-from jobbench.core.sdk_env import with_sdk_env
-from jobbench.core.target import Progress, RepOutcome
-from jobbench.core.watchdog import watch_bounds
+from jobbench.core.fake.fleet_drive import FleetDrive
+from jobbench.core.fake.refresh_drive import Refreshes
+from jobbench.core.fake.rep_drive import RepDrive, RepEnd
+from jobbench.core.fake.watchdog import watch_bounds
+from jobbench.core.run.target import Progress, RepOutcome
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.sdk.env import with_sdk_env
+from jobbench.core.sim.predict import predict
 from jobbench.errors import RunFailed
 from jobbench.measure import metrics
 from jobbench.measure.concurrency import below_slots_text
@@ -71,7 +71,7 @@ class ReadyWorker:
 
 def ready_worker(spec: WorkerSpec, say: Callable[[str], None]) -> ReadyWorker:
     """The step every fleet takes before any worker starts: an SDK checkout gets the environment
-    of its own declared dependencies (built once per set, core/sdk_env.py), then the SDK is
+    of its own declared dependencies (built once per set, core/sdk/env.py), then the SDK is
     imported there once, so one that cannot be is a usage error naming the missing module."""
     ready = with_sdk_env(spec, say)
     return ReadyWorker(ready, probe_sdk(ready))
@@ -96,7 +96,7 @@ class ScenarioSession:
     endpoint_url: str = ""
     workers: list[WorkerProcess] = field(default_factory=list)
     scaled: list[WorkerProcess] = field(default_factory=list)  # an autoscaled fleet's, this rep
-    refreshes: Refreshes | None = None  # refresh_worker carried out (core/refresh_drive.py)
+    refreshes: Refreshes | None = None  # refresh_worker carried out (core/fake/refresh_drive.py)
     logs_kept: bool = False  # a failed scenario's logs stay for the error message to point at
     faults_in_force: tuple[str, ...] = ()  # the queue's rules: the scenario's or the server's
     _faults_before: list[str] | None = None  # another server's own rules, put back at the end
@@ -130,7 +130,7 @@ class ScenarioSession:
             entry.params.faults = list(self.faults_in_force)
         else:  # a server's own fault rules are not simulated
             # Before the first rep, once: the workers poll meanwhile, and a scenario's
-            # simulation takes milliseconds to seconds (core/predict.py's MAX_JOBS bounds it).
+            # simulation takes milliseconds to seconds (core/sim/predict.py's MAX_JOBS bounds it).
             predicted = predict(self.scenario, self.seed, self.progress.message)
             if predicted is not None:
                 entry.predicted = predicted

@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jobbench.core.gitrefs import is_git_repo, resolve_commit, worktree_for
-from jobbench.core.project import Project, Variant
+from jobbench.core.scenario.project import Project, Variant
+from jobbench.core.sdk.gitrefs import is_git_repo, resolve_commit, worktree_for
 from jobbench.errors import UsageError
 from jobbench.results.history import parse_ref
 from jobbench.results.model import Result

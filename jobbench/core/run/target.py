@@ -1,6 +1,6 @@
-"""The Target seam: where a plan's reps run. The one run loop (core/loop.py) asks a Target for a
+"""The Target seam: where a plan's reps run. The one run loop (core/run/loop.py) asks a Target for a
 Session per scenario and a Session for reps; the fake queue with its worker fleet
-(core/fake_target.py) and a live endpoint (core/live_target.py) are the two Targets today."""
+(core/fake/target.py) and a live endpoint (core/live/target.py) are the two Targets today."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from jobbench.core.config import RunConfig, Scenario
+from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import JobbenchError
 from jobbench.measure.figures import RepMeasure
 from jobbench.results.model import ScenarioResult
