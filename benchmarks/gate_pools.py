@@ -29,7 +29,7 @@ from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan
 from jobbench.core.scenario.config import RunConfig
 from jobbench.core.scenario.project import BUILTIN_SUITES
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.behaviour import split_imbalance, worker_cpu_ms_per_job
 from jobbench.results.model import Rep
 from jobbench.workers.spec import WorkerSpec

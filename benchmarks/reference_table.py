@@ -24,7 +24,7 @@ from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan
 from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.measure.analytic import expected_time_s
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.model import Result
 from jobbench.workers.spec import WorkerSpec
 

@@ -171,7 +171,7 @@ def _compare(
     """compare and gate: the same request, the gate always failing on a regression."""
     from jobbench.commands.compare import CompareRequest, compare_command
     from jobbench.core.run.settle import AUTO, parse_duration, parse_reps
-    from jobbench.render.progress import make_progress
+    from jobbench.render.text.progress import make_progress
     from jobbench.results.gate import GateConfig, parse_percent
 
     def command() -> int:

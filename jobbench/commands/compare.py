@@ -232,7 +232,7 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
     _save(comparison, docs, request)
     renderer(request.fmt)(comparison, sys.stdout, _width(), request.wide)
     if request.html is not None:
-        from jobbench.render.report_page import write_report
+        from jobbench.render.page.report_page import write_report
 
         written = write_report(docs, paths, request.html, None, comparison)
         progress.message(f"html report: {written}")

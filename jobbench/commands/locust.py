@@ -26,7 +26,7 @@ from jobbench.core.scenario.config import Scenario, check_fits, scenario_name, v
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError, name_kept_logs
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import signal_group, stop_group
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.workers.spec import WorkerSpec
 
 LOCUSTFILE = Path(__file__).parents[1] / "clients" / "locustfile.py"  # Locust runs it

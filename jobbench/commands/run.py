@@ -36,7 +36,7 @@ from jobbench.core.scenario.fleet_spec import parse_autoscale
 from jobbench.core.scenario.load_profiles import parse_load
 from jobbench.core.sim.target import Simulated
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, UsageError
-from jobbench.render.progress import make_progress, stdout_console
+from jobbench.render.text.progress import make_progress, stdout_console
 from jobbench.results.correctness import bad_jobs, describe, side_outcomes
 from jobbench.results.model import Result
 from jobbench.results.store import print_json
@@ -100,10 +100,10 @@ def run_command(req: RunRequest) -> int:
     if req.json_out:
         print_json(docs[0])
     else:
-        from jobbench.render.terminal import render_result  # rich, only for the table
+        from jobbench.render.text.terminal import render_result  # rich, only for the table
 
         render_result(docs[0], console or stdout_console(), saved_to=str(plan.path))
-    from jobbench.render.report_page import report_after_run
+    from jobbench.render.page.report_page import report_after_run
 
     report_after_run(docs[0], plan.path, req.html, req.quiet)
     return judge_failures(docs[0], limit)

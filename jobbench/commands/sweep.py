@@ -31,7 +31,7 @@ from jobbench.core.sweep.grid import (
 )
 from jobbench.core.sweep.project import sweep_table
 from jobbench.errors import EXIT_OK, UsageError
-from jobbench.render.progress import make_progress
+from jobbench.render.text.progress import make_progress
 from jobbench.results.model_base import to_json
 from jobbench.results.sweep_model import AXIS_NAMES, COLOR_FIGURES, Sweep
 
@@ -119,11 +119,11 @@ def sweep_command(req: SweepRequest) -> int:
     processes = req.processes or os.cpu_count() or 1
     sweep = run_sweep(grid, cells, reps=reps, seed=seed, processes=processes, progress=progress)
     json_path, csv_path = save_sweep(sweep, req.out, req.label)
-    from jobbench.render.sweep_text import render_summary
+    from jobbench.render.text.sweep_text import render_summary
 
     render_summary(sweep, sys.stdout, saved=f"{json_path}, {csv_path}")
     if req.html is not None:
-        from jobbench.render.sweep_page import write_sweep_page
+        from jobbench.render.page.sweep_page import write_sweep_page
 
         write_sweep_page(sweep, req.html, x, y, color)
         print(f"html: {req.html}")
@@ -169,7 +169,7 @@ def save_sweep(sweep: Sweep, out: Path, label: str) -> tuple[Path, Path]:
     """LABEL.sweep.json (the document) and LABEL.sweep.csv (a row per cell) in `out`."""
     import json
 
-    from jobbench.render.sweep_text import sweep_csv
+    from jobbench.render.text.sweep_text import sweep_csv
 
     out.mkdir(parents=True, exist_ok=True)
     json_path, csv_path = out / f"{label}.sweep.json", out / f"{label}.sweep.csv"

@@ -27,7 +27,7 @@ from jobbench.errors import Interrupted, UsageError
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples
 from jobbench.measure.live_metrics import live_rep_measure
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.model import ScenarioResult, to_json
 from tests.unit.test_live_metrics import record
 

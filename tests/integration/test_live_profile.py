@@ -35,7 +35,7 @@ from jobbench.core.run.target import Plan
 from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK
 from jobbench.measure.live_metrics import arrivals_block
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.compare import compare_docs
 from jobbench.results.gate import GateConfig, judge
 

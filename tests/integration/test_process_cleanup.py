@@ -21,7 +21,7 @@ from jobbench.errors import WorkerError
 from jobbench.procs.embedded_queue import EmbeddedQueue
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import WorkerProcess, group_alive, stop_group
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.workers.spec import worker_spec
 
 # The leader exits on SIGTERM; the child it forked ignores SIGTERM (set before the fork).

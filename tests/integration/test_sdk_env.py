@@ -18,7 +18,7 @@ from jobbench.core.scenario.config import Scenario
 from jobbench.core.sdk.deps import declared_dependencies
 from jobbench.core.sdk.env import env_key, envs_root, with_sdk_env
 from jobbench.errors import UsageError
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.workers.kinds import probe_sdk
 from jobbench.workers.spec import WorkerSpec
 from tests.unit.cli import run_cli

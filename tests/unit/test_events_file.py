@@ -19,7 +19,7 @@ from jobbench.core.run.target import Plan
 from jobbench.core.scenario.config import RunConfig
 from jobbench.errors import Interrupted
 from jobbench.procs.signals import sigterm_as_interrupt
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.events_file import EventsWriter, read_rep_events
 from tests.unit.test_loop import Script, ScriptedTarget, fine
 from tests.unit.test_render_run import DRAIN, ENV, drain_rep

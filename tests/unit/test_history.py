@@ -19,8 +19,8 @@ from jobbench.core.run.target import Plan
 from jobbench.core.scenario.config import RunConfig
 from jobbench.core.scenario.project import load_project
 from jobbench.errors import Interrupted, RunFailed, UsageError
-from jobbench.render.history import SavedRun, render_history
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.history import SavedRun, render_history
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.history import archive, saved_labels, worth_keeping
 from jobbench.results.model import Comparison
 from jobbench.results.store import find_result, read_comparison, read_result, save_document

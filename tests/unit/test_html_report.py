@@ -31,10 +31,10 @@ from jobbench.procs.machine import (
     machine_load,
     sample,
 )
-from jobbench.render import charts, svg, thinning
-from jobbench.render.charts import Ideal, Plotted
-from jobbench.render.lanes import count_over_time, slot_rows
-from jobbench.render.timeline import timeline
+from jobbench.render.page import charts, svg, thinning
+from jobbench.render.page.charts import Ideal, Plotted
+from jobbench.render.page.lanes import count_over_time, slot_rows
+from jobbench.render.page.timeline import timeline
 from jobbench.results.events_file import EventsWriter
 from jobbench.results.model import Environment, ScenarioResult, Target
 from jobbench.results.store import new_document, read_comparison, read_result, write_document

@@ -133,7 +133,7 @@ def test_bad_loads_are_one_line_errors_naming_the_flag(spec: str, says: str) -> 
 
 
 def test_a_profiles_rep_line_says_how_late_the_driver_was() -> None:
-    from jobbench.render.arrivals import pacing_line
+    from jobbench.render.text.arrivals import pacing_line
 
     assert pacing_line({"time_to_p99_s": 1.0}) is None  # a burst
     figures = {

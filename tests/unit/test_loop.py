@@ -19,7 +19,7 @@ from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan, Progress, RepOutcome
 from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import Interrupted, JobbenchError, RunFailed
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.model import ScenarioResult, Target
 from tests.unit.test_render_run import DRAIN, ENV, drain_rep, rep_of
 

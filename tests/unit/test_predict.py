@@ -18,8 +18,8 @@ from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim import predict as predict_module
 from jobbench.core.sim.engine import simulate_rep
 from jobbench.core.sim.predict import predict
-from jobbench.render import html_tables
-from jobbench.render.explain import predicted_line
+from jobbench.render.page import html_tables
+from jobbench.render.words.explain import predicted_line
 from jobbench.results.model import ScenarioResult, Spread
 from jobbench.workers.spec import WorkerSpec
 

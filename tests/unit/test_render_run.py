@@ -30,10 +30,10 @@ from jobbench.measure import metrics
 from jobbench.measure.analytic import expected_time_s
 from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.measure.live_metrics import live_rep_measure
-from jobbench.render import html_tables
-from jobbench.render.cells import fmt
-from jobbench.render.explain import FAKE_LEGEND, LIVE_LEGEND, gap_line, scenario_title
-from jobbench.render.terminal import render_result, scenario_footer, scenario_table
+from jobbench.render.page import html_tables
+from jobbench.render.text.terminal import render_result, scenario_footer, scenario_table
+from jobbench.render.words.cells import fmt
+from jobbench.render.words.explain import FAKE_LEGEND, LIVE_LEGEND, gap_line, scenario_title
 from jobbench.results.model import Environment, Result, ScenarioResult, Target
 from jobbench.results.store import new_document
 from jobbench.workers.spec import WorkerSpec

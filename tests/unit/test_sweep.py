@@ -27,7 +27,7 @@ from jobbench.core.sweep.grid import (
     whole_axis,
 )
 from jobbench.errors import EXIT_USAGE, UsageError
-from jobbench.render.sweep_text import CSV_COLUMNS
+from jobbench.render.text.sweep_text import CSV_COLUMNS
 from jobbench.results.sweep_model import SWEEP_SCHEMA, Sweep
 from tests.unit.cli import run_cli
 

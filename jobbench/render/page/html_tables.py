@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from jobbench.render.cells import (
+from jobbench.render.words.cells import (
     FLEET_ROWS,
     HELD,
     HELD_ROWS,
@@ -24,7 +24,7 @@ from jobbench.render.cells import (
     interval,
     noise,
 )
-from jobbench.render.explain import (
+from jobbench.render.words.explain import (
     buffered_any,
     fleet_line,
     gap_line,
@@ -36,7 +36,7 @@ from jobbench.render.explain import (
     profile_ideal_lines,
     refresh_line,
 )
-from jobbench.render.resilience import (
+from jobbench.render.words.resilience import (
     COMPLETED_ROW,
     HEAD,
     completed_share,
@@ -49,7 +49,7 @@ from jobbench.results.model import Comparison, ScenarioResult, Spread
 
 def figures(live: bool) -> tuple[tuple[str, str, str], ...]:
     """(row title, summary key, unit): every figure of `scenarios[].summary` that a reader asks
-    for, the job phases named as the terminal names them for this mode (render/explain.py)."""
+    for, the job phases named as the terminal names them for this mode (render/words/explain.py)."""
     return (
         ("time to first done", "time_to_first_s", "s"),
         ("time to 50 %", "time_to_p50_s", "s"),

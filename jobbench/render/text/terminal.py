@@ -13,9 +13,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from jobbench.render.arrivals import pacing_line, steady_line
-from jobbench.render.cells import FLEET_ROWS, HELD_ROWS, STEADY_ROWS, fmt
-from jobbench.render.explain import (
+from jobbench.render.text.arrivals import pacing_line, steady_line
+from jobbench.render.words.cells import FLEET_ROWS, HELD_ROWS, STEADY_ROWS, fmt
+from jobbench.render.words.explain import (
     PHASE_NAMES,
     below_slots_lines,
     buffered_any,
@@ -30,7 +30,7 @@ from jobbench.render.explain import (
     refresh_line,
     scenario_title,
 )
-from jobbench.render.resilience import (
+from jobbench.render.words.resilience import (
     COMPLETED_ROW,
     HEAD,
     LEGEND,
@@ -159,7 +159,7 @@ def scenario_heading(entry: ScenarioResult) -> Text:
 
 
 def resilience_table(entry: ScenarioResult) -> Group | None:
-    """Faults, lost jobs and stalls per rep (render/resilience.py), when there were any."""
+    """Faults, lost jobs and stalls per rep (render/words/resilience.py), when there were any."""
     rows = resilience_rows(entry)
     if not rows:
         return None
@@ -251,7 +251,14 @@ def render_comparison(
 ) -> None:
     """The comparison as a rich table (the `table` format): within 100 columns, the gated
     metric only; `wide` adds every other figure."""
-    from jobbench.render.cells import header, held_lines, legend, row_cells, title, verdict_lines
+    from jobbench.render.words.cells import (
+        header,
+        held_lines,
+        legend,
+        row_cells,
+        title,
+        verdict_lines,
+    )
 
     console = Console(file=out, width=width)
     table = Table(

@@ -15,11 +15,11 @@ from html import escape
 from typing import Protocol
 
 from jobbench.measure.series import RepSeries
-from jobbench.render import charts
-from jobbench.render.cells import fmt
-from jobbench.render.charts import Figure, Ideal, Plotted
-from jobbench.render.rep_strip import StripSide, rep_table, strip
-from jobbench.render.timeline import timeline
+from jobbench.render.page import charts
+from jobbench.render.page.charts import Figure, Ideal, Plotted
+from jobbench.render.page.rep_strip import StripSide, rep_table, strip
+from jobbench.render.page.timeline import timeline
+from jobbench.render.words.cells import fmt
 from jobbench.results.compare import METRICS
 
 TIMELINE_BUDGET = 1_500_000  # characters of the other reps' slot timelines on one page

@@ -6,7 +6,7 @@ resilience table: with faults asked for it is the measurement), and a line per f
 from __future__ import annotations
 
 from jobbench.measure.stats import summary
-from jobbench.render.cells import fmt
+from jobbench.render.words.cells import fmt
 from jobbench.results.behaviour import is_measurement
 from jobbench.results.correctness import bad_jobs, describe, rep_bad, side_outcomes
 from jobbench.results.model import Rep, ScenarioResult

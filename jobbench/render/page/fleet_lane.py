@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jobbench.render import svg
-from jobbench.render.charts import WIDTH, Figure
-from jobbench.render.timeline import short_names
+from jobbench.render.page import svg
+from jobbench.render.page.charts import WIDTH, Figure
+from jobbench.render.page.timeline import short_names
 from jobbench.results.model_result import FleetFigures, FleetWorker
 
 SIZE_H = 60.0  # px of the size track

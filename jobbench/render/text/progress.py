@@ -1,5 +1,5 @@
 """Which progress and console a command gets: rich bars on a TTY, sparse plain lines otherwise
-(or when CI=true). rich stays in render/terminal.py, imported only when it is used."""
+(or when CI=true). rich stays in render/text/terminal.py, imported only when it is used."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 
 if TYPE_CHECKING:
-    from jobbench.render.terminal import Console, RichProgress
+    from jobbench.render.text.terminal import Console, RichProgress
 
 
 # The rich bars handed out, so that the last message (an error, Ctrl-C's) stops them first.
@@ -25,7 +25,7 @@ def make_progress(quiet: bool) -> tuple[Console | None, PlainProgress | RichProg
     """(the console results print on, None for plain stdout; the progress of the reps)."""
     if quiet or not use_rich():
         return None, PlainProgress(quiet=quiet)
-    from jobbench.render.terminal import rich_progress
+    from jobbench.render.text.terminal import rich_progress
 
     console, bar = rich_progress()
     _BARS.append(bar)
@@ -46,6 +46,6 @@ def end_progress(after_ctrl_c: bool, stream: TextIO | None = None) -> None:
 
 def stdout_console() -> Console:
     """A 100-column console on stdout, for results printed without rich progress."""
-    from jobbench.render.terminal import stdout_console as console
+    from jobbench.render.text.terminal import stdout_console as console
 
     return console()

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from jobbench.render.svg import num
+from jobbench.render.page.svg import num
 
 # viridis at 0, 0.25, 0.5, 0.75, 1: bad (dark purple) .. good (yellow)
 _STOPS = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))

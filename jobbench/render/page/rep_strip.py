@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from html import escape
 
 from jobbench.measure.stats import median
-from jobbench.render import svg
-from jobbench.render.cells import fmt
-from jobbench.render.charts import WIDTH, Figure
+from jobbench.render.page import svg
+from jobbench.render.page.charts import WIDTH, Figure
+from jobbench.render.words.cells import fmt
 from jobbench.results.behaviour import is_measurement
 from jobbench.results.compare import METRICS
 from jobbench.results.model import Anomaly, ScenarioResult

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from jobbench.render.cells import header, legend, row_cells, title, verdict_lines
+from jobbench.render.words.cells import header, legend, row_cells, title, verdict_lines
 from jobbench.results.model import Comparison
 
 

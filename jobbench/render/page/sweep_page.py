@@ -9,10 +9,10 @@ import itertools
 from html import escape
 from pathlib import Path
 
-from jobbench.render.heatmap import HeatCell, Scale, heatmap, legend
-from jobbench.render.html import CSP
-from jobbench.render.style import CSS
-from jobbench.render.sweep_text import count, describe
+from jobbench.render.page.heatmap import HeatCell, Scale, heatmap, legend
+from jobbench.render.page.html import CSP
+from jobbench.render.page.style import CSS
+from jobbench.render.text.sweep_text import count, describe
 from jobbench.results.sweep_model import AXIS_NAMES, COLOR_FIGURES, Sweep, SweepCell
 
 AXIS_TITLES = {

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from jobbench.measure.series import RepSeries
-from jobbench.render import svg, thinning
-from jobbench.render.cells import fmt
+from jobbench.render.page import svg, thinning
+from jobbench.render.words.cells import fmt
 
 WIDTH = 960
 CDF_POINTS = 2000

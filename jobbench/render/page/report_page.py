@@ -1,5 +1,5 @@
 """The HTML report's page for a result, or for both sides of a comparison, written to a file:
-the documents, every rep's series from `<result>.events.jsonl`, then render/html.py.
+the documents, every rep's series from `<result>.events.jsonl`, then render/page/html.py.
 `jobbench report`, and `--html` on run and compare, all write it here."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from jobbench.errors import ResultsError, UsageError
 from jobbench.measure.series import RepSeries, rep_series
-from jobbench.render.html import SideReport, render_page
+from jobbench.render.page.html import SideReport, render_page
 from jobbench.results.events_file import each_rep_events
 from jobbench.results.model import Comparison, Result
 from jobbench.results.store import read_result, safe_label

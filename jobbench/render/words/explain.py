@@ -12,7 +12,7 @@ from fake_queue.protocol import DRAIN, SDK_112, TAKE_AHEAD
 from fake_queue.queue.latency import LatencySpecError, parse_distribution
 from jobbench.measure.analytic import expected_time_s
 from jobbench.measure.concurrency import below_slots_text
-from jobbench.render.cells import fmt
+from jobbench.render.words.cells import fmt
 from jobbench.results.compare import is_profile
 from jobbench.results.model import LatencyDistribution, ScenarioResult
 

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from jobbench.measure.series import RepSeries
-from jobbench.render import charts, html_tables, steady_charts
-from jobbench.render.charts import Figure, Ideal, Plotted
-from jobbench.render.every_rep import Budget, Scene, every_rep
-from jobbench.render.fleet_lane import FleetSide, fleet_lane
-from jobbench.render.rep_strip import StripSide
-from jobbench.render.steady_charts import SteadySide
-from jobbench.render.style import CSS
-from jobbench.render.timeline import timeline
+from jobbench.render.page import charts, html_tables, steady_charts
+from jobbench.render.page.charts import Figure, Ideal, Plotted
+from jobbench.render.page.every_rep import Budget, Scene, every_rep
+from jobbench.render.page.fleet_lane import FleetSide, fleet_lane
+from jobbench.render.page.rep_strip import StripSide
+from jobbench.render.page.steady_charts import SteadySide
+from jobbench.render.page.style import CSS
+from jobbench.render.page.timeline import timeline
 from jobbench.results.compare import gated_metric
 from jobbench.results.model import (
     Comparison,
@@ -150,7 +150,7 @@ def _text(value: Any) -> str:
 
 
 def _verdict(comparison: Comparison) -> str:
-    from jobbench.render.cells import legend, title
+    from jobbench.render.words.cells import legend, title
 
     return (
         f"<section><h2>Comparison</h2><p>{escape(title(comparison))}</p>"
@@ -279,7 +279,7 @@ def _plots(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
 def _fleet_lanes(
     sides: Sequence[SideReport], entries: list[ScenarioResult], x_max: float
 ) -> list[Figure]:
-    """An autoscaled fleet's lane per side (render/fleet_lane.py), for the plotted rep."""
+    """An autoscaled fleet's lane per side (render/page/fleet_lane.py), for the plotted rep."""
     lanes = []
     for side, entry in zip(sides, entries):
         number = side.plotted_rep(entry.name) or len(entry.reps)
@@ -291,7 +291,7 @@ def _fleet_lanes(
 
 
 def _steady_plots(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
-    """An arrival profile's rep over time (render/steady_charts.py), from the result alone:
+    """An arrival profile's rep over time (render/page/steady_charts.py), from the result alone:
     the rep the other plots show, else the last; nothing for a burst."""
     name = entries[0].name
     shown: list[SteadySide] = []

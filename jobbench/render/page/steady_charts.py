@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobbench.render import svg
-from jobbench.render.charts import WIDTH, Figure, Legend, frame, plot_legend
+from jobbench.render.page import svg
+from jobbench.render.page.charts import WIDTH, Figure, Legend, frame, plot_legend
 from jobbench.results.model import Steady
 
 

@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from jobbench.render.arrivals import pacing_line, steady_line
+from jobbench.render.text.arrivals import pacing_line, steady_line
 
 
 class PlainProgress:

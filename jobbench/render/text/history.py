@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from jobbench.render.cells import fmt
+from jobbench.render.words.cells import fmt
 from jobbench.results.model import Result
 
 HEAD = ("run", "file", "created (UTC)", "state", "reps", "scenarios", "time to 99 % (median)")
