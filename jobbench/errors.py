@@ -43,6 +43,13 @@ class WorkerError(RunFailed):
         super().__init__(f"worker {worker} {what} ({code}){tail}")
 
 
+class CandidateFailed(RunFailed):
+    """A comparison's candidate side cut its own rep short (a worker hung past the watchdog's
+    give-up, died, or lost jobs): its behaviour, judged by the comparison (results/behaviour.py),
+    not a run that could not be measured. The rep is saved, partial; the rows after it do not
+    run."""
+
+
 class Interrupted(RunFailed):
     """Ctrl-C: partial results were saved and marked incomplete."""
 

@@ -30,7 +30,7 @@ from jobbench.core.scenario.project import (
     load_project,
 )
 from jobbench.core.sim.target import Simulated
-from jobbench.errors import EXIT_OK, UsageError
+from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageError
 from jobbench.render import FORMATS, renderer
 from jobbench.results.compare import compare_docs
 from jobbench.results.gate import GateConfig, judge
@@ -176,7 +176,10 @@ def run_sides(
         if s.variant is not None
     ]
     settle = settle if len(plans) == 2 else None
-    ran = iter(run_plans(plans, progress, settle=settle) if plans else [])
+    # The candidate's own failures (a hung or dead worker) are judged, not fatal: its plan is
+    # the last one whenever it runs now.
+    candidate = len(plans) - 1 if sides[1].variant is not None else None
+    ran = iter(run_plans(plans, progress, settle, candidate) if plans else [])
     return [s.doc if s.doc is not None else next(ran) for s in sides]
 
 
@@ -228,7 +231,16 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
     for row in comparison.rows:
         row.stopped = _stopped(row, sides, settle, reps)
         row.looks = settle.looks.get(row.scenario, 1) if settle else 1
+    b_stopped = docs[1].error is not None and sides[1].variant is not None  # B ended the run
+    if b_stopped and comparison.rows:
+        comparison.rows[-1].stopped = "B's workers cut its last rep short, ending the run"
     code = judge(comparison, request.gate)
+    if b_stopped:
+        # A gate fails it as a regression (its rows name what its workers did); anything
+        # short of that, or a plain compare, is a run that could not finish: never a pass.
+        judged = request.fail_on_regression and code == EXIT_REGRESSION
+        code = code if judged else EXIT_RUN_FAILED
+        progress.message(f"B's run stopped early, judged as its behaviour: {docs[1].error}")
     _save(comparison, docs, request)
     renderer(request.fmt)(comparison, sys.stdout, _width(), request.wide)
     if request.html is not None:
@@ -236,7 +248,7 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
 
         written = write_report(docs, paths, request.html, None, comparison)
         progress.message(f"html report: {written}")
-    return code if request.fail_on_regression else EXIT_OK
+    return code if request.fail_on_regression or code == EXIT_RUN_FAILED else EXIT_OK
 
 
 def _stopped(row: Row, sides: list[Side], settle: Settler | None, reps: int) -> str:

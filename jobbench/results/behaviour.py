@@ -31,7 +31,12 @@ from jobbench.results.model import Rep, ScenarioResult
 SUSPECT_P = 0.05
 # The anomaly kinds that disturb the measurement rather than describe the worker.
 MEASUREMENT_KINDS = frozenset({"saturated"})
+# A rep its own workers cut short (rep_drive.RepEnd.partial) ended the side's run there: the
+# kind it counts as. One such rep is a fact, not a sample, like a failed job.
+RUN_ENDING = {"stalled": "hung", "worker died": "died"}
 WORDS = {
+    "hung": "a worker hung past the watchdog's give-up, ending the run",
+    "died": "a worker died, ending the run",
     "stall": "a worker stalled",
     "worker_cpu": "a worker kept a core busy",
     "stop timeout": "a worker did not stop when told",
@@ -43,8 +48,10 @@ def is_measurement(kind: str) -> bool:
 
 
 def rep_behaviour(rep: Rep) -> set[str]:
-    """The behaviour kinds one rep showed."""
-    return {a.kind for a in rep.anomalies or [] if not is_measurement(a.kind)}
+    """The behaviour kinds one rep showed, a run its workers ended included."""
+    kinds = {a.kind for a in rep.anomalies or [] if not is_measurement(a.kind)}
+    ending = RUN_ENDING.get(rep.partial or "")
+    return kinds | {ending} if ending is not None else kinds
 
 
 def side_behaviour(entry: ScenarioResult) -> dict[str, int]:
@@ -80,7 +87,9 @@ def judge_behaviour(
         p = float(boschloo_exact(table, alternative="greater").pvalue)
         p = 1.0 if math.isnan(p) else p  # scipy's answer for a table it cannot test
         said = f"behaviour: {WORDS.get(kind, kind)} in {k_b} of {n_b} reps, baseline {k_a} of {n_a}"
-        if p < alpha:
+        if kind in RUN_ENDING.values() and k_a == 0:
+            found.append(BehaviourCheck("regression", f"{said} (a fact: no test needed)"))
+        elif p < alpha:
             found.append(BehaviourCheck("regression", f"{said} (p = {p:.2g} < {alpha:.2g})"))
         elif k_a == 0:
             found.append(BehaviourCheck("inconclusive", f"{said}: new, too few reps to be sure"))

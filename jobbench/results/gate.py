@@ -182,13 +182,19 @@ def _overall(comparison: Comparison) -> tuple[str, int, str]:
         for key, side in (("A", comparison.baseline), ("B", comparison.candidate))
         if not side.complete
     ]
+    broke = [f"{row.scenario} ({row.broke})" for row in rows if row.broke]
+    if incomplete and broke:  # what the candidate broke stays broken, however the run ended
+        return (
+            "regression",
+            EXIT_REGRESSION,
+            f"broke in {', '.join(broke)}; " + "; ".join(incomplete),
+        )
     if incomplete:  # never a pass, whatever the rows that did run say
         found = f"; regression so far in {', '.join(slower)}" if slower else ""
         return "inconclusive", EXIT_INCONCLUSIVE, "; ".join(incomplete) + found
     if slower:
         # What broke (correctness, behaviour) first; then speed, as a trade where other rows
         # are faster. Still a regression either way: the gate fails on any row slower.
-        broke = [f"{row.scenario} ({row.broke})" for row in rows if row.broke]
         speed = [row.scenario for row in rows if row.verdict == "regression" and not row.broke]
         faster = [row.scenario for row in rows if row.verdict == "better"]
         said = [f"broke in {', '.join(broke)}"] if broke else []

@@ -27,6 +27,7 @@ VARIANTS = {
     "spin": "--defect spin",
     "late-start": "--defect late-start",
     "stall-on-429": "--defect stall-on-429 --stall-s 1.2",
+    "hang-on-429": "--defect stall-on-429 --stall-s 4",  # past the watchdog's 2.8 s give-up
     "greedy": "--defect greedy",
 }
 # Every suite at scaled-down latencies (--reps auto adds pairs to the suite's reps):
@@ -38,8 +39,8 @@ VARIANTS = {
 #   regression on one row settles at its first look there, at 7 reps when it starts at 3;
 # - a burst on one worker whose takes are answered 429 seven times in ten, so nearly every rep
 #   meets one mid-burst (a stalled worker's next 429 finds it idle for a second: one stall a
-#   time); a side whose reps stall has no outliers, its stalls count in its time, and 8-10 reps
-#   a side settle it (5 to start, so that the first looks spend little), with the watchdog's
+#   time); a side whose reps stall has no outliers, its stalls count in its time, and 7-10 reps
+#   a side settle it (5 to start, tests at 5, 7 and 10), with the watchdog's
 #   stall bound scaled down too: its 5 s floor would let a 1.2 s stall through, and a bound of
 #   0.7 s gives up (4 x) only after 2.8 s, longer than a stall and the 429s around it.
 SUITES = """
@@ -119,3 +120,24 @@ def test_a_comment_only_change_passes_the_burst_and_the_trickle(project: Path) -
     for suite in ("burst", "trickle"):
         code, comparison, reasons = gate(project, "comment-only", suite)
         assert (code, comparison["verdict"]) == (0, "pass"), reasons
+
+
+def test_a_candidate_whose_worker_hangs_is_a_regression_and_a_baseline_that_hangs_fails(
+    project: Path,
+) -> None:
+    """A worker silent past the watchdog's give-up ends its side's run. The candidate's is its
+    behaviour: the gate judges the reps so far (exit 1, naming it); the baseline's leaves
+    nothing to judge against (exit 4), as before."""
+    code, comparison, reasons = gate(project, "hang-on-429", "rate-limited")
+    assert (code, comparison["verdict"]) == (1, "regression"), reasons
+    assert "a worker hung past the watchdog's give-up" in reasons, reasons
+    assert comparison["rows"][-1]["stopped"] == "B's workers cut its last rep short, ending the run"
+    apart = project / "reversed"  # a folder of its own: saved results would stand for names
+    apart.mkdir()
+    (apart / "jobbench.toml").write_text((project / "jobbench.toml").read_text())
+    limit = ("--max-reps", "8")
+    result = run_jobbench(
+        "gate", "hang-on-429", "base", "--suite", "rate-limited", *GATE, *limit, cwd=apart
+    )
+    assert result.returncode == 4, result.stderr + result.stdout
+    assert "made no take and no job-done" in result.stderr

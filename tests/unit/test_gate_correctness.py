@@ -78,6 +78,50 @@ def test_a_candidates_stall_in_every_rep_is_a_regression_and_in_one_rep_inconclu
     assert "new, too few reps to be sure" in comparison.rows[0].reason
 
 
+def test_a_candidate_whose_worker_hung_or_died_is_a_regression_at_once() -> None:
+    """One rep its own worker cut short ended the candidate's run: a fact, no test; the same in
+    the baseline is judged like any behaviour the two sides share."""
+    for partial, words in (("stalled", "a worker hung"), ("worker died", "a worker died")):
+        cand = doc("b", steady(10.0, 3))
+        cand.scenarios[0].reps[-1].partial = partial
+        comparison = compare_docs(doc("a", steady(10.0, 3)), cand)
+        assert judge(comparison, GateConfig()) == EXIT_REGRESSION
+        assert f"behaviour: {words}" in comparison.rows[0].reason
+        assert (
+            "in 1 of 3 reps, baseline 0 of 3 (a fact: no test needed)" in comparison.rows[0].reason
+        )
+    both = [doc(k, steady(10.0, 3)) for k in "ab"]
+    for result in both:
+        result.scenarios[0].reps[-1].partial = "stalled"
+    comparison = compare_docs(*both)
+    assert judge(comparison, GateConfig()) != EXIT_REGRESSION
+    assert "not significantly more often than the baseline" in comparison.rows[0].reason
+
+
+def test_a_behaviour_the_baseline_shows_too_is_open_only_while_its_excess_is_suspect() -> None:
+    """Stalls in 2 of 8 reps against 1 of 8: the baseline's own rate drawn twice, passed; in 7
+    of 8 against 1 of 8: significant at 5 % but not at the row's level, inconclusive."""
+    stall = Anomaly(kind="stall", worker="w0", at_s=1.0, for_s=4.0, held=3, resumed=True)
+
+    def stalled(label: str, reps: int) -> Result:
+        result = doc(label, steady(10.0, 8))
+        for rep in result.scenarios[0].reps[:reps]:
+            rep.anomalies = [stall]
+        return result
+
+    few = compare_docs(stalled("a", 1), stalled("b", 2))
+    assert judge(few, GateConfig()) == EXIT_OK
+    assert (
+        "stalled in 2 of 8 reps, baseline 1 of 8: not significantly more often"
+        in few.rows[0].reason
+    )
+    many = compare_docs(stalled("a", 1), stalled("b", 7))
+    assert judge(many, GateConfig()) == EXIT_INCONCLUSIVE
+    assert (
+        "stalled in 7 of 8 reps, baseline 1 of 8: more often, not yet sure" in many.rows[0].reason
+    )
+
+
 def harness(worker_cores: float, wall_s: float = 10.0) -> dict[str, Any]:
     return {"wall_s": wall_s, "queue_cores": 0.05, "driver_cores": 0.02,
             "worker_cores": {"w0": worker_cores, "w1": worker_cores}, "others_cores": 0.0,

@@ -13,7 +13,7 @@ from typing import Any
 
 from jobbench.core.run.settle import Settler
 from jobbench.core.run.target import Plan, Progress, Session
-from jobbench.errors import Interrupted, JobbenchError, name_kept_logs
+from jobbench.errors import CandidateFailed, Interrupted, JobbenchError, RunFailed, name_kept_logs
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
@@ -50,11 +50,18 @@ def add_rep(entry: ScenarioResult, measure: RepMeasure, every_samples: list[Phas
     entry.summary = spreads(summary)
 
 
-def run_plans(plans: list[Plan], progress: Progress, settle: Settler | None = None) -> list[Result]:
+def run_plans(
+    plans: list[Plan],
+    progress: Progress,
+    settle: Settler | None = None,
+    candidate: int | None = None,
+) -> list[Result]:
     """Run every plan's scenarios; with several plans, reps alternate A, B, A, B... `settle`
     (two plans, `--reps auto`) decides after each pair past the first reps whether a row needs
     more. A SIGTERM is a Ctrl-C here: either ends with every process stopped and the results so
-    far saved, marked interrupted."""
+    far saved, marked interrupted. A rep the `candidate` plan's own workers cut short ends the
+    run with the results so far, marked incomplete, for the comparison to judge (CandidateFailed);
+    any other failure raises."""
     for plan in plans:
         plan.target.preflight(plan.config.scenarios, progress)
     first = plans[0]
@@ -64,9 +71,14 @@ def run_plans(plans: list[Plan], progress: Progress, settle: Settler | None = No
         with sigterm_as_interrupt():
             progress.message(first.target.header(first.config.scenarios, first.config.reps))
             for index in range(len(first.config.scenarios)):
-                _run_scenario(plans, docs, saves, index, progress, settle)
+                _run_scenario(plans, docs, saves, index, progress, settle, candidate)
         for doc in docs:
             doc.complete = True
+    except CandidateFailed as exc:
+        mark_failed(docs, f"not every scenario ran: the candidate's run stopped ({exc})",
+                    interrupted=False)  # fmt: skip
+        docs[candidate if candidate is not None else -1].error = str(exc)
+        progress.message(f"the candidate's run stopped: {exc}")
     except KeyboardInterrupt:
         mark_failed(docs, "interrupted (Ctrl-C or SIGTERM) before every rep ran", interrupted=True)
         raise Interrupted(f"interrupted: partial results saved in {_where(saves)}") from None
@@ -152,6 +164,7 @@ def _run_scenario(
     index: int,
     progress: Progress,
     settle: Settler | None,
+    candidate: int | None,
 ) -> None:
     sessions: list[Session] = []
     succeeded = False
@@ -166,7 +179,7 @@ def _run_scenario(
             entries.append(session.entry())
             doc.scenarios.append(entries[-1])
             doc.environment.learn(session.environment())
-        _run_reps(plans, sessions, entries, docs, saves, settle)
+        _run_reps(plans, sessions, entries, docs, saves, settle, candidate)
         succeeded = True
     except JobbenchError as exc:
         if not isinstance(exc, Interrupted):  # an interrupted run says where its result is
@@ -183,6 +196,7 @@ def _run_reps(
     docs: list[Result],
     saves: list[Save],
     settle: Settler | None,
+    candidate: int | None,
 ) -> None:
     samples: list[list[PhaseSamples]] = [[] for _ in plans]
     reps = plans[0].config.reps
@@ -197,6 +211,11 @@ def _run_reps(
                 add_rep(entry, outcome.measure, samples[p])
                 saves[p].save_rep(docs[p], session.scenario.name, rep, outcome.events)
             if outcome.stopped is not None:
+                own = isinstance(outcome.stopped, RunFailed) and not isinstance(
+                    outcome.stopped, Interrupted
+                )
+                if p == candidate and own:
+                    raise CandidateFailed(str(outcome.stopped)) from outcome.stopped
                 raise outcome.stopped
         pair_s = time.monotonic() - began
         if rep >= reps and (settle is None or settle.stop(entries, rep, pair_s, deadline)):
