@@ -1,6 +1,6 @@
 """The gate's error rates, measured on real reps: resample the pools of benchmarks/gate_pools.py
-into thousands of simulated `jobbench gate` calls over the seed suite and count how often the
-rule (jobbench/results/decision.py, with --reps auto as jobbench/core/settle.py runs it) is wrong.
+into thousands of simulated `jobbench gate` calls over the seed suite and count how often the rule
+(jobbench/results/decision.py, with --reps auto as jobbench/core/run/settle.py runs it) is wrong.
 
     python benchmarks/gate_error_rates.py --calls 2000            # docs/ci.md's figures
     python benchmarks/gate_error_rates.py --calls 200 --policies sdk-1.12
@@ -35,8 +35,8 @@ from typing import Any
 
 from scipy.stats import mannwhitneyu
 
-from jobbench.core.project import BUILTIN_SUITES
-from jobbench.core.settle import DEFAULT_MAX_REPS
+from jobbench.core.run.settle import DEFAULT_MAX_REPS
+from jobbench.core.scenario.project import BUILTIN_SUITES
 from jobbench.measure.stats import robust_spread
 from jobbench.results.behaviour import BehaviourCheck, judge_behaviour
 from jobbench.results.decision import (
@@ -86,7 +86,7 @@ def draw(pool: Pool, rng: random.Random, case: Case, side: str) -> Drawn:
 
 
 def row_verdict(a: list[Drawn], b: list[Drawn], rule: Rule, levels: Levels) -> tuple[str, bool]:
-    """The row's verdict at one look as core/settle.py takes it: a check of row_checks.py that
+    """The row's verdict at one look as core/run/settle.py takes it: a check of row_checks.py that
     finds a regression (a stall counted per side, the workers' figures compared), else a speed
     regression, else a check left open, else the speed. The flag says whether a check decided
     it. Correctness is not drawn: the pools' jobs all completed."""
@@ -113,7 +113,7 @@ def row_verdict(a: list[Drawn], b: list[Drawn], rule: Rule, levels: Levels) -> t
 def simulate_call(
     pools: list[Pool], rng: random.Random, case: Case, rule: Rule, max_reps: int
 ) -> tuple[list[str], list[int], list[bool]]:
-    """One gate call over the rows: settle each row as jobbench/core/settle.py does, a pair at a
+    """One gate call over the rows: settle each row as jobbench/core/run/settle.py does, a pair at a
     time past the first reps, tested at the schedule's points (decision.look_points) and at
     --max-reps, each test at its look_levels. Returns each row's verdict at its last test, its
     reps a side and whether a check (not the speed) decided it."""

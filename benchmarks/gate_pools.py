@@ -24,12 +24,12 @@ from typing import Any
 
 from common import machine
 
-from jobbench.core.config import RunConfig
-from jobbench.core.fake_target import FakeQueue
-from jobbench.core.loop import run_plans
-from jobbench.core.project import BUILTIN_SUITES
-from jobbench.core.target import Plan
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.core.fake.target import FakeQueue
+from jobbench.core.run.loop import run_plans
+from jobbench.core.run.target import Plan
+from jobbench.core.scenario.config import RunConfig
+from jobbench.core.scenario.project import BUILTIN_SUITES
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.behaviour import split_imbalance, worker_cpu_ms_per_job
 from jobbench.results.model import Rep
 from jobbench.workers.spec import WorkerSpec

@@ -18,13 +18,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fake_queue.latency import Distribution, LatencyModel
-from jobbench.core.config import RunConfig, Scenario
-from jobbench.core.fake_target import FakeQueue
-from jobbench.core.loop import run_plans
-from jobbench.core.target import Plan
+from fake_queue.queue.latency import Distribution, LatencyModel
+from jobbench.core.fake.target import FakeQueue
+from jobbench.core.run.loop import run_plans
+from jobbench.core.run.target import Plan
+from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.measure.analytic import expected_time_s
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.model import Result
 from jobbench.workers.spec import WorkerSpec
 

@@ -42,17 +42,17 @@ def _orjson() -> None:
     import orjson
     from aiohttp import web
 
-    import fake_queue.http_util as http_util
+    import fake_queue.http.http_util as http_util
 
     def dumps(obj: Any) -> str:
         return orjson.dumps(obj).decode()
 
     fast = functools.partial(web.json_response, dumps=dumps)
     for mod_name in (
-        "fake_queue.app",
-        "fake_queue.worker_routes",
-        "fake_queue.client_routes",
-        "fake_queue.http_util",
+        "fake_queue.http.app",
+        "fake_queue.http.worker_routes",
+        "fake_queue.http.client_routes",
+        "fake_queue.http.http_util",
     ):
         mod = sys.modules[mod_name]
         mod.web = _WebProxy(web, fast)  # type: ignore[attr-defined]
@@ -66,7 +66,7 @@ def _orjson() -> None:
         def dumps(obj: Any) -> str:
             return dumps(obj)
 
-    for module in (http_util, sys.modules["fake_queue.worker_routes"]):
+    for module in (http_util, sys.modules["fake_queue.http.worker_routes"]):
         setattr(module, "json", _Json)  # noqa: B010 (a module attribute mypy cannot see replaced)
 
 
@@ -82,7 +82,7 @@ class _WebProxy:
 
 
 def _gc_freeze() -> None:
-    import fake_queue.queue as q
+    import fake_queue.queue.job_queue as q
 
     gc.set_threshold(50_000, 20, 100)
     original = q.JobQueue.submit_many
@@ -98,7 +98,7 @@ def _gc_freeze() -> None:
 def _gc_no_full() -> None:
     """Young generations as usual; no automatic full (gen-2) collection. Long-lived jobs are
     never walked again; a full collection runs at /_bench/reset, between reps."""
-    import fake_queue.queue as q
+    import fake_queue.queue.job_queue as q
 
     gc.set_threshold(700, 10, 2**31 - 1)
     original = q.JobQueue.reset
@@ -157,7 +157,7 @@ def _gc_log() -> None:
 
 
 def _no_lane() -> None:
-    import fake_queue.server as server
+    import fake_queue.http.server as server
 
     server.FastLane.serving = classmethod(lambda cls, *_: None)  # type: ignore[method-assign,assignment,arg-type]
 

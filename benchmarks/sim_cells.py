@@ -22,9 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to import")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.root))
-    from fake_queue.latency import Distribution, LatencyModel
-    from jobbench.core.config import Scenario
-    from jobbench.core.sim import simulate_rep
+    from fake_queue.queue.latency import Distribution, LatencyModel
+    from jobbench.core.scenario.config import Scenario
+    from jobbench.core.sim.engine import simulate_rep
     from jobbench.workers.spec import worker_spec
 
     latency = LatencyModel(

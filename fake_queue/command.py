@@ -9,9 +9,9 @@ import json
 import socket
 import sys
 
+from fake_queue.http.server import RunningServer, fit_open_file_limit, serve_forever
 from fake_queue.options import ServeOptions
 from fake_queue.protocol import worker_env
-from fake_queue.server import RunningServer, fit_open_file_limit, serve_forever
 from fake_queue.settings import ServerSettings, SettingsError, settings_from_options
 
 EXIT_USAGE = 2  # jobbench.errors.EXIT_USAGE: bad settings, or a port it cannot listen on

@@ -136,7 +136,7 @@ def wake_ns(loop: asyncio.AbstractEventLoop) -> int:
     precise loop, when its last wait ended (the readers it found ready run in that loop turn,
     so a request's stamp does not include the time the readers before it took: requests read
     together are stamped together, and a take's answer falls due with theirs); elsewhere now.
-    Monotonic ns, the clock of the queue a server runs (fake_queue.clock.MONOTONIC)."""
+    Monotonic ns, the clock of the queue a server runs (fake_queue.queue.clock.MONOTONIC)."""
     if EPOLL and isinstance(loop, PreciseEventLoop):
         return loop.ready_ns()
     return time.monotonic_ns()

@@ -8,9 +8,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fake_queue.faults import FaultRule, parse_fault
-from fake_queue.latency import Distribution, LatencyModel, LatencySpecError, parse_distribution
 from fake_queue.options import ServeOptions, flag
+from fake_queue.queue.faults import FaultRule, parse_fault
+from fake_queue.queue.latency import (
+    Distribution,
+    LatencyModel,
+    LatencySpecError,
+    parse_distribution,
+)
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 BENCH_PREFIX = "/_bench"

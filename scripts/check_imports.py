@@ -1,6 +1,6 @@
-"""Fail on any import cycle among jobbench and fake_queue modules, function-level imports
-included (grimp's graph has every import statement, wherever it stands), and on rich imported
-outside jobbench/render/terminal.py. The contracts import-linter can state are in pyproject.toml.
+"""Fail on any import cycle among jobbench and fake_queue modules, function-level imports included
+(grimp's graph has every import statement, wherever it stands), and on rich imported outside
+jobbench/render/text/terminal.py. The contracts import-linter can state are in pyproject.toml.
 
     python scripts/check_imports.py
 """
@@ -11,7 +11,7 @@ import sys
 
 import grimp
 
-RICH_IMPORTERS = {"jobbench.render.terminal"}
+RICH_IMPORTERS = {"jobbench.render.text.terminal"}
 
 
 def cycles(graph: grimp.ImportGraph) -> list[tuple[str, ...]]:
@@ -37,7 +37,7 @@ def main() -> int:
         print(problem, file=sys.stderr)
     if not problems:
         ours = [m for m in graph.modules if m.split(".")[0] in ("jobbench", "fake_queue")]
-        print(f"imports: no cycle among {len(ours)} modules; rich only in render/terminal")
+        print(f"imports: no cycle among {len(ours)} modules; rich only in render/text/terminal")
     return 1 if problems else 0
 
 

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from fake_queue.latency import LatencyModel
-from fake_queue.server import RunningServer, ServerThread
+from fake_queue.http.server import RunningServer, ServerThread
+from fake_queue.queue.latency import LatencyModel
 from fake_queue.settings import ServerSettings, settings_from_mapping
 
 # Tests run the model at 1/10 scale (50 ms takes, 5 ms wakes) so the suite stays fast.

@@ -14,7 +14,7 @@ from jobbench.cli.conventions import App, Group
 from jobbench.cli.values import seconds, whole
 from jobbench.errors import Interrupted, JobbenchError
 from jobbench.procs.signals import interrupts_then_exit
-from jobbench.render.progress import end_progress
+from jobbench.render.text.progress import end_progress
 
 app = App(
     cls=Group,

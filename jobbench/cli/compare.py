@@ -24,7 +24,7 @@ from jobbench.cli.app import (
     app,
     exit_with,
 )
-from jobbench.core.settle import DEFAULT_MAX_REPS
+from jobbench.core.run.settle import DEFAULT_MAX_REPS
 
 SimOrFake = Annotated[
     str,
@@ -170,8 +170,8 @@ def _compare(
 ) -> NoReturn:
     """compare and gate: the same request, the gate always failing on a regression."""
     from jobbench.commands.compare import CompareRequest, compare_command
-    from jobbench.core.settle import AUTO, parse_duration, parse_reps
-    from jobbench.render.progress import make_progress
+    from jobbench.core.run.settle import AUTO, parse_duration, parse_reps
+    from jobbench.render.text.progress import make_progress
     from jobbench.results.gate import GateConfig, parse_percent
 
     def command() -> int:

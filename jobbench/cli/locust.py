@@ -110,7 +110,7 @@ def locust(
     """Locust's web UI (or --headless) driving jobs through the fake queue or --endpoint."""
     from jobbench.clients.endpoint import live_target
     from jobbench.commands.locust import LocustRequest, fleet_scenario, locust_command
-    from jobbench.core.config import LatencyFlags, read_inputs, resolve_slots
+    from jobbench.core.scenario.config import LatencyFlags, read_inputs, resolve_slots
     from jobbench.workers.spec import worker_spec
 
     def command() -> int:

@@ -63,7 +63,7 @@ def workers(
 ) -> None:
     """Run N workers polling a fake queue that runs elsewhere, until Ctrl-C."""
     from jobbench.commands.workers import WorkersRequest, workers_command
-    from jobbench.core.config import resolve_slots
+    from jobbench.core.scenario.config import resolve_slots
     from jobbench.workers.spec import worker_spec
 
     def command() -> int:

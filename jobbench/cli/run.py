@@ -144,7 +144,7 @@ def run(
 ) -> None:
     """Run bursts through worker processes (or at a live --endpoint); median / min / max."""
     from jobbench.commands.run import RunRequest, run_command
-    from jobbench.core.config import LatencyFlags
+    from jobbench.core.scenario.config import LatencyFlags
 
     request = RunRequest(
         workers=workers,

@@ -131,7 +131,7 @@ class BenchClient:
     def set_fleet(
         self, settings: dict[str, Any] | None, id_prefix: str = "w", seed: int | None = None
     ) -> None:
-        """An autoscaled fleet from now on (fake_queue/fleet.py); None: a fixed one again."""
+        """An autoscaled fleet from now on (fake_queue/queue/fleet.py); None: a fixed one again."""
         self._call("PUT", "/fleet", {"settings": settings, "id_prefix": id_prefix, "seed": seed})
 
     def fleet(self, since: int = 0) -> dict[str, Any]:
@@ -202,7 +202,7 @@ class BenchClient:
         return result
 
     def workers(self, overdue_s: float | None = None, ids: bool = False) -> dict[str, Any]:
-        """The queue's view of each worker (fake_queue.watch): polling, held, idle..."""
+        """The queue's view of each worker (fake_queue.queue.watch): polling, held, idle..."""
         params: dict[str, Any] = {} if overdue_s is None else {"overdue_s": overdue_s}
         if ids:
             params["ids"] = 1

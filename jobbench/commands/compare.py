@@ -10,21 +10,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jobbench.core.checks import REPS, check_count, check_writable_file, check_writable_folder
-from jobbench.core.config import RunConfig
-from jobbench.core.fake_target import FakeQueue
-from jobbench.core.loop import run_plans
-from jobbench.core.project import (
+from jobbench.core.fake.target import FakeQueue
+from jobbench.core.run.loop import run_plans
+from jobbench.core.run.resolve import Side, resolve
+from jobbench.core.run.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
+from jobbench.core.run.target import Plan, Progress
+from jobbench.core.scenario.checks import (
+    REPS,
+    check_count,
+    check_writable_file,
+    check_writable_folder,
+)
+from jobbench.core.scenario.config import RunConfig
+from jobbench.core.scenario.project import (
     DEFAULT_SUITE,
     Project,
     Suite,
     apply_variant,
     load_project,
 )
-from jobbench.core.resolve import Side, resolve
-from jobbench.core.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
-from jobbench.core.sim_target import Simulated
-from jobbench.core.target import Plan, Progress
+from jobbench.core.sim.target import Simulated
 from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageError
 from jobbench.render import FORMATS, renderer
 from jobbench.results.compare import compare_docs
@@ -53,7 +58,7 @@ class CompareRequest:
     folder: Path = Path(".")
     html: Path | None = None
     pin_queue: bool = True
-    target: str = "fake"  # where sides that run now run: fake | sim (core/sim_target.py)
+    target: str = "fake"  # where sides that run now run: fake | sim (core/sim/target.py)
 
 
 def pick_suite(project: Project, name: str | None) -> Suite:
@@ -239,7 +244,7 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
     _save(comparison, docs, request)
     renderer(request.fmt)(comparison, sys.stdout, _width(), request.wide)
     if request.html is not None:
-        from jobbench.render.report_page import write_report
+        from jobbench.render.page.report_page import write_report
 
         written = write_report(docs, paths, request.html, None, comparison)
         progress.message(f"html report: {written}")

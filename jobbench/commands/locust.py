@@ -17,16 +17,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from fake_queue.latency import LatencyModel
+from fake_queue.queue.latency import LatencyModel
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.locust_stats import JobStats, job_stats, read_stats
-from jobbench.core.checks import PAYLOAD_BYTES, check_count, check_positive_int
-from jobbench.core.config import Scenario, check_fits, scenario_name, validate_scenario
-from jobbench.core.fake_target import ScenarioSession, make_workdir
+from jobbench.core.fake.target import ScenarioSession, make_workdir
+from jobbench.core.scenario.checks import PAYLOAD_BYTES, check_count, check_positive_int
+from jobbench.core.scenario.config import Scenario, check_fits, scenario_name, validate_scenario
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError, name_kept_logs
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import signal_group, stop_group
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.workers.spec import WorkerSpec
 
 LOCUSTFILE = Path(__file__).parents[1] / "clients" / "locustfile.py"  # Locust runs it

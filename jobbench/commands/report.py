@@ -14,9 +14,9 @@ import webbrowser
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobbench.core.checks import check_writable_file
+from jobbench.core.scenario.checks import check_writable_file
 from jobbench.errors import EXIT_OK
-from jobbench.render.report_page import comparison_sides, write_report
+from jobbench.render.page.report_page import comparison_sides, write_report
 from jobbench.results.model import READABLE_COMPARISON_SCHEMAS, Result
 from jobbench.results.store import find_result, load_json, parse_comparison, parse_result
 

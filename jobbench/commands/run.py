@@ -9,7 +9,10 @@ from pathlib import Path
 
 from jobbench.clients.bench_client import probe_server
 from jobbench.clients.endpoint import confirm_burst, live_target, parse_submit_rate
-from jobbench.core.checks import (
+from jobbench.core.fake.target import FakeQueue
+from jobbench.core.run.loop import run_plans
+from jobbench.core.run.target import Plan, Target
+from jobbench.core.scenario.checks import (
     BURST,
     REPS,
     check_count,
@@ -18,7 +21,7 @@ from jobbench.core.checks import (
     check_writable_file,
     check_writable_folder,
 )
-from jobbench.core.config import (
+from jobbench.core.scenario.config import (
     LatencyFlags,
     RunConfig,
     Scenario,
@@ -28,15 +31,12 @@ from jobbench.core.config import (
     validate_run,
     validate_scenario,
 )
-from jobbench.core.fake_target import FakeQueue
-from jobbench.core.faults import queue_faults, worker_faults
-from jobbench.core.fleet_spec import parse_autoscale
-from jobbench.core.load_profiles import parse_load
-from jobbench.core.loop import run_plans
-from jobbench.core.sim_target import Simulated
-from jobbench.core.target import Plan, Target
+from jobbench.core.scenario.faults import queue_faults, worker_faults
+from jobbench.core.scenario.fleet_spec import parse_autoscale
+from jobbench.core.scenario.load_profiles import parse_load
+from jobbench.core.sim.target import Simulated
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, UsageError
-from jobbench.render.progress import make_progress, stdout_console
+from jobbench.render.text.progress import make_progress, stdout_console
 from jobbench.results.correctness import bad_jobs, describe, side_outcomes
 from jobbench.results.model import Result
 from jobbench.results.store import print_json
@@ -48,7 +48,7 @@ class RunRequest:
     """`jobbench run`'s flags, typed; raw strings (latencies, rates, the worker) are read here."""
 
     workers: int = 4
-    slots: int | None = None  # None: not given (core/config.py resolve_slots)
+    slots: int | None = None  # None: not given (core/scenario/config.py resolve_slots)
     burst: int = 1024
     job_seconds: float = 0.5
     take_ahead: int = 0
@@ -75,13 +75,15 @@ class RunRequest:
     yes: bool = False
     faults: tuple[str, ...] = ()  # --fault ROUTE:KIND:RATE
     worker_faults: tuple[str, ...] = ()  # --worker-fault kill:AT[:wN] | pause:AT:FOR[:wN]
-    stall_after: float | None = None  # the watchdog's stall bound (core/watchdog.py)
+    stall_after: float | None = None  # the watchdog's stall bound (core/fake/watchdog.py)
     # The share of jobs that may end badly before the run exits 4; None: 0, or no limit when
     # faults are asked for (their failures are the measurement).
     max_fail_ratio: float | None = None
     target: str = "fake"  # fake | sim (--target); a live endpoint is --endpoint
-    load: str | None = None  # --load: an arrival profile (core/load_profiles.py); None: --burst
-    autoscale: str | None = None  # --autoscale SPEC (core/fleet_spec.py); None: a fixed fleet
+    # --load: an arrival profile (core/scenario/load_profiles.py); None: --burst
+    load: str | None = None
+    # --autoscale SPEC (core/scenario/fleet_spec.py); None: a fixed fleet
+    autoscale: str | None = None
 
 
 TARGETS = ("fake", "sim")
@@ -98,10 +100,10 @@ def run_command(req: RunRequest) -> int:
     if req.json_out:
         print_json(docs[0])
     else:
-        from jobbench.render.terminal import render_result  # rich, only for the table
+        from jobbench.render.text.terminal import render_result  # rich, only for the table
 
         render_result(docs[0], console or stdout_console(), saved_to=str(plan.path))
-    from jobbench.render.report_page import report_after_run
+    from jobbench.render.page.report_page import report_after_run
 
     report_after_run(docs[0], plan.path, req.html, req.quiet)
     return judge_failures(docs[0], limit)
@@ -151,7 +153,7 @@ def fake_plan(req: RunRequest) -> Plan:
 
 
 def sim_plan(req: RunRequest) -> Plan:
-    """The fake queue's scenario, simulated in virtual time (core/sim_target.py): nothing to
+    """The fake queue's scenario, simulated in virtual time (core/sim/target.py): nothing to
     connect to, and no processes, so no memory bound on the fleet."""
     for given, flag in (
         (req.endpoint, "--endpoint"),
@@ -192,7 +194,7 @@ def queue_scenario(req: RunRequest) -> Scenario:
 def live_plan(req: RunRequest) -> Plan:
     """No queue and no workers: bursts or arrival profiles at the endpoint; a big one at a real
     endpoint is asked about first, since it costs money."""
-    from jobbench.core.live_target import LiveEndpoint, live_scenario_name  # aiohttp: live only
+    from jobbench.core.live.target import LiveEndpoint, live_scenario_name  # aiohttp: live only
 
     if req.server:
         raise UsageError("--server and --endpoint: give one (a fake queue URL or a live endpoint)")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobbench.core.checks import (
+from jobbench.core.scenario.checks import (
     BURST,
     REPS,
     check_count,
@@ -18,8 +18,8 @@ from jobbench.core.checks import (
     check_writable_file,
     check_writable_folder,
 )
-from jobbench.core.project import toml_terms
-from jobbench.core.sweep_grid import (
+from jobbench.core.scenario.project import toml_terms
+from jobbench.core.sweep.grid import (
     Grid,
     autoscale_axis,
     grid_cells,
@@ -29,9 +29,9 @@ from jobbench.core.sweep_grid import (
     seconds_axis,
     whole_axis,
 )
-from jobbench.core.sweep_project import sweep_table
+from jobbench.core.sweep.project import sweep_table
 from jobbench.errors import EXIT_OK, UsageError
-from jobbench.render.progress import make_progress
+from jobbench.render.text.progress import make_progress
 from jobbench.results.model_base import to_json
 from jobbench.results.sweep_model import AXIS_NAMES, COLOR_FIGURES, Sweep
 
@@ -53,7 +53,7 @@ DEFAULTS: dict[str, Any] = {
     "wake_latency": ("0.05",),
     "load": (),  # no profile: every cell runs --burst
     "autoscale": (),  # no spec: every cell's fleet is fixed
-    "policy": None,  # each take-ahead's own (core/sweep_grid.py AUTO_POLICY)
+    "policy": None,  # each take-ahead's own (core/sweep/grid.py AUTO_POLICY)
     "burst": 1024,
     "hold": "20",
     "done_latency": "0",
@@ -113,17 +113,17 @@ def sweep_command(req: SweepRequest) -> int:
         check_writable_file(req.html, "--html")
     check_writable_folder(req.out, "--out")
     cells = grid_cells(grid)
-    from jobbench.core.sweep_run import run_sweep  # the simulator: only once the flags are good
+    from jobbench.core.sweep.run import run_sweep  # the simulator: only once the flags are good
 
     _, progress = make_progress(req.quiet)
     processes = req.processes or os.cpu_count() or 1
     sweep = run_sweep(grid, cells, reps=reps, seed=seed, processes=processes, progress=progress)
     json_path, csv_path = save_sweep(sweep, req.out, req.label)
-    from jobbench.render.sweep_text import render_summary
+    from jobbench.render.text.sweep_text import render_summary
 
     render_summary(sweep, sys.stdout, saved=f"{json_path}, {csv_path}")
     if req.html is not None:
-        from jobbench.render.sweep_page import write_sweep_page
+        from jobbench.render.page.sweep_page import write_sweep_page
 
         write_sweep_page(sweep, req.html, x, y, color)
         print(f"html: {req.html}")
@@ -169,7 +169,7 @@ def save_sweep(sweep: Sweep, out: Path, label: str) -> tuple[Path, Path]:
     """LABEL.sweep.json (the document) and LABEL.sweep.csv (a row per cell) in `out`."""
     import json
 
-    from jobbench.render.sweep_text import sweep_csv
+    from jobbench.render.text.sweep_text import sweep_csv
 
     out.mkdir(parents=True, exist_ok=True)
     json_path, csv_path = out / f"{label}.sweep.json", out / f"{label}.sweep.csv"

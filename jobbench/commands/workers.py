@@ -3,7 +3,7 @@ or SIGTERM, which stop them all and exit 130 as for every command.
 
 A worker that dies is reported by name and ends the command (exit 4): nothing restarts silently.
 One that asks for a refresh (refresh_worker) is stopped and started afresh, as RunPod does, and
-says so (core/refresh_drive.py).
+says so (core/fake/refresh_drive.py).
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import NoReturn
 
 from jobbench.clients.bench_client import BenchClient, check_endpoint, split_server
-from jobbench.core.checks import check_fleet_sizes, check_memory
-from jobbench.core.fake_target import (
+from jobbench.core.fake.refresh_drive import Refreshes
+from jobbench.core.fake.target import (
     make_workdir,
     ready_worker,
     spawn_workers,
     wait_until_polling,
 )
-from jobbench.core.refresh_drive import Refreshes
+from jobbench.core.scenario.checks import check_fleet_sizes, check_memory
 from jobbench.errors import RunFailed, name_kept_logs
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import WorkerProcess, stop_all

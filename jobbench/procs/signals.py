@@ -1,5 +1,5 @@
 """The one place jobbench processes install signal handlers (fake_queue, which imports no
-jobbench, has its own in fake_queue/server.py). Stdlib only and cheap to import: every model
+jobbench, has its own in fake_queue/http/server.py). Stdlib only and cheap to import: every model
 worker imports it.
 
 - `sigterm_as_interrupt`: SIGTERM handled like Ctrl-C (KeyboardInterrupt in the main thread),

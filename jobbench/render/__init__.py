@@ -1,6 +1,8 @@
-"""One module per output format behind one signature: render(comparison, out, width, wide).
+"""All output: text (the terminal, Markdown, CSV, JSON: render.text), the HTML page
+(render.page) and the words both share (render.words). Here, the comparison formats' registry:
+one module per format behind one signature, render(comparison, out, width, wide).
 
-rich is imported only by render/terminal.py, and only when the table format is used.
+rich is imported only by render/text/terminal.py, and only when the table format is used.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ class Renderer(Protocol):
 
 
 FORMATS = {
-    "table": ("jobbench.render.terminal", "render_comparison"),
-    "markdown": ("jobbench.render.markdown", "render"),
-    "json": ("jobbench.render.json_format", "render"),
-    "csv": ("jobbench.render.csv_format", "render"),
+    "table": ("jobbench.render.text.terminal", "render_comparison"),
+    "markdown": ("jobbench.render.text.markdown", "render"),
+    "json": ("jobbench.render.text.json_format", "render"),
+    "csv": ("jobbench.render.text.csv_format", "render"),
 }
 
 

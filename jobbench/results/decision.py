@@ -230,7 +230,7 @@ def look_levels(rule: Rule, look: int, *, rows: int, costed: int) -> Levels:
     (look (look + 1)); the pass test's bound at twice the threshold spends the miss rate the
     same way. The looks of a test sum to at most its share however long the row runs (1/2 +
     1/6 + ... = 1), so adding reps until something is significant inflates neither rate. The
-    settling loop (core/settle.py) and the verdict (gate.judge) both take their levels from
+    settling loop (core/run/settle.py) and the verdict (gate.judge) both take their levels from
     here: a row stops at the levels it is judged at."""
     if rows < 1 or not 0 <= costed <= rows or look < 1:
         raise ValueError(f"look_levels: rows {rows}, costed {costed}, look {look}")

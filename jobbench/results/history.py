@@ -1,7 +1,7 @@
 """Numbered saves: the predecessors of a saved result or comparison, kept in
 `<out>/history/<label>/NNNN.json` (+ `NNNN.events.jsonl`), numbered up per label as
 pytest-benchmark numbers its saves. A run moves the saved file there when its own first rep is
-saved (core/loop.py), so a run that produced nothing never replaces one; `LABEL~N` names the run
+saved (core/run/loop.py), so a run that produced nothing never replaces one; `LABEL~N` names the run
 N back (`LABEL~0`: the current one)."""
 
 from __future__ import annotations

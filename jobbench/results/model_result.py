@@ -74,7 +74,7 @@ class Split(Doc):
 
 class Anomaly(Doc):
     """What disturbed a rep (`{"kind": "stall", ...}`): a gate sets the rep aside. A stall
-    (core/watchdog.py): `worker` did no work from `at_s` (s from the rep's start) for `for_s`
+    (core/fake/watchdog.py): `worker` did no work from `at_s` (s from the rep's start) for `for_s`
     while it held `held` jobs or jobs were queued; `resumed` false: it never came back."""
 
     kind: str
@@ -152,7 +152,7 @@ class Machine(Doc):
 
 
 class ArrivalPacing(Doc):
-    """An arrival profile's submissions (core/submit_pacer.py; live: clients/live_burst.py):
+    """An arrival profile's submissions (core/fake/submit_pacer.py; live: clients/live_burst.py):
     each sent at its intended time whatever the workers do (the open model), and how late the
     driver was."""
 
@@ -195,7 +195,7 @@ class HeldCost(Doc):
 
 
 class FleetEvaluation(Doc):
-    """One look of the scaler (fake_queue/fleet.py): what it saw and what it added; `hidden`:
+    """One look of the scaler (fake_queue/queue/fleet.py): what it saw and what it added; `hidden`:
     jobs in take-ahead buffers then, out of its sight."""
 
     t_s: Number  # from the rep's first submission
@@ -376,7 +376,8 @@ class Params(Doc):
     inputs: int | None = None  # live only
     faults: list[str] | None = None  # the queue's fault rules in force, when any
     worker_faults: list[str] | None = None  # kill:AT:wN / pause:AT:FOR:wN, when any
-    fleet: dict[str, Any] | None = None  # an autoscaled fleet's settings (fake_queue/fleet.py)
+    # An autoscaled fleet's settings (fake_queue/queue/fleet.py)
+    fleet: dict[str, Any] | None = None
 
 
 class Sdk(Doc):
@@ -388,7 +389,7 @@ class Sdk(Doc):
 
 
 class Predicted(Doc):
-    """A fake-queue scenario simulated in virtual time (core/predict.py): the model's figures
+    """A fake-queue scenario simulated in virtual time (core/sim/predict.py): the model's figures
     for the same scenario, beside which the measured reps show the harness overhead (model
     worker) or the SDK against its model (runpod worker). `draws`: simulated reps, the median
     of each figure (1 for fixed latencies; sampled latencies take a few)."""

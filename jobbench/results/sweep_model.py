@@ -92,7 +92,7 @@ class SweepCell(Doc):
 class Sweep(Doc):
     schema_: Literal["jobbench.sweep/1"] = Field(alias="schema")
     jobbench: str
-    simulated: Literal[True] = True  # virtual time (core/sim.py), never a measurement
+    simulated: Literal[True] = True  # virtual time (core/sim/engine.py), never a measurement
     reps: int  # per cell; figures are medians over them
     seed: int | None
     axes: SweepAxes

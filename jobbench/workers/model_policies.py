@@ -5,7 +5,7 @@ worker reproduces"), and `make_policy`, which picks one by name.
 `Drain` (policy_drain) is the drain policy and, with `take_ahead > 0`, take-ahead; what they
 share is in policy_base. Policies reach the queue only through a `Link` (http_link.HttpLink over
 HTTP, queue_link.QueueLink in-process), so these modules hold no HTTP code. Stdlib only, and no
-clock but the running loop's: on a virtual-time loop (fake_queue.virtual_clock) the same
+clock but the running loop's: on a virtual-time loop (fake_queue.queue.virtual_clock) the same
 policies run in virtual time.
 """
 

@@ -1,7 +1,7 @@
 """An in-process link: the model-worker policies served by a `JobQueue` in the same process,
 with direct calls where the model worker makes HTTP requests (http_link.HttpLink). The
 queue runs each take's whole life (`await_answer`), so a take or a job-done costs exactly what
-the latency model says and nothing else. With a virtual-time loop (fake_queue.virtual_clock)
+the latency model says and nothing else. With a virtual-time loop (fake_queue.queue.virtual_clock)
 as the queue's clock, queue and policies run in virtual time. No HTTP, no aiohttp.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from fake_queue.queue import JobError, JobQueue
+from fake_queue.queue.job_queue import JobError, JobQueue
 from jobbench.workers.policy_base import Job, OnEnd, Run, log
 from jobbench.workers.run_job import run_handler, start_bench_runs
 

@@ -23,7 +23,7 @@ from typing import IO
 import psutil
 import pytest
 
-from fake_queue.server import RunningServer
+from fake_queue.http.server import RunningServer
 from tests.e2e.helpers import start_jobbench
 
 HERE = Path(__file__).parent

@@ -14,7 +14,7 @@ import pytest
 
 from jobbench.commands.report import ReportRequest, report_command
 from jobbench.errors import UsageError
-from jobbench.render.rep_strip import machine_text
+from jobbench.render.page.rep_strip import machine_text
 from jobbench.results.store import read_result
 from tests.e2e.helpers import run_jobbench
 from tests.unit.test_html_report import PLOTS, labels, plotted, rep_blocks, svgs

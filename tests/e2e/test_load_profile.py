@@ -1,7 +1,7 @@
-"""An arrival profile through the fake queue and real model-worker processes (core/rep_drive.py,
-core/submit_pacer.py): every wave goes out at its intended time from the pacer's thread, the
-result says how late the driver was, and the queue's submits follow the profile; the real SDK
-worker and a user's command run under a profile as the model worker does."""
+"""An arrival profile through the fake queue and real model-worker processes
+(core/fake/rep_drive.py, core/fake/submit_pacer.py): every wave goes out at its intended time from
+the pacer's thread, the result says how late the driver was, and the queue's submits follow the
+profile; the real SDK worker and a user's command run under a profile as the model worker does."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from itertools import pairwise
 from pathlib import Path
 
-from jobbench.core.load_profiles import parse_load
+from jobbench.core.scenario.load_profiles import parse_load
 from tests.e2e.helpers import run_jobbench
 
 FAST = ["--take-latency", "0.02", "--wake-latency", "0.005", "--hold", "2"]

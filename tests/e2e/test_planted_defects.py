@@ -5,7 +5,7 @@ the candidate breaks, and pass a change that changes nothing.
 
 Failed jobs, a spinning core, a stall and an uneven split are judged by the gate's correctness
 and behaviour rules (issue 35); the late start only by time, in the trickle the gate suite adds
-for it (jobbench/core/project.py TRICKLE_SCENARIO, here at a fortieth of its times)."""
+for it (jobbench/core/scenario/project.py TRICKLE_SCENARIO, here at a fortieth of its times)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from jobbench.core.rep_drive import RepEnd
+from jobbench.core.fake.rep_drive import RepEnd
 from tests.e2e.helpers import run_jobbench
 from tests.programs import CHROMIUM, needs
 from tests.unit.test_html_report import BUSY, STALL, small

@@ -19,10 +19,10 @@ import pytest
 
 import jobbench.commands.serve
 from fake_queue.command import ready_banner
-from fake_queue.faults import parse_fault
-from fake_queue.latency import Distribution, parse_distribution
+from fake_queue.http.server import RunningServer
 from fake_queue.options import SERVE_FLAGS, SERVE_HELP, ServeOptions, parse_options
-from fake_queue.server import RunningServer
+from fake_queue.queue.faults import parse_fault
+from fake_queue.queue.latency import Distribution, parse_distribution
 from fake_queue.settings import (
     ServerSettings,
     SettingsError,

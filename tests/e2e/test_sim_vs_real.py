@@ -1,5 +1,5 @@
-"""One implementation, proven: the same scenario run by real model-worker processes against the
-fake queue over HTTP, and simulated in virtual time (`--target sim`, core/sim.py), gives the same
+"""One implementation, proven: the same scenario run by real model-worker processes against the fake
+queue over HTTP, and simulated in virtual time (`--target sim`, core/sim/engine.py), gives the same
 takes and the same split, and times to 99 % apart by no more than the harness's overhead, the
 simulated figure its lower bound (docs/simulation.md)."""
 

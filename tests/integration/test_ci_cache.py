@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.gitrefs import worktree_for
+from jobbench.core.sdk.gitrefs import worktree_for
 from jobbench.errors import UsageError
 from tests.integration.workflow import run_step, step
 

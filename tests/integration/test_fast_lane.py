@@ -1,5 +1,5 @@
-"""The fast lane (fake_queue.fast_path, lane_handler) against aiohttp's routes, on a real server
-on loopback: the same answers, in order when pipelined, done latencies concurrent, and every
+"""The fast lane (fake_queue.http.fast_path, lane_handler) against aiohttp's routes, on a real
+server on loopback: the same answers, in order when pipelined, done latencies concurrent, and every
 request the lane must not judge passed to aiohttp."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-import fake_queue.server
-from fake_queue.fast_path import Unframeable, frame
-from fake_queue.server import RunningServer
+import fake_queue.http.server
+from fake_queue.http.fast_path import Unframeable, frame
+from fake_queue.http.server import RunningServer
 from fake_queue.settings import MAX_BATCH_SIZE
 
 E = "/v2/local"
@@ -103,7 +103,7 @@ def test_the_lane_answers_as_aiohttps_routes_do(
     assert lane_server.runner.server is not None
     assert getattr(lane_server.runner.server, "lane", None) is not None
     with monkeypatch.context() as patched:
-        patched.setattr(fake_queue.server.FastLane, "serving", lambda *_: None)
+        patched.setattr(fake_queue.http.server.FastLane, "serving", lambda *_: None)
         plain_server = start_server(hold=0.2)
     assert getattr(plain_server.runner.server, "lane", "missing") is None
 

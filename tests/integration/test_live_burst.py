@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import httpx
 
-from fake_queue.server import RunningServer
+from fake_queue.http.server import RunningServer
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import BurstPlan, BurstRecord, LiveBurst
 from jobbench.clients.live_http import LiveHttp

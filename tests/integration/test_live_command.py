@@ -14,20 +14,20 @@ from typing import Any
 
 import pytest
 
-from fake_queue.server import RunningServer
+from fake_queue.http.server import RunningServer
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import LiveBurst
 from jobbench.commands.run import RunRequest, live_plan
-from jobbench.core.checks import Bound
-from jobbench.core.config import RunConfig, Scenario
-from jobbench.core.live_target import LiveEndpoint, LiveSession
-from jobbench.core.loop import add_rep, run_plans
-from jobbench.core.target import Plan
+from jobbench.core.live.target import LiveEndpoint, LiveSession
+from jobbench.core.run.loop import add_rep, run_plans
+from jobbench.core.run.target import Plan
+from jobbench.core.scenario.checks import Bound
+from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import Interrupted, UsageError
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples
 from jobbench.measure.live_metrics import live_rep_measure
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.model import ScenarioResult, to_json
 from tests.unit.test_live_metrics import record
 

@@ -23,19 +23,19 @@ import httpx
 import numpy as np
 import pytest
 
+from fake_queue.http.server import RunningServer
 from fake_queue.protocol import worker_env
-from fake_queue.server import RunningServer
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 from jobbench.clients.live_records import BurstRecord
-from jobbench.core.config import RunConfig, Scenario
-from jobbench.core.live_target import LiveEndpoint
-from jobbench.core.loop import run_plans
-from jobbench.core.target import Plan
+from jobbench.core.live.target import LiveEndpoint
+from jobbench.core.run.loop import run_plans
+from jobbench.core.run.target import Plan
+from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK
 from jobbench.measure.live_metrics import arrivals_block
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.compare import compare_docs
 from jobbench.results.gate import GateConfig, judge
 

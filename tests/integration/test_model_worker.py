@@ -26,8 +26,8 @@ from typing import Any
 import httpx
 import pytest
 
-from fake_queue import virtual_clock
-from fake_queue.server import RunningServer, worker_env
+from fake_queue.http.server import RunningServer, worker_env
+from fake_queue.queue import virtual_clock
 from jobbench.workers.bench_handler import bench_handler
 from jobbench.workers.policy_base import Job, Policy, post_each
 from jobbench.workers.policy_drain import Drain

@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from fake_queue.server import RunningServer
+from fake_queue.http.server import RunningServer
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.commands.locust import LocustRequest, locust_env
 from jobbench.commands.workers import WorkersRequest, workers_command
-from jobbench.core.config import Scenario
-from jobbench.core.fake_target import ScenarioSession
-from jobbench.core.loop import stop_sessions
+from jobbench.core.fake.target import ScenarioSession
+from jobbench.core.run.loop import stop_sessions
+from jobbench.core.scenario.config import Scenario
 from jobbench.errors import WorkerError
 from jobbench.procs.embedded_queue import EmbeddedQueue
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import WorkerProcess, group_alive, stop_group
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.workers.spec import worker_spec
 
 # The leader exits on SIGTERM; the child it forked ignores SIGTERM (set before the fork).

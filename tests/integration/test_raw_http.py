@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from fake_queue import precise_loop
-from fake_queue.server import RunningServer
+from fake_queue.http.server import RunningServer
 from jobbench.workers.raw_http import RawClient, RawHttpError, parse_answer
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded", "charset": "utf-8"}

@@ -1,4 +1,4 @@
-"""Each SDK checkout in its own environment (core/sdk_env.py), with real uv and real probes:
+"""Each SDK checkout in its own environment (core/sdk/env.py), with real uv and real probes:
 a fake checkout whose runpod.serverless imports `jbdep_fake`, a wheel of it written by hand,
 and uv kept offline on a folder holding only that wheel."""
 
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.config import Scenario
-from jobbench.core.fake_target import FakeQueue
-from jobbench.core.sdk_deps import declared_dependencies
-from jobbench.core.sdk_env import env_key, envs_root, with_sdk_env
+from jobbench.core.fake.target import FakeQueue
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.sdk.deps import declared_dependencies
+from jobbench.core.sdk.env import env_key, envs_root, with_sdk_env
 from jobbench.errors import UsageError
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.workers.kinds import probe_sdk
 from jobbench.workers.spec import WorkerSpec
 from tests.unit.cli import run_cli

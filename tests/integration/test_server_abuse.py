@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-import fake_queue.server
+import fake_queue.http.server
 from fake_queue.command import ready_banner
+from fake_queue.http.server import SPARE_FILES, RunningServer, StampingServer, fit_open_file_limit
 from fake_queue.options import SERVE_HELP, ServeOptions, flag
-from fake_queue.server import SPARE_FILES, RunningServer, StampingServer, fit_open_file_limit
 from fake_queue.settings import (
     ServerSettings,
     SettingsError,
@@ -161,7 +161,7 @@ def test_the_open_file_limit_is_raised_for_the_cap_or_the_cap_lowered_to_fit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     limits = {"soft": 1024, "hard": 5000}
-    resource = fake_queue.server.resource
+    resource = fake_queue.http.server.resource
     monkeypatch.setattr(resource, "getrlimit", lambda _: (limits["soft"], limits["hard"]))
     monkeypatch.setattr(resource, "setrlimit", lambda _, new: limits.update(soft=new[0]))
 

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from fake_queue.server import RunningServer
+from fake_queue.http.server import RunningServer
 
 E = "/v2/local"
 FORM = {"Content-Type": "application/x-www-form-urlencoded", "charset": "utf-8"}

@@ -23,7 +23,7 @@ import aiohttp
 import httpx
 import pytest
 
-from fake_queue.server import RunningServer
+from fake_queue.http.server import RunningServer
 
 E = "/v2/local"
 

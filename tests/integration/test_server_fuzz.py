@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fake_queue.faults import ROUTES
-from fake_queue.server import RunningServer
+from fake_queue.http.server import RunningServer
+from fake_queue.queue.faults import ROUTES
 
 E = "/v2/local"
 FUZZ_SETTINGS = {"take_latency": 0.01, "wake_latency": 0.001, "hold": 0.05}
@@ -410,7 +410,7 @@ def test_bench_latency_with_a_bad_table_is_400_not_500(client: httpx.Client, spe
 
 @pytest.mark.parametrize("take", ["uniform:0,inf", "normal:inf,0", 1e300, "lognormal:1000,1"])
 def test_bench_latency_rejects_latencies_a_take_cannot_use(client: httpx.Client, take: Any) -> None:
-    """BUG: these pass validation, then `int(self.sampler.take() * 1e9)` (queue.py take) raises
+    """BUG: these pass validation, then `int(self.sampler.take() * 1e9)` (job_queue.py take) raises
     OverflowError (or lognormvariate overflows): every take that finds jobs answers 500 and the
     jobs it claimed stay claimed by a take that no longer exists (never delivered again)."""
     r = client.put("/_bench/latency", json={"take": take})

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from fake_queue.server import RunningServer
+from fake_queue.http.server import RunningServer
 from jobbench.clients.bench_client import BenchClient
 from jobbench.errors import RunFailed
 

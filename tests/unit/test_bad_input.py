@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from fake_queue.latency import MAX_LATENCY_S
+from fake_queue.queue.latency import MAX_LATENCY_S
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_http import Answer, LiveHttp
-from jobbench.core import checks
+from jobbench.core.scenario import checks
 from jobbench.errors import EXIT_USAGE, JobbenchError, RunFailed, UsageError
 from tests.unit.cli import run_cli
 
@@ -244,7 +244,7 @@ def documented_bounds() -> dict[str, tuple[str, str]]:
 
 
 def test_the_documented_bounds_are_the_checked_ones() -> None:
-    from fake_queue.app import MAX_BURST
+    from fake_queue.http.app import MAX_BURST
 
     documented = documented_bounds()
     for bound in checks.BOUNDS:

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from fake_queue import virtual_clock
-from fake_queue.latency import Distribution, LatencyModel
-from jobbench.core import sim
-from jobbench.core.config import Scenario
+from fake_queue.queue import virtual_clock
+from fake_queue.queue.latency import Distribution, LatencyModel
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.sim import engine as sim
 from jobbench.workers import bench_handler as bench
 from jobbench.workers.policy_base import Job, OnEnd, Run
 from jobbench.workers.queue_link import QueueLink

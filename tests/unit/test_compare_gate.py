@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, ResultsError, UsageError
-from jobbench.render.cells import verdict_lines
+from jobbench.render.words.cells import verdict_lines
 from jobbench.results.compare import compare_docs
 from jobbench.results.decision import (
     CHECKS_PER_ROW,

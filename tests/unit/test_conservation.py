@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fake_queue.protocol import COMPLETED
-from fake_queue.queue import JobQueue
+from fake_queue.queue.job_queue import JobQueue
 from jobbench.errors import RunFailed
 from jobbench.measure.conservation import check_conservation
 from tests.unit.test_queue import FakeClock, in_loop, make_queue
@@ -21,7 +21,7 @@ BURST = 8
 
 
 def state(q: JobQueue) -> dict[str, Any]:
-    """What GET /_bench/state answers (fake_queue/app.py bench_state)."""
+    """What GET /_bench/state answers (fake_queue/http/app.py bench_state)."""
     return {"counts": q.counts(), "conservation": q.conservation_error()}
 
 

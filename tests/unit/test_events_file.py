@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-import jobbench.core.loop
+import jobbench.core.run.loop
 import jobbench.results.events_file
-from jobbench.core.config import RunConfig
-from jobbench.core.loop import run_plans
-from jobbench.core.target import Plan
+from jobbench.core.run.loop import run_plans
+from jobbench.core.run.target import Plan
+from jobbench.core.scenario.config import RunConfig
 from jobbench.errors import Interrupted
 from jobbench.procs.signals import sigterm_as_interrupt
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.events_file import EventsWriter, read_rep_events
 from tests.unit.test_loop import Script, ScriptedTarget, fine
 from tests.unit.test_render_run import DRAIN, ENV, drain_rep
@@ -85,10 +85,10 @@ def test_a_signal_while_a_rep_is_written_comes_after_the_whole_rep(
 def test_a_signal_while_the_loop_records_a_rep_leaves_result_and_events_agreeing(
     tmp_path: Path, sig: int, lands: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(jobbench.core.loop, "environment", lambda runpod: ENV.model_copy())
+    monkeypatch.setattr(jobbench.core.run.loop, "environment", lambda runpod: ENV.model_copy())
     if lands == "add_rep":
         monkeypatch.setattr(
-            jobbench.core.loop, "add_rep", signal_before(jobbench.core.loop.add_rep, sig)
+            jobbench.core.run.loop, "add_rep", signal_before(jobbench.core.run.loop.add_rep, sig)
         )
     else:
         cls = jobbench.results.events_file.EventsWriter

@@ -1,4 +1,5 @@
-"""The faults a scenario runs with, as flags and as TOML (core/faults.py, core/project.py)."""
+"""The faults a scenario runs with, as flags and as TOML (core/scenario/faults.py,
+core/scenario/project.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.config import Scenario, validate_scenario
-from jobbench.core.faults import WorkerFault, parse_worker_fault, queue_faults
-from jobbench.core.project import apply_variant, load_project
+from jobbench.core.scenario.config import Scenario, validate_scenario
+from jobbench.core.scenario.faults import WorkerFault, parse_worker_fault, queue_faults
+from jobbench.core.scenario.project import apply_variant, load_project
 from jobbench.errors import UsageError
 
 
@@ -104,7 +105,7 @@ def test_a_bad_fault_in_toml_names_the_file_and_field(tmp_path: Path, toml: str,
 
 
 def test_a_term_worker_fault_reads_as_the_platforms_stop() -> None:
-    from jobbench.core.faults import parse_worker_fault
+    from jobbench.core.scenario.faults import parse_worker_fault
 
     fault = parse_worker_fault("term:1.5:w2")
     assert (fault.action, fault.at_s, fault.worker) == ("term", 1.5, 2)

@@ -1,5 +1,5 @@
-"""The autoscaled fleet's rules (fake_queue/fleet.py), each on scripted arrivals in virtual time
-(core/sim.py): the unmodified queue and model policies, the platform deciding, so every
+"""The autoscaled fleet's rules (fake_queue/queue/fleet.py), each on scripted arrivals in virtual
+time (core/sim/engine.py): the unmodified queue and model policies, the platform deciding, so every
 decision's instant is exact. Scaled-down latencies: take 0.05 s, wake 0.01 s, hold 2 s."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from fake_queue.fleet import FleetSettings
-from fake_queue.latency import Distribution, LatencyModel
-from jobbench.core.config import Scenario
-from jobbench.core.fleet_spec import describe_autoscale, parse_autoscale
-from jobbench.core.sim import simulate_rep
-from jobbench.core.sim_fleet import MODEL_PROCESS_START_S
+from fake_queue.queue.fleet import FleetSettings
+from fake_queue.queue.latency import Distribution, LatencyModel
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.fleet_spec import describe_autoscale, parse_autoscale
+from jobbench.core.sim.engine import simulate_rep
+from jobbench.core.sim.fleet import MODEL_PROCESS_START_S
 from jobbench.errors import UsageError
 from jobbench.workers.spec import worker_spec
 

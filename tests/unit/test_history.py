@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from jobbench.core.config import RunConfig
-from jobbench.core.loop import run_plans
-from jobbench.core.project import load_project
-from jobbench.core.resolve import resolve
-from jobbench.core.target import Plan
+from jobbench.core.run.loop import run_plans
+from jobbench.core.run.resolve import resolve
+from jobbench.core.run.target import Plan
+from jobbench.core.scenario.config import RunConfig
+from jobbench.core.scenario.project import load_project
 from jobbench.errors import Interrupted, RunFailed, UsageError
-from jobbench.render.history import SavedRun, render_history
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.history import SavedRun, render_history
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.history import archive, saved_labels, worth_keeping
 from jobbench.results.model import Comparison
 from jobbench.results.store import find_result, read_comparison, read_result, save_document
@@ -35,7 +35,7 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture(autouse=True)
 def no_git(monkeypatch: pytest.MonkeyPatch) -> None:
     """The result's environment asks git for the commit: a process, which unit tests refuse."""
-    monkeypatch.setattr("jobbench.core.loop.environment", lambda runpod: ENV.model_copy())
+    monkeypatch.setattr("jobbench.core.run.loop.environment", lambda runpod: ENV.model_copy())
 
 
 def run(out: Path, step: Step = fine, reps: int = 2, label: str = "run") -> Script:

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from jobbench.commands.report import ReportRequest, report_command
-from jobbench.core.fake_target import note_rep_end
-from jobbench.core.loop import add_rep
-from jobbench.core.rep_drive import RepEnd
+from jobbench.core.fake.rep_drive import RepEnd
+from jobbench.core.fake.target import note_rep_end
+from jobbench.core.run.loop import add_rep
 from jobbench.errors import ResultsError
 from jobbench.measure import metrics, stats
 from jobbench.measure.figures import PhaseSamples
@@ -31,10 +31,10 @@ from jobbench.procs.machine import (
     machine_load,
     sample,
 )
-from jobbench.render import charts, svg, thinning
-from jobbench.render.charts import Ideal, Plotted
-from jobbench.render.lanes import count_over_time, slot_rows
-from jobbench.render.timeline import timeline
+from jobbench.render.page import charts, svg, thinning
+from jobbench.render.page.charts import Ideal, Plotted
+from jobbench.render.page.lanes import count_over_time, slot_rows
+from jobbench.render.page.timeline import timeline
 from jobbench.results.events_file import EventsWriter
 from jobbench.results.model import Environment, ScenarioResult, Target
 from jobbench.results.store import new_document, read_comparison, read_result, write_document

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from fake_queue.faults import (
+from fake_queue.queue.faults import (
     RATE_WINDOW_S,
     RUNPOD_RATE_LIMITS,
     FaultInjector,
@@ -18,7 +18,7 @@ from fake_queue.faults import (
     RateLimiter,
     parse_fault,
 )
-from fake_queue.latency import (
+from fake_queue.queue.latency import (
     Distribution,
     LatencyModel,
     LatencySampler,

@@ -147,7 +147,7 @@ def test_judge_exits_4_only_over_the_max_fail_ratio(tmp_path: Path) -> None:
 
 
 def test_locust_argv_and_the_json_file_name(tmp_path: Path) -> None:
-    from jobbench.core.config import Scenario
+    from jobbench.core.scenario.config import Scenario
 
     req = LocustRequest(None, Scenario("s"), headless=True, run_time="5s", extra=("RunUser",))
     argv = locust_argv(req, "http://127.0.0.1:1/v2/local", tmp_path / "locust")

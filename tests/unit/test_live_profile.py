@@ -12,14 +12,14 @@ from typing import Any, cast
 
 import pytest
 
-from fake_queue import virtual_clock
+from fake_queue.queue import virtual_clock
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.live_burst import BurstPlan, LiveBurst
 from jobbench.clients.live_http import Answer, LiveHttp
 from jobbench.clients.live_records import BurstRecord, HealthSample, JobRecord
-from jobbench.core.config import Scenario
-from jobbench.core.live_target import LiveEndpoint, due_times, live_scenario_name
-from jobbench.core.load import Wave
+from jobbench.core.live.target import LiveEndpoint, due_times, live_scenario_name
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.load import Wave
 from jobbench.measure.arrival_pacing import LATE_S, pacing_figures
 from jobbench.measure.live_metrics import (
     arrivals_block,

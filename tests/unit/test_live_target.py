@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from fake_queue import virtual_clock
+from fake_queue.queue import virtual_clock
 from jobbench.clients.endpoint import (
     confirm_burst,
     is_loopback,

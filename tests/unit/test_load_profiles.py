@@ -1,5 +1,6 @@
-"""Arrival profiles (core/load_profiles.py): each spelling's arrivals against its definition
-(counts, times, seeded reproducibility), stages in sequence, traces, and one-line errors."""
+"""Arrival profiles (core/scenario/load_profiles.py): each spelling's arrivals against its
+definition (counts, times, seeded reproducibility), stages in sequence, traces, and one-line
+errors."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.load import Burst, Wave
-from jobbench.core.load_profiles import Arrivals, parse_load
+from jobbench.core.scenario.load import Burst, Wave
+from jobbench.core.scenario.load_profiles import Arrivals, parse_load
 from jobbench.errors import UsageError
 
 
@@ -132,7 +133,7 @@ def test_bad_loads_are_one_line_errors_naming_the_flag(spec: str, says: str) -> 
 
 
 def test_a_profiles_rep_line_says_how_late_the_driver_was() -> None:
-    from jobbench.render.arrivals import pacing_line
+    from jobbench.render.text.arrivals import pacing_line
 
     assert pacing_line({"time_to_p99_s": 1.0}) is None  # a burst
     figures = {
@@ -158,8 +159,8 @@ def test_a_profiles_rep_line_says_how_late_the_driver_was() -> None:
 def test_a_late_submission_is_measured_from_its_intended_time() -> None:
     import asyncio
 
-    from fake_queue.latency import LatencyModel, LatencySampler
-    from fake_queue.queue import JobQueue
+    from fake_queue.queue.job_queue import JobQueue
+    from fake_queue.queue.latency import LatencyModel, LatencySampler
     from jobbench.measure.events import scan_events
     from jobbench.results.events_file import rep_lines
 

@@ -1,6 +1,7 @@
-"""The one run loop (core/loop.py) through its Target seam, on a scripted Target in this process:
-the order reps run in, the result saved after every rep, and what a failure, Ctrl-C, SIGTERM or
-a rep cut short leave in the saved result. The real Targets run in tests/integration and e2e."""
+"""The one run loop (core/run/loop.py) through its Target seam, on a scripted Target in this
+process: the order reps run in, the result saved after every rep, and what a failure, Ctrl-C,
+SIGTERM or a rep cut short leave in the saved result. The real Targets run in tests/integration and
+e2e."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from jobbench.core.config import RunConfig, Scenario
-from jobbench.core.fake_target import scenario_entry
-from jobbench.core.loop import run_plans
-from jobbench.core.target import Plan, Progress, RepOutcome
+from jobbench.core.fake.target import scenario_entry
+from jobbench.core.run.loop import run_plans
+from jobbench.core.run.target import Plan, Progress, RepOutcome
+from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import Interrupted, JobbenchError, RunFailed
-from jobbench.render.plain_progress import PlainProgress
+from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.model import ScenarioResult, Target
 from tests.unit.test_render_run import DRAIN, ENV, drain_rep, rep_of
 
@@ -116,7 +117,7 @@ def plans(
 def no_git(monkeypatch: pytest.MonkeyPatch) -> None:
     """The result's environment asks git for the commit: a process, which unit tests start none
     of; the run's own environment block is not what these tests are about."""
-    monkeypatch.setattr("jobbench.core.loop.environment", lambda runpod: ENV.model_copy())
+    monkeypatch.setattr("jobbench.core.run.loop.environment", lambda runpod: ENV.model_copy())
 
 
 def fine(side: str, rep: int) -> None:

@@ -1,4 +1,4 @@
-"""The predicted block (core/predict.py): a fake-queue scenario's entry carries the simulated
+"""The predicted block (core/sim/predict.py): a fake-queue scenario's entry carries the simulated
 figures of the same scenario, the table and the page set them beside the measured median, and
 scenarios the simulator cannot run get none. No processes: a ScenarioSession's entry is built
 before (and without) any start, and the simulator runs in this process."""
@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from fake_queue.latency import Distribution, LatencyModel
-from jobbench.core import predict as predict_module
-from jobbench.core.config import Scenario
-from jobbench.core.fake_target import ScenarioSession
-from jobbench.core.predict import predict
-from jobbench.core.sim import simulate_rep
-from jobbench.render import html_tables
-from jobbench.render.explain import predicted_line
+from fake_queue.queue.latency import Distribution, LatencyModel
+from jobbench.core.fake.target import ScenarioSession
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.sim import predict as predict_module
+from jobbench.core.sim.engine import simulate_rep
+from jobbench.core.sim.predict import predict
+from jobbench.render.page import html_tables
+from jobbench.render.words.explain import predicted_line
 from jobbench.results.model import ScenarioResult, Spread
 from jobbench.workers.spec import WorkerSpec
 

@@ -4,7 +4,7 @@ purge, job-done semantics, reset and the event log; plus a random-operation cons
 Every test runs on its own event loop (`asyncio.run`); the queue needs a running loop for its
 futures and timers. Where a test needs time to pass (ttl) it injects a fake clock it drives
 instead of sleeping; a take's life in time (hold, answer time, done latency, stop hold) runs
-on a virtual-time loop (fake_queue.virtual_clock), whose clock jumps to the next timer.
+on a virtual-time loop (fake_queue.queue.virtual_clock), whose clock jumps to the next timer.
 """
 
 from __future__ import annotations
@@ -22,9 +22,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fake_queue import virtual_clock
-from fake_queue.clock import MONOTONIC, Clock
-from fake_queue.latency import Distribution, LatencyModel, LatencySampler
 from fake_queue.protocol import (
     CANCELLED,
     COMPLETED,
@@ -34,8 +31,11 @@ from fake_queue.protocol import (
     TERMINAL,
     TIMED_OUT,
 )
-from fake_queue.queue import Job, JobError, JobQueue, Take
-from fake_queue.virtual_clock import VirtualTimeLoop
+from fake_queue.queue import virtual_clock
+from fake_queue.queue.clock import MONOTONIC, Clock
+from fake_queue.queue.job_queue import Job, JobError, JobQueue, Take
+from fake_queue.queue.latency import Distribution, LatencyModel, LatencySampler
+from fake_queue.queue.virtual_clock import VirtualTimeLoop
 
 TAKE_S, WAKE_S, HOLD_S = 0.5, 0.05, 20.0
 TAKE_NS, WAKE_NS = int(TAKE_S * 1e9), int(WAKE_S * 1e9)
@@ -844,7 +844,7 @@ async def test_health_forgets_workers_not_seen_for_hold_plus_grace() -> None:
 
 @in_loop
 async def test_a_cancel_does_not_count_as_seeing_the_worker() -> None:
-    """BUG (queue.py _signal_stop): a stop signal calls self.seen(job.worker), so a cancel or
+    """BUG (job_queue.py _signal_stop): a stop signal calls self.seen(job.worker), so a cancel or
     an executionTimeout refreshes last_seen of a worker that has not called in; /health then
     counts a long-gone worker as alive (design: workers seen by take or ping)."""
     clock = FakeClock()
@@ -1153,7 +1153,12 @@ def test_seeded_random_sequence_without_ttl_conserves_every_job(seed: int) -> No
 
 # ---- the queue's layers --------------------------------------------------------------------
 
-QUEUE_LAYERS = ("fake_queue.queue", "fake_queue.takes", "fake_queue.running", "fake_queue.ledger")
+QUEUE_LAYERS = (
+    "fake_queue.queue.job_queue",
+    "fake_queue.queue.takes",
+    "fake_queue.queue.running",
+    "fake_queue.queue.ledger",
+)
 
 
 def test_one_queue_object_in_layers_none_of_which_reads_a_wall_clock_or_speaks_http() -> None:

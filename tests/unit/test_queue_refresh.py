@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from fake_queue.watch import worker_view
+from fake_queue.queue.watch import worker_view
 from tests.unit.test_queue import (
     events,
     ids,

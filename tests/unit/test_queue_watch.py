@@ -1,4 +1,4 @@
-"""What the queue tells the runner's watchdog (fake_queue.watch): work vs heartbeats, jobs a
+"""What the queue tells the runner's watchdog (fake_queue.queue.watch): work vs heartbeats, jobs a
 heartbeat stopped listing, overdue jobs, and injected faults as events. JobQueue in-process on
 a clock the test moves."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from fake_queue.watch import worker_view
+from fake_queue.queue.watch import worker_view
 from tests.unit.test_queue import FakeClock, events, in_loop, make_queue
 
 

@@ -1,4 +1,4 @@
-"""fake_queue.receive_stamps: a request is stamped when its bytes reached the host, however
+"""fake_queue.http.receive_stamps: a request is stamped when its bytes reached the host, however
 late the loop got to read them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from fake_queue import receive_stamps
+from fake_queue.http import receive_stamps
 
 pytestmark = pytest.mark.skipif(
     receive_stamps.SO_TIMESTAMPNS is None, reason="SO_TIMESTAMPNS is Linux's"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from jobbench.render import renderer
-from jobbench.render.cells import legend, verdict_lines
+from jobbench.render.words.cells import legend, verdict_lines
 from jobbench.results.compare import compare_docs
 from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import Comparison

@@ -1,8 +1,9 @@
 """The terminal tables of `jobbench run` at a fixed width, against golden files.
 
 The result documents are built the way a run builds them: hand-made event logs measured by
-metrics.rep_measure and added rep by rep with fake_target.scenario_entry / loop.add_rep, so every
-figure in the tables is a real computation. Regenerate after an intended change:
+metrics.rep_measure and added rep by rep with core/fake/target.py's scenario_entry and
+core/run/loop.py's add_rep, so every figure in the tables is a real computation. Regenerate after an
+intended change:
     JOBBENCH_UPDATE_GOLDEN=1 pytest tests/unit/test_render_run.py
 """
 
@@ -18,21 +19,21 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from fake_queue.latency import Distribution, LatencyModel
+from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.clients.live_records import BurstRecord
-from jobbench.core.config import Scenario
-from jobbench.core.fake_target import note_rep_end, scenario_entry
-from jobbench.core.loop import add_rep, mark_failed
-from jobbench.core.predict import predict
-from jobbench.core.rep_drive import RepEnd
+from jobbench.core.fake.rep_drive import RepEnd
+from jobbench.core.fake.target import note_rep_end, scenario_entry
+from jobbench.core.run.loop import add_rep, mark_failed
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.sim.predict import predict
 from jobbench.measure import metrics
 from jobbench.measure.analytic import expected_time_s
 from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.measure.live_metrics import live_rep_measure
-from jobbench.render import html_tables
-from jobbench.render.cells import fmt
-from jobbench.render.explain import FAKE_LEGEND, LIVE_LEGEND, gap_line, scenario_title
-from jobbench.render.terminal import render_result, scenario_footer, scenario_table
+from jobbench.render.page import html_tables
+from jobbench.render.text.terminal import render_result, scenario_footer, scenario_table
+from jobbench.render.words.cells import fmt
+from jobbench.render.words.explain import FAKE_LEGEND, LIVE_LEGEND, gap_line, scenario_title
 from jobbench.results.model import Environment, Result, ScenarioResult, Target
 from jobbench.results.store import new_document
 from jobbench.workers.spec import WorkerSpec

@@ -1,4 +1,4 @@
-"""What an SDK checkout declares it depends on (core/sdk_deps.py), in the layouts runpod-python
+"""What an SDK checkout declares it depends on (core/sdk/deps.py), in the layouts runpod-python
 used over its history: setup.cfg (0.9), requirements.txt behind a dynamic pyproject.toml (1.x)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.sdk_deps import declared_dependencies
-from jobbench.core.sdk_env import with_sdk_env
+from jobbench.core.sdk.deps import declared_dependencies
+from jobbench.core.sdk.env import with_sdk_env
 from jobbench.errors import UsageError
 from jobbench.workers.spec import WorkerSpec
 

@@ -1,4 +1,4 @@
-"""--reps auto: when a row stops adding pairs, and why (jobbench/core/settle.py)."""
+"""--reps auto: when a row stops adding pairs, and why (jobbench/core/run/settle.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from itertools import islice
 
 import pytest
 
-from jobbench.core.settle import Settler, parse_duration, parse_reps
+from jobbench.core.run.settle import Settler, parse_duration, parse_reps
 from jobbench.errors import UsageError
 from jobbench.results.compare import compare_docs
 from jobbench.results.decision import (

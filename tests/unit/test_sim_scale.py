@@ -1,6 +1,6 @@
-"""The simulator at scale (core/sim.py, fake_queue/event_log.py): the compact event log gives
-back every event as appended and the same figures as the dicts, a rep reports its progress,
-a big rep keeps no events for the file unless asked, and the collector is as it was after."""
+"""The simulator at scale (core/sim/engine.py, fake_queue/queue/event_log.py): the compact event log
+gives back every event as appended and the same figures as the dicts, a rep reports its progress, a
+big rep keeps no events for the file unless asked, and the collector is as it was after."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from fake_queue.event_log import CompactEvents
-from fake_queue.latency import Distribution, LatencyModel
-from jobbench.core import sim, sim_target
-from jobbench.core.config import Scenario
+from fake_queue.queue.event_log import CompactEvents
+from fake_queue.queue.latency import Distribution, LatencyModel
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.sim import engine as sim
+from jobbench.core.sim import target as sim_target
 from jobbench.measure import metrics
 from jobbench.results import store
 from jobbench.workers.spec import worker_spec

@@ -1,4 +1,4 @@
-"""The page's "Steady state over time" charts (render/steady_charts.py) from a rep's steady
+"""The page's "Steady state over time" charts (render/page/steady_charts.py) from a rep's steady
 block: a side from the queue's log draws its buffered and held jobs and the spread across
 workers; a live side, which has neither, draws only what it measured."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobbench.render import steady_charts
-from jobbench.render.steady_charts import SteadySide
+from jobbench.render.page import steady_charts
+from jobbench.render.page.steady_charts import SteadySide
 from jobbench.results.model import Steady
 
 

@@ -1,4 +1,4 @@
-"""Why a rep could not finish (core/stuck.py), from the queue's views of the workers as the
+"""Why a rep could not finish (core/fake/stuck.py), from the queue's views of the workers as the
 runner's watch looks see them: each likely cause is named with its figures, and a rep with
 none says so rather than nothing."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobbench.core.stuck import StuckWatch
+from jobbench.core.fake.stuck import StuckWatch
 
 
 def seen(held: int, polling: int = 0) -> dict[str, Any]:
-    """A worker as fake_queue.watch shows it to the runner (the fields these rules read)."""
+    """A worker as fake_queue.queue.watch shows it to the runner (the fields these rules read)."""
     return {"held": held, "polling": polling, "idle_s": 0.1, "last_work_ns": 1}
 
 

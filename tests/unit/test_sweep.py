@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from jobbench.commands import run as run_module
-from jobbench.core.config import Scenario
-from jobbench.core.sim import simulate_rep
-from jobbench.core.sweep_grid import (
+from jobbench.core.run.target import Plan
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.sim.engine import simulate_rep
+from jobbench.core.sweep.grid import (
     Cell,
     Grid,
     cell_scenario,
@@ -25,9 +26,8 @@ from jobbench.core.sweep_grid import (
     seconds_axis,
     whole_axis,
 )
-from jobbench.core.target import Plan
 from jobbench.errors import EXIT_USAGE, UsageError
-from jobbench.render.sweep_text import CSV_COLUMNS
+from jobbench.render.text.sweep_text import CSV_COLUMNS
 from jobbench.results.sweep_model import SWEEP_SCHEMA, Sweep
 from tests.unit.cli import run_cli
 

@@ -1,7 +1,7 @@
 """The clock seam: the unmodified JobQueue and the model-worker policies, in one process on a
-virtual-time loop (fake_queue.virtual_clock), joined by the in-process link
-(jobbench.workers.queue_link) as the simulation engine (jobbench.core.sim) runs them, reproduce
-the reference table's model cells exactly (docs/latency-model.md).
+virtual-time loop (fake_queue.queue.virtual_clock), joined by the in-process link
+(jobbench.workers.queue_link) as the simulation engine (jobbench.core.sim.engine) runs them,
+reproduce the reference table's model cells exactly (docs/latency-model.md).
 
 With the reference latency model (take 0.5 s, wake 0.05 s, 32 slots, take_ahead 32) the time
 until 99 % of the burst is done follows from the model: drain is take + job per batch, take-ahead
@@ -15,11 +15,11 @@ import asyncio
 
 import pytest
 
-from fake_queue import virtual_clock
-from fake_queue.latency import Distribution, LatencyModel
-from fake_queue.virtual_clock import VirtualTimeDeadlock, VirtualTimeLoop
-from jobbench.core.config import Scenario
-from jobbench.core.sim import simulate_rep
+from fake_queue.queue import virtual_clock
+from fake_queue.queue.latency import Distribution, LatencyModel
+from fake_queue.queue.virtual_clock import VirtualTimeDeadlock, VirtualTimeLoop
+from jobbench.core.scenario.config import Scenario
+from jobbench.core.sim.engine import simulate_rep
 from jobbench.workers.spec import worker_spec
 
 SLOTS, TAKE_AHEAD = 32, 32
@@ -99,8 +99,8 @@ def reference_cell(policy: str, workers: int, burst: int, job_s: float) -> Scena
 def test_reference_cells_are_reproduced_exactly(
     policy: str, workers: int, burst: int, job_s: float, p99_s: float
 ) -> None:
-    # One rep as jobbench runs it (core/sim.py): workers polling, a burst enqueued atomically,
-    # metrics from the queue's event log.
+    # One rep as jobbench runs it (core/sim/engine.py): workers polling, a burst enqueued
+    # atomically, metrics from the queue's event log.
     metrics = simulate_rep(reference_cell(policy, workers, burst, job_s), seed=1).measure.figures
     assert metrics["time_to_p99_s"] == pytest.approx(p99_s, abs=1e-6)
     assert metrics["jobs"]["completed"] == burst

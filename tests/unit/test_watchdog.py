@@ -1,4 +1,4 @@
-"""The watchdog's rules (core/watchdog.py) on scripted views of the queue: what is a stall,
+"""The watchdog's rules (core/fake/watchdog.py) on scripted views of the queue: what is a stall,
 when a stall ends, when a worker is given up, which jobs are lost."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from fake_queue.latency import LatencyModel
-from jobbench.core.config import Scenario
-from jobbench.core.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
+from fake_queue.queue.latency import LatencyModel
+from jobbench.core.fake.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
+from jobbench.core.scenario.config import Scenario
 from jobbench.workers.spec import WorkerSpec
 
 BOUNDS = watch_bounds(Scenario("s", job_seconds=0.5))

@@ -1,0 +1,232 @@
+"""The one run loop: plans (one per side) on their Targets, scenario by scenario, reps interleaved
+A, B, A, B..., every result saved after every rep, and marked incomplete with the reason on any
+way out (a failure, Ctrl-C, SIGTERM). A saved result is never lost: a plan's first rep moves it
+to its history, and a plan that ends without a rep saves beside it (results/history.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jobbench.core.run.settle import Settler
+from jobbench.core.run.target import Plan, Progress, Session
+from jobbench.errors import CandidateFailed, Interrupted, JobbenchError, RunFailed, name_kept_logs
+from jobbench.measure import metrics
+from jobbench.measure.figures import PhaseSamples, RepMeasure
+from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
+from jobbench.results.behaviour import is_measurement
+from jobbench.results.events_file import EventsWriter
+from jobbench.results.history import archive, events_path, failed_path, worth_keeping
+from jobbench.results.model import Phases, Rep, Result, ScenarioResult, spreads
+from jobbench.results.store import environment, new_document, write_document
+
+
+def add_rep(entry: ScenarioResult, measure: RepMeasure, every_samples: list[PhaseSamples]) -> None:
+    """Append a rep and refresh what is computed over reps. A partial rep (cut short, always
+    the last) or a disturbed measurement (a saturated queue or driver, a busy machine) stays
+    out of the summary when undisturbed ones exist: flagged, never averaged in. What the
+    workers did themselves (a stall, a spinning worker) is the measurement: such reps count."""
+    figures = measure.figures
+    entry.reps.append(Rep.model_validate(figures))  # the one place a rep's figures become a Rep
+    every_samples.append(measure.samples)
+    reps = [rep.model_dump(exclude_unset=True) for rep in entry.reps]  # measure/ reads dicts
+    clean = [
+        i
+        for i, rep in enumerate(entry.reps)
+        if rep.partial is None and not any(is_measurement(a.kind) for a in rep.anomalies or [])
+    ]
+    keep = clean or list(range(len(reps)))
+    summary = metrics.summarise_reps([reps[i] for i in keep])
+    entry.pooled_phases = Phases.model_validate(
+        metrics.pooled_phases([every_samples[i] for i in keep])
+    )
+    entry.outliers = metrics.outlier_reps(reps)
+    if "submission" in figures:  # live: how long the pacing took
+        spans = (reps[i]["submission"]["span_s"] for i in keep)
+        summary["submission_span_s"] = metrics.across(spans)
+    entry.summary = spreads(summary)
+
+
+def run_plans(
+    plans: list[Plan],
+    progress: Progress,
+    settle: Settler | None = None,
+    candidate: int | None = None,
+) -> list[Result]:
+    """Run every plan's scenarios; with several plans, reps alternate A, B, A, B... `settle`
+    (two plans, `--reps auto`) decides after each pair past the first reps whether a row needs
+    more. A SIGTERM is a Ctrl-C here: either ends with every process stopped and the results so
+    far saved, marked interrupted. A rep the `candidate` plan's own workers cut short ends the
+    run with the results so far, marked incomplete, for the comparison to judge (CandidateFailed);
+    any other failure raises."""
+    for plan in plans:
+        plan.target.preflight(plan.config.scenarios, progress)
+    first = plans[0]
+    docs = [new_document(p.config.label, p.target.describe(), environment(None)) for p in plans]
+    saves = [Save(p.path, p.config.save_events) for p in plans]
+    try:
+        with sigterm_as_interrupt():
+            progress.message(first.target.header(first.config.scenarios, first.config.reps))
+            for index in range(len(first.config.scenarios)):
+                _run_scenario(plans, docs, saves, index, progress, settle, candidate)
+        for doc in docs:
+            doc.complete = True
+    except CandidateFailed as exc:
+        mark_failed(docs, f"not every scenario ran: the candidate's run stopped ({exc})",
+                    interrupted=False)  # fmt: skip
+        docs[candidate if candidate is not None else -1].error = str(exc)
+        progress.message(f"the candidate's run stopped: {exc}")
+    except KeyboardInterrupt:
+        mark_failed(docs, "interrupted (Ctrl-C or SIGTERM) before every rep ran", interrupted=True)
+        raise Interrupted(f"interrupted: partial results saved in {_where(saves)}") from None
+    except Interrupted as exc:
+        mark_failed(docs, str(exc), interrupted=True)
+        raise Interrupted(f"{exc}; partial results saved in {_where(saves)}") from None
+    except Exception as exc:  # a bug too: the saved result says why it is incomplete
+        mark_failed(docs, _describe(exc), interrupted=False)
+        kept = [save.where() for save in saves if save.keeps_previous()]
+        if kept and isinstance(exc, JobbenchError) and exc.args:
+            exc.args = (f"{exc}; result saved in {', '.join(kept)}", *exc.args[1:])
+        raise
+    finally:
+        with interrupts_deferred():  # a second signal must not cut the last save short
+            for save, doc in zip(saves, docs):
+                save.close(doc)
+    return docs
+
+
+@dataclass
+class Save:
+    """Where one plan's result goes. The result saved at `path` before this run stays there
+    until this run's first rep is saved, which moves it (and its events) to its history; a run
+    that ends without a rep leaves it untouched and saves at `<label>.failed.json` instead."""
+
+    path: Path
+    save_events: bool
+    writer: EventsWriter | None = field(default=None, init=False)
+    started: bool = field(default=False, init=False)  # a rep of this run is saved at `path`
+    _keeps: bool | None = field(default=None, init=False)
+
+    def save_rep(self, doc: Result, scenario: str, rep: int, events: list[dict[str, Any]]) -> None:
+        """The rep in the result and its events (the caller defers signals around both)."""
+        if not self.started:
+            archive(self.path)
+            self.started = True
+            self.writer = EventsWriter(events_path(self.path)) if self.save_events else None
+        if self.writer is not None:
+            self.writer.write_rep(scenario, rep, events)
+        write_document(doc, self.path)
+
+    def keeps_previous(self) -> bool:
+        """No rep ran and the file at `path` holds one: it stays, this run saves beside it."""
+        if self._keeps is None:  # decided once: the message and the save must agree
+            self._keeps = not self.started and worth_keeping(self.path)
+        return self._keeps
+
+    def where(self) -> str:
+        if self.keeps_previous():
+            return f"{failed_path(self.path)} (no rep ran: {self.path}, an earlier run, kept)"
+        return str(self.path)
+
+    def close(self, doc: Result) -> None:
+        if self.keeps_previous():
+            write_document(doc, failed_path(self.path))
+            return
+        if not self.started and self.save_events:  # as the reps it has: none
+            EventsWriter(events_path(self.path)).close()
+        write_document(doc, self.path)
+        if self.writer is not None:
+            self.writer.close()
+
+
+def mark_failed(docs: list[Result], error: str, *, interrupted: bool) -> None:
+    for doc in docs:
+        doc.complete = False
+        doc.interrupted = interrupted
+        doc.error = error
+
+
+def _where(saves: list[Save]) -> str:
+    return ", ".join(save.where() for save in saves)
+
+
+def _describe(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, JobbenchError) else f"{type(exc).__name__}: {exc}"
+
+
+def _run_scenario(
+    plans: list[Plan],
+    docs: list[Result],
+    saves: list[Save],
+    index: int,
+    progress: Progress,
+    settle: Settler | None,
+    candidate: int | None,
+) -> None:
+    sessions: list[Session] = []
+    succeeded = False
+    try:
+        for plan in plans:
+            label = plan.config.label if len(plans) > 1 else ""
+            session = plan.target.session(plan.config.scenarios[index], label, progress)
+            sessions.append(session)  # before start: a failed start is stopped too
+            session.start()
+        entries = []
+        for session, doc in zip(sessions, docs):
+            entries.append(session.entry())
+            doc.scenarios.append(entries[-1])
+            doc.environment.learn(session.environment())
+        _run_reps(plans, sessions, entries, docs, saves, settle, candidate)
+        succeeded = True
+    except JobbenchError as exc:
+        if not isinstance(exc, Interrupted):  # an interrupted run says where its result is
+            name_kept_logs(exc, [str(s.logs_folder) for s in sessions if s.logs_folder])
+        raise
+    finally:
+        stop_sessions(sessions, keep_logs=not succeeded)
+
+
+def _run_reps(
+    plans: list[Plan],
+    sessions: list[Session],
+    entries: list[ScenarioResult],
+    docs: list[Result],
+    saves: list[Save],
+    settle: Settler | None,
+    candidate: int | None,
+) -> None:
+    samples: list[list[PhaseSamples]] = [[] for _ in plans]
+    reps = plans[0].config.reps
+    deadline = settle.begin_row() if settle else 0.0
+    rep = 0
+    while True:
+        rep += 1
+        began = time.monotonic()
+        for p, (session, entry) in enumerate(zip(sessions, entries)):
+            outcome = session.run_rep(rep, max(rep, reps))
+            with interrupts_deferred():  # the rep in the result and its events, or in neither
+                add_rep(entry, outcome.measure, samples[p])
+                saves[p].save_rep(docs[p], session.scenario.name, rep, outcome.events)
+            if outcome.stopped is not None:
+                own = isinstance(outcome.stopped, RunFailed) and not isinstance(
+                    outcome.stopped, Interrupted
+                )
+                if p == candidate and own:
+                    raise CandidateFailed(str(outcome.stopped)) from outcome.stopped
+                raise outcome.stopped
+        pair_s = time.monotonic() - began
+        if rep >= reps and (settle is None or settle.stop(entries, rep, pair_s, deadline)):
+            return
+
+
+def stop_sessions(sessions: list[Session], keep_logs: bool = False) -> None:
+    """Stop every session, even if one fails; a Ctrl-C meanwhile waits until the last is done.
+    On failure the logs stay for the error message to point at."""
+    with interrupts_deferred(), contextlib.ExitStack() as later:
+        for session in reversed(sessions):  # callbacks run last in, first out: A, then B
+            if keep_logs:
+                session.keep_logs()
+            later.callback(session.stop)

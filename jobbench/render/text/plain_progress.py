@@ -1,0 +1,57 @@
+"""Sparse plain progress lines for logs and CI (no TTY, or CI=true): no rich, no redraws."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+from jobbench.render.text.arrivals import pacing_line, steady_line
+
+
+class PlainProgress:
+    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.quiet = quiet
+        self._started = 0.0
+        self._next_mark = 0.5
+
+    def _say(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=self.stream, flush=True)
+
+    def message(self, text: str) -> None:
+        self._say(text)
+
+    def rep_started(self, scenario: str, rep: int, reps: int, burst: int) -> None:
+        self._started = time.monotonic()
+        self._next_mark = 0.5
+        self._say(f"{scenario}: rep {rep}/{reps}, {burst} jobs")
+
+    def steps_started(self, title: str, total: int) -> None:
+        """Counted steps that are no rep's jobs (a sweep's cells), then told by rep_progress."""
+        self._started = time.monotonic()
+        self._next_mark = 0.5
+
+    def steps_finished(self) -> None:
+        pass
+
+    def rep_progress(self, done: int, total: int) -> None:
+        if total and done / total >= self._next_mark and done < total:
+            self._say(f"  {done}/{total} done, {time.monotonic() - self._started:.1f} s")
+            self._next_mark += 0.5
+
+    def rep_finished(self, scenario: str, rep: int, figures: dict[str, Any]) -> None:
+        p99 = figures.get("time_to_p99_s")
+        eff = figures.get("efficiency")
+        text = (
+            f"  rep {rep} done: time to 99 % {p99:.3f} s"
+            if p99 is not None
+            else (f"  rep {rep} done")
+        )
+        if eff is not None:
+            text += f", efficiency {eff:.1%}"
+        self._say(text)
+        for line in (pacing_line(figures), steady_line(figures)):
+            if line is not None:
+                self._say(f"  {line}")
