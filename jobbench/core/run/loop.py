@@ -75,7 +75,7 @@ def run_plans(
         for doc in docs:
             doc.complete = True
     except CandidateFailed as exc:
-        mark_failed(docs, f"not every scenario ran: the candidate's run stopped ({exc})",
+        mark_failed(docs, f"not every rep ran: the candidate's run stopped ({exc})",
                     interrupted=False)  # fmt: skip
         docs[candidate if candidate is not None else -1].error = str(exc)
         progress.message(f"the candidate's run stopped: {exc}")
