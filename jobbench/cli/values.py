@@ -13,7 +13,8 @@ from fake_queue.options import number, whole_number
 
 
 class BadValue(typer.BadParameter):
-    """A flag's text that is not what the flag takes; cli/conventions.py names the flag before it."""
+    """A flag's text that is not what the flag takes; cli/conventions.py names the flag before
+    it."""
 
     def __init__(self, text: str, fix: str) -> None:
         super().__init__(fix)
