@@ -38,7 +38,7 @@ from scipy.stats import mannwhitneyu
 from jobbench.core.run.settle import DEFAULT_MAX_REPS
 from jobbench.core.scenario.project import BUILTIN_SUITES
 from jobbench.measure.stats import robust_spread
-from jobbench.results.behaviour import BehaviourCheck, judge_behaviour
+from jobbench.results.behaviour import judge_behaviour
 from jobbench.results.decision import (
     Levels,
     Rule,
@@ -48,7 +48,13 @@ from jobbench.results.decision import (
     look_number,
     weigh,
 )
-from jobbench.results.row_checks import FIGURE_RULES, Finding, judge_figure
+from jobbench.results.row_checks import (
+    FIGURE_RULES,
+    Finding,
+    checked_verdict,
+    judge_figure,
+    worst,
+)
 
 POOLS = Path(__file__).resolve().parent / "data" / "gate-pools.json"
 FIRST_REPS = 5  # the seed suite's reps: where --reps auto starts
@@ -91,23 +97,20 @@ def row_verdict(a: list[Drawn], b: list[Drawn], rule: Rule, levels: Levels) -> t
     regression, else a check left open, else the speed. The flag says whether a check decided
     it. Correctness is not drawn: the pools' jobs all completed."""
     stalls = [sum(r.stalled for r in side) for side in (a, b)]
-    findings: list[Finding | BehaviourCheck] = []
+    findings: list[Finding] = []
     if stalls[1]:
         seen = judge_behaviour({"stall": stalls[0]}, {"stall": stalls[1]}, (len(a), len(b)),
                                levels.checks)  # fmt: skip
-        findings += [seen] if seen is not None else []
+        findings += [Finding(seen.verdict, seen.reason)] if seen is not None else []
     for name, figure in FIGURES.items():
         base, cand = ([v for r in side if (v := r.figures[name]) is not None] for side in (a, b))
         found = judge_figure(base, cand, figure, levels.checks)
         findings += [found] if found is not None else []
-    verdicts = {f.verdict for f in findings}
-    if "regression" in verdicts:
-        return "regression", True
+    checks = worst(findings)
     values = ([r.value for r in a], [r.value for r in b])
     speed = decide(weigh(*values, rule, interval=False), rule, levels).verdict
-    if "inconclusive" in verdicts and speed != "regression":
-        return "unsettled", True
-    return speed, False
+    verdict = checked_verdict(checks, speed)
+    return verdict, checks == "regression" or verdict != speed
 
 
 def simulate_call(

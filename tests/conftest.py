@@ -31,21 +31,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
 
 
+def forbidden_skips(reporter: Any) -> list[Any]:
+    """The skipped tests' reports, where skips are not allowed; none otherwise."""
+    if reporter is None or os.environ.get(NO_SKIPS) != "1":
+        return []
+    return list(reporter.stats.get("skipped", []))
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """Where skips are not allowed, name each skipped test and fail the run."""
-    skipped = terminalreporter.stats.get("skipped", [])
-    if os.environ.get(NO_SKIPS) != "1" or not skipped:
-        return
-    terminalreporter.write_line(f"{len(skipped)} skipped, which {NO_SKIPS}=1 does not allow:")
+    """Name each skipped test that was not allowed to be."""
+    skipped = forbidden_skips(terminalreporter)
+    if skipped:
+        terminalreporter.write_line(f"{len(skipped)} skipped, which {NO_SKIPS}=1 does not allow:")
     for report in skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         terminalreporter.write_line(f"  {report.nodeid}: {reason}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run with a skip that was not allowed fails."""
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
-    if os.environ.get(NO_SKIPS) == "1" and skipped and exitstatus == pytest.ExitCode.OK:
+    if forbidden_skips(reporter) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -22,7 +22,7 @@ from jobbench.results.decision import (
     look_levels,
 )
 from jobbench.results.model import Comparison, Gate, Row
-from jobbench.results.row_checks import judge_checks, worst
+from jobbench.results.row_checks import checked_verdict, judge_checks, worst
 
 VERDICTS = {"regression", "pass", "better", "inconclusive"}
 
@@ -137,8 +137,8 @@ def _judge_checks(row: Row, levels: Levels) -> None:
     if not findings:
         return
     verdict = worst(findings)
-    if verdict == "regression" or (verdict == "inconclusive" and row.verdict != "regression"):
-        row.verdict = verdict
+    assert row.verdict is not None  # judge sets the speed's (and cost's) verdict first
+    row.verdict = _word(checked_verdict(verdict, row.verdict))
     if verdict == "regression":
         row.broke = next(f.reason for f in findings if f.verdict == "regression")
     row.reason = "; ".join([*(f.reason for f in findings), row.reason])

@@ -134,6 +134,15 @@ def judge_figure(
     return Finding("inconclusive", f"{said}, not yet sure (p = {p:.2g}, needs < {alpha:.2g})")
 
 
+def checked_verdict(found: str | None, speed: str) -> str:
+    """A row's decision (decision.py's words) from its checks' worst finding and its speed's:
+    a regression in either; else a check still open leaves the row unsettled; else the
+    speed's. The one rule for the settling loop, the verdict and the error-rate study."""
+    if "regression" in (found, speed):
+        return "regression"
+    return "unsettled" if found == "inconclusive" else speed
+
+
 def worst(findings: list[Finding]) -> str | None:
     """regression, else inconclusive, else None (nothing that overrides the speed verdict)."""
     for verdict in ("regression", "inconclusive"):

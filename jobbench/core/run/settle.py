@@ -116,7 +116,7 @@ class Settler:
         )
         from jobbench.results.decision import decide, evidence_from, look_levels
         from jobbench.results.gate import costed_verdict
-        from jobbench.results.row_checks import judge_entries, worst
+        from jobbench.results.row_checks import checked_verdict, judge_entries, worst
 
         pair = (entries[0], entries[1])
         rule = self.gate.rule()
@@ -139,6 +139,7 @@ class Settler:
             figures = compare_metric(pair, COST_METRIC, ("A", "B"), False, rule)
             cost = decide(evidence_from(figures), cost_rule, levels)
             verdict, why = costed_verdict(verdict, cost.verdict), f"{why}; cost: {cost.reason}"
-        if found == "inconclusive" and verdict != "regression":
-            return "unsettled", next(f.reason for f in findings if f.verdict == found)
-        return verdict, why
+        decided = checked_verdict(found, verdict)
+        if decided == "unsettled" and found == "inconclusive":
+            why = next(f.reason for f in findings if f.verdict == found)
+        return decided, why
