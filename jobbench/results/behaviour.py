@@ -20,8 +20,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from scipy.stats import boschloo_exact
-
 from jobbench.results.model import Rep, ScenarioResult
 
 # A behaviour the baseline shows too, seen more often in the candidate at this one-sided p but
@@ -84,6 +82,9 @@ def judge_behaviour(
     for kind, k_b in cand.items():
         k_a = base.get(kind, 0)
         table = [[k_b, max(n_b - k_b, 0)], [k_a, max(n_a - k_a, 0)]]
+        # Deferred: scipy.stats costs ~0.7 s to import, and every command imports this module.
+        from scipy.stats import boschloo_exact
+
         p = float(boschloo_exact(table, alternative="greater").pvalue)
         p = 1.0 if math.isnan(p) else p  # scipy's answer for a table it cannot test
         said = f"behaviour: {WORDS.get(kind, kind)} in {k_b} of {n_b} reps, baseline {k_a} of {n_a}"

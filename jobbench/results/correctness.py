@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scipy.stats import fisher_exact
-
 from jobbench.results.model import JobOutcomes, Jobs, ScenarioResult
 
 # Each way a job can end badly, as the result's `jobs` block counts it, in the order a reason
@@ -97,6 +95,9 @@ def judge_correctness(
         [bad_jobs(cand), cand.jobs - bad_jobs(cand)],
         [bad_jobs(base), base.jobs - bad_jobs(base)],
     ]
+    # Deferred: scipy.stats costs ~0.7 s to import, and every command imports this module.
+    from scipy.stats import fisher_exact
+
     p = float(fisher_exact(table, alternative="greater").pvalue)
     if p < alpha:
         return CorrectnessCheck(True, f"{said} (more, at p = {p:.2g} < {alpha:.2g})", p)
