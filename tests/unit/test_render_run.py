@@ -28,12 +28,13 @@ from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim.predict import predict
 from jobbench.measure import metrics
 from jobbench.measure.analytic import expected_time_s
-from jobbench.measure.figures import PhaseSamples, RepMeasure
+from jobbench.measure.figures import PHASES, PhaseSamples, RepMeasure
 from jobbench.measure.live_metrics import live_rep_measure
 from jobbench.render.page import html_tables
 from jobbench.render.text.terminal import render_result, scenario_footer, scenario_table
 from jobbench.render.words.cells import fmt
 from jobbench.render.words.explain import FAKE_LEGEND, LIVE_LEGEND, gap_line, scenario_title
+from jobbench.render.words.summary import ROWS
 from jobbench.results.model import Environment, Result, ScenarioResult, Target
 from jobbench.results.store import new_document
 from jobbench.workers.spec import WorkerSpec
@@ -200,6 +201,20 @@ def test_a_figure_no_rep_has_is_left_out_of_the_table() -> None:
     entry.summary["service_p99_s"] = None
     text = printed(scenario_table(entry))
     assert "take to done p50" in text and "take to done p99" not in text
+
+
+def test_the_page_and_the_terminal_show_one_summary_table_the_terminal_fewer_rows() -> None:
+    """One list of rows (render/words/summary.py): the terminal's are the page's in the same
+    order, and it leaves out only the rows marked for the page."""
+    for entry in complete_run().scenarios:
+        text = printed(scenario_table(entry))
+        terminal = [cells(line)[0] for line in text.splitlines()[2:]]
+        page = re.findall(r"<tr[^>]*><td>([^<]*)</td>", html_tables.summary_table([entry], [""]))
+        assert terminal == [title for title in page if title in terminal]
+        left_out = set(page) - set(terminal)
+        assert left_out == {row.titled(False) for row in ROWS if not row.terminal}
+    keys = metrics.summarise_reps([{"phases": dict.fromkeys(PHASES)}]).keys()
+    assert {row.key for row in ROWS} <= keys  # every row a figure the summary holds
 
 
 def test_the_footer_names_the_ideal_the_outlier_reps_and_the_split() -> None:
