@@ -1,7 +1,7 @@
 """The terminal tables of `jobbench run` at a fixed width, against golden files.
 
 The result documents are built the way a run builds them: hand-made event logs measured by
-metrics.rep_measure and added rep by rep with core/fake/target.py's scenario_entry and
+core/run/queue_figures.py's measure_rep and added rep by rep to its scenario_entry with
 core/run/loop.py's add_rep, so every figure in the tables is a real computation. Regenerate after an
 intended change:
     JOBBENCH_UPDATE_GOLDEN=1 pytest tests/unit/test_render_run.py
@@ -22,8 +22,9 @@ from rich.console import Console
 from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.clients.live_records import BurstRecord
 from jobbench.core.fake.rep_drive import RepEnd
-from jobbench.core.fake.target import note_rep_end, scenario_entry
+from jobbench.core.fake.target import note_rep_end
 from jobbench.core.run.loop import add_rep, mark_failed
+from jobbench.core.run.queue_figures import measure_rep, scenario_entry
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim.predict import predict
 from jobbench.measure import metrics
@@ -97,15 +98,7 @@ def drain_rep(
 
 def rep_of(s: Scenario, log: list[dict[str, Any]]) -> RepMeasure:
     """One event log measured as a run measures it, workers named w0, w1..."""
-    return metrics.rep_measure(
-        log,
-        workers=s.workers,
-        slots=s.slots,
-        burst=s.burst,
-        job_seconds=s.job_seconds,
-        wake_latency_s=s.latency.wake.mean,
-        worker_ids=[f"w{w}" for w in range(s.workers)],
-    )
+    return measure_rep(s, log, [f"w{w}" for w in range(s.workers)])
 
 
 def measured(s: Scenario, logs: list[list[dict[str, Any]]]) -> ScenarioResult:
