@@ -15,10 +15,10 @@ from jobbench.clients.bench_client import BenchClient, split_server
 from jobbench.core.fake.fleet_drive import FleetDrive
 from jobbench.core.fake.refresh_drive import Refreshes
 from jobbench.core.fake.rep_drive import RepDrive, RepEnd
-from jobbench.core.fake.watchdog import watch_bounds
 from jobbench.core.run.queue_figures import measure_rep, scenario_entry
 from jobbench.core.run.target import Progress, RepOutcome
 from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.core.sdk.env import with_sdk_env
 from jobbench.core.sim.predict import predict
 from jobbench.errors import RunFailed

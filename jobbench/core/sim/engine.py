@@ -25,10 +25,10 @@ from fake_queue.queue.fleet import Fleet, worker_index
 from fake_queue.queue.job_queue import JobQueue
 from fake_queue.queue.jobs import Event
 from fake_queue.queue.latency import LatencySampler
-from jobbench.core.fake.watchdog import watch_bounds
 from jobbench.core.run.queue_figures import measure_rep
 from jobbench.core.run.target import RepOutcome
 from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.core.sim.fleet import SimWorkers, process_start_s
 from jobbench.errors import RunFailed, UsageError
 from jobbench.measure.conservation import check_conservation
