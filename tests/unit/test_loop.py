@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from jobbench.core.fake.target import scenario_entry
 from jobbench.core.run.loop import run_plans
+from jobbench.core.run.queue_figures import scenario_entry
 from jobbench.core.run.target import Plan, Progress, RepOutcome
 from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import Interrupted, JobbenchError, RunFailed

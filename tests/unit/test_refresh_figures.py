@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jobbench.core.fake.target import scenario_entry
 from jobbench.core.run.loop import add_rep
+from jobbench.core.run.queue_figures import scenario_entry
 from jobbench.results.model_base import to_json
 from jobbench.results.store import new_document, parse_result
 from tests.unit.test_render_run import DRAIN, EMBEDDED, ENV, drain_rep, rendered, rep_of

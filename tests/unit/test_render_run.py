@@ -1,7 +1,7 @@
 """The terminal tables of `jobbench run` at a fixed width, against golden files.
 
 The result documents are built the way a run builds them: hand-made event logs measured by
-metrics.rep_measure and added rep by rep with core/fake/target.py's scenario_entry and
+core/run/queue_figures.py's measure_rep and added rep by rep to its scenario_entry with
 core/run/loop.py's add_rep, so every figure in the tables is a real computation. Regenerate after an
 intended change:
     JOBBENCH_UPDATE_GOLDEN=1 pytest tests/unit/test_render_run.py
@@ -22,18 +22,20 @@ from rich.console import Console
 from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.clients.live_records import BurstRecord
 from jobbench.core.fake.rep_drive import RepEnd
-from jobbench.core.fake.target import note_rep_end, scenario_entry
+from jobbench.core.fake.target import note_rep_end
 from jobbench.core.run.loop import add_rep, mark_failed
+from jobbench.core.run.queue_figures import measure_rep, scenario_entry
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim.predict import predict
 from jobbench.measure import metrics
 from jobbench.measure.analytic import expected_time_s
-from jobbench.measure.figures import PhaseSamples, RepMeasure
+from jobbench.measure.figures import PHASES, PhaseSamples, RepMeasure
 from jobbench.measure.live_metrics import live_rep_measure
 from jobbench.render.page import html_tables
 from jobbench.render.text.terminal import render_result, scenario_footer, scenario_table
 from jobbench.render.words.cells import fmt
 from jobbench.render.words.explain import FAKE_LEGEND, LIVE_LEGEND, gap_line, scenario_title
+from jobbench.render.words.summary import ROWS
 from jobbench.results.model import Environment, Result, ScenarioResult, Target
 from jobbench.results.store import new_document
 from jobbench.workers.spec import WorkerSpec
@@ -96,15 +98,7 @@ def drain_rep(
 
 def rep_of(s: Scenario, log: list[dict[str, Any]]) -> RepMeasure:
     """One event log measured as a run measures it, workers named w0, w1..."""
-    return metrics.rep_measure(
-        log,
-        workers=s.workers,
-        slots=s.slots,
-        burst=s.burst,
-        job_seconds=s.job_seconds,
-        wake_latency_s=s.latency.wake.mean,
-        worker_ids=[f"w{w}" for w in range(s.workers)],
-    )
+    return measure_rep(s, log, [f"w{w}" for w in range(s.workers)])
 
 
 def measured(s: Scenario, logs: list[list[dict[str, Any]]]) -> ScenarioResult:
@@ -200,6 +194,20 @@ def test_a_figure_no_rep_has_is_left_out_of_the_table() -> None:
     entry.summary["service_p99_s"] = None
     text = printed(scenario_table(entry))
     assert "take to done p50" in text and "take to done p99" not in text
+
+
+def test_the_page_and_the_terminal_show_one_summary_table_the_terminal_fewer_rows() -> None:
+    """One list of rows (render/words/summary.py): the terminal's are the page's in the same
+    order, and it leaves out only the rows marked for the page."""
+    for entry in complete_run().scenarios:
+        text = printed(scenario_table(entry))
+        terminal = [cells(line)[0] for line in text.splitlines()[2:]]
+        page = re.findall(r"<tr[^>]*><td>([^<]*)</td>", html_tables.summary_table([entry], [""]))
+        assert terminal == [title for title in page if title in terminal]
+        left_out = set(page) - set(terminal)
+        assert left_out == {row.titled(False) for row in ROWS if not row.terminal}
+    keys = metrics.summarise_reps([{"phases": dict.fromkeys(PHASES)}]).keys()
+    assert {row.key for row in ROWS} <= keys  # every row a figure the summary holds
 
 
 def test_the_footer_names_the_ideal_the_outlier_reps_and_the_split() -> None:

@@ -12,8 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from jobbench.commands.report import ReportRequest, report_command
-from jobbench.core.fake.target import scenario_entry
 from jobbench.core.run.loop import mark_failed
+from jobbench.core.run.queue_figures import scenario_entry
 from jobbench.errors import ResultsError
 from jobbench.results import store
 from jobbench.results.model import (

@@ -13,10 +13,10 @@ import pytest
 
 from fake_queue.queue.event_log import CompactEvents
 from fake_queue.queue.latency import Distribution, LatencyModel
+from jobbench.core.run.queue_figures import measure_rep
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim import engine as sim
 from jobbench.core.sim import target as sim_target
-from jobbench.measure import metrics
 from jobbench.results import store
 from jobbench.workers.spec import worker_spec
 from tests.unit.cli import run_cli
@@ -112,15 +112,7 @@ def test_the_compact_log_gives_the_same_events_and_figures_as_the_dicts(
     streamed = sim.simulate_rep(s, seed=3, keep_events=False)  # measured from the compact log
     assert appended[: len(kept.events)] == kept.events
     assert streamed.events == [] and streamed.measure.figures == kept.measure.figures
-    from_dicts = metrics.rep_measure(
-        kept.events,
-        workers=s.workers,
-        slots=s.slots,
-        burst=s.burst,
-        job_seconds=s.job_seconds,
-        wake_latency_s=s.latency.wake.mean,
-        worker_ids=[f"{s.name}-w{i}" for i in range(s.workers)],
-    )
+    from_dicts = measure_rep(s, kept.events, [f"{s.name}-w{i}" for i in range(s.workers)])
     assert from_dicts.figures == kept.measure.figures
     assert kept.measure.figures["jobs"]["completed"] == s.burst
 

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from fake_queue.queue.latency import LatencyModel
-from jobbench.core.fake.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
+from jobbench.core.fake.watchdog import Watchdog, lost_jobs, maybe_lost
 from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.workers.spec import WorkerSpec
 
 BOUNDS = watch_bounds(Scenario("s", job_seconds=0.5))

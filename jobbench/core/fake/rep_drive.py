@@ -21,10 +21,11 @@ from jobbench.core.fake.fleet_drive import FleetDrive
 from jobbench.core.fake.refresh_drive import Refreshes
 from jobbench.core.fake.stuck import StuckWatch
 from jobbench.core.fake.submit_pacer import SubmitPacer
-from jobbench.core.fake.watchdog import Watchdog, lost_jobs, maybe_lost, watch_bounds
+from jobbench.core.fake.watchdog import Watchdog, lost_jobs, maybe_lost
 from jobbench.core.run.target import Progress
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.faults import WorkerFault
+from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.errors import RunFailed, WorkerError
 from jobbench.procs import harness_cpu, machine
 from jobbench.procs.spawn import WorkerProcess

@@ -15,13 +15,13 @@ from jobbench.clients.bench_client import BenchClient, split_server
 from jobbench.core.fake.fleet_drive import FleetDrive
 from jobbench.core.fake.refresh_drive import Refreshes
 from jobbench.core.fake.rep_drive import RepDrive, RepEnd
-from jobbench.core.fake.watchdog import watch_bounds
+from jobbench.core.run.queue_figures import measure_rep, scenario_entry
 from jobbench.core.run.target import Progress, RepOutcome
 from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.core.sdk.env import with_sdk_env
 from jobbench.core.sim.predict import predict
 from jobbench.errors import RunFailed
-from jobbench.measure import metrics
 from jobbench.measure.concurrency import below_slots_text
 from jobbench.measure.conservation import check_conservation
 from jobbench.procs.cpu_plan import CpuPlan, pin, plan_cpus
@@ -251,17 +251,8 @@ class ScenarioSession:
         events, _ = self.client.events(cursor)
         submitted = s.load.jobs if ended.partial is None else None  # cut short: maybe not all
         check_conservation(self.client.state(), events, submitted)
-        measure = metrics.rep_measure(
-            events,
-            workers=s.workers,
-            slots=s.slots,
-            burst=s.load.jobs,
-            job_seconds=s.job_seconds,
-            wake_latency_s=s.latency.wake.mean,
-            worker_ids=self.worker_ids + (fleet.started if fleet is not None else []),
-            atomic_burst=s.is_burst,
-            warmup_s=s.load.warmup_s,
-        )
+        scaled = fleet.started if fleet is not None else []
+        measure = measure_rep(s, events, self.worker_ids + scaled)
         note_rep_end(measure.figures, ended)
         for found in measure.figures.get("below_slots", []):
             self.progress.message(f"{self.title} rep {rep}: {below_slots_text(found)}")
@@ -384,27 +375,6 @@ def note_rep_end(figures: dict[str, Any], ended: RepEnd) -> None:
         figures["harness"] = ended.harness
     if ended.arrivals is not None:
         figures["arrivals"] = ended.arrivals
-
-
-def scenario_entry(s: Scenario, sdk: dict[str, Any] | None) -> ScenarioResult:
-    """A fake-queue scenario's result entry before any rep."""
-    ideal = (
-        metrics.ideal_time(s.burst, s.workers, s.slots, s.job_seconds, s.latency.wake.mean)
-        if s.is_burst
-        else None  # an arrival profile's ideal is not defined yet (issue 16)
-    )
-    return ScenarioResult.model_validate(
-        {
-            "name": s.name,
-            "params": s.params(),
-            "ideal_s": ideal,
-            "worker": s.worker.describe(),
-            "sdk": sdk,
-            "gate_metric": s.metric,
-            "reps": [],
-            "summary": {},
-        }
-    )
 
 
 def make_workdir() -> Path:

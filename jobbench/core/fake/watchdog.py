@@ -10,42 +10,18 @@ view of each worker (fake_queue.queue.watch, polled while the rep runs) it finds
 - **lost jobs**: delivered, never done, and missing from two of the worker's heartbeats, or held
   longer than `overdue_s`, or held by a worker process that is gone.
 
+The bounds come from the scenario (core/scenario/watch_bounds.py), which the simulator reads too.
+
 Pure: it is given times and views, so the rules are tested without processes.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobbench.core.scenario.config import Scenario
-
-STALL_FLOOR_S = 5.0  # below this a busy 2-core box's scheduling gaps would read as stalls
-GIVE_UP_FACTOR = 4  # longer than the pauses a resilience run inflicts on purpose (20 s at least)
-
-
-@dataclass(frozen=True)
-class WatchBounds:
-    stall_s: float
-    give_up_s: float
-    overdue_s: float
-
-
-def watch_bounds(s: Scenario) -> WatchBounds:
-    """From the scenario (docs/reliability.md, "The watchdog"): a working worker takes or
-    reports within about two job lengths and a take; a held job waits at most one job length per
-    round of its worker's slots (and take-ahead buffer). `s.stall_s` (--stall-after) sets the
-    stall bound instead, and the others follow it."""
-    job, take, wake = s.job_seconds, s.latency.take.mean, s.latency.wake.mean
-    stall = s.stall_s or max(STALL_FLOOR_S, 2 * job + take + wake + 1.0)
-    rounds = math.ceil((s.slots + s.worker.take_ahead) / s.slots)
-    return WatchBounds(
-        stall_s=round(stall, 3),
-        give_up_s=round(GIVE_UP_FACTOR * stall, 3),
-        overdue_s=round(2 * stall + 2 * job * (rounds + 1) + take, 3),
-    )
+from jobbench.core.scenario.watch_bounds import WatchBounds
 
 
 @dataclass

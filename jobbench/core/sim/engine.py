@@ -25,12 +25,12 @@ from fake_queue.queue.fleet import Fleet, worker_index
 from fake_queue.queue.job_queue import JobQueue
 from fake_queue.queue.jobs import Event
 from fake_queue.queue.latency import LatencySampler
-from jobbench.core.fake.watchdog import watch_bounds
+from jobbench.core.run.queue_figures import measure_rep
 from jobbench.core.run.target import RepOutcome
 from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.core.sim.fleet import SimWorkers, process_start_s
 from jobbench.errors import RunFailed, UsageError
-from jobbench.measure import metrics
 from jobbench.measure.conservation import check_conservation
 from jobbench.workers.model_policies import make_policy
 from jobbench.workers.policy_base import Policy
@@ -104,8 +104,8 @@ def simulate_rep(
     `progress(done, total)`, if given, is told the jobs ended so far, at most every
     PROGRESS_EVERY_S of wall time and once at the end. `keep_events`: return the rep's events
     (as dicts, for the events file); None keeps them for reps of up to EVENTS_MAX_JOBS jobs.
-    `brief`: only the figures a sweep keeps (metrics.rep_measure; an autoscaled fleet's rep
-    is measured in full)."""
+    `brief`: only the figures a sweep keeps (core/run/queue_figures.py; an autoscaled fleet's
+    rep is measured in full)."""
     policy = check_simulable(scenario)
     keep = scenario.load.jobs <= EVENTS_MAX_JOBS if keep_events is None else keep_events
     with _collector_paused():
@@ -114,18 +114,7 @@ def simulate_rep(
         # the tasks cancelled at the loop's close hold them in cycles (frames, tracebacks), so
         # one collection, of the rep's objects only (older ones are frozen).
         gc.collect()
-        measure = metrics.rep_measure(
-            events,
-            workers=scenario.workers,
-            slots=scenario.slots,
-            burst=scenario.load.jobs,
-            job_seconds=scenario.job_seconds,
-            wake_latency_s=scenario.latency.wake.mean,
-            worker_ids=ids,
-            atomic_burst=scenario.is_burst,
-            warmup_s=scenario.load.warmup_s,
-            brief=brief and scenario.fleet is None,  # a fleet's figures need it all
-        )
+        measure = measure_rep(scenario, events, ids, brief=brief)
     return RepOutcome(measure, events if isinstance(events, list) else [])
 
 

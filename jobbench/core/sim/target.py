@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobbench.core.fake.target import scenario_entry
+from jobbench.core.run.queue_figures import scenario_entry
 from jobbench.core.run.target import Progress, RepOutcome
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim.engine import EVENTS_MAX_JOBS, check_simulable, simulate_rep

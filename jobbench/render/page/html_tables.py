@@ -7,12 +7,9 @@ from collections.abc import Sequence
 from html import escape
 
 from jobbench.render.words.cells import (
-    FLEET_ROWS,
     HELD,
-    HELD_ROWS,
     MARKS,
     SHORT,
-    STEADY_ROWS,
     WIDE_METRICS,
     change,
     figure,
@@ -25,89 +22,43 @@ from jobbench.render.words.cells import (
     noise,
 )
 from jobbench.render.words.explain import (
-    buffered_any,
     fleet_line,
     gap_line,
     harness_line,
     held_line,
-    is_live,
-    phase_title,
     predicted_line,
     profile_ideal_lines,
     refresh_line,
 )
-from jobbench.render.words.resilience import (
-    COMPLETED_ROW,
-    HEAD,
-    completed_share,
-    rep_notes,
-    resilience_rows,
-)
+from jobbench.render.words.resilience import HEAD, rep_notes, resilience_rows
+from jobbench.render.words.summary import COLUMNS, SummaryLine, summary_lines
 from jobbench.results.compare import is_profile
-from jobbench.results.model import Comparison, ScenarioResult, Spread
-
-
-def figures(live: bool) -> tuple[tuple[str, str, str], ...]:
-    """(row title, summary key, unit): every figure of `scenarios[].summary` that a reader asks
-    for, the job phases named as the terminal names them for this mode (render/words/explain.py)."""
-    return (
-        ("time to first done", "time_to_first_s", "s"),
-        ("time to 50 %", "time_to_p50_s", "s"),
-        ("time to 99 %", "time_to_p99_s", "s"),
-        ("time to 100 %", "time_to_p100_s", "s"),
-        ("throughput", "throughput_jps", "jobs/s"),
-        ("utilisation", "utilisation", "%"),
-        ("efficiency", "efficiency", "%"),
-        *(
-            (f"{phase_title(key, live)} {stat}", f"{key}_{stat}_s", "s")
-            for key in ("queue_wait", "service", "e2e")
-            for stat in ("p50", "p90", "p99", "max")
-        ),
-        ("takes", "takes_count", ""),
-        ("mean take size", "takes_got_mean", "jobs"),
-        *STEADY_ROWS,
-        *HELD_ROWS,
-        *FLEET_ROWS,
-    )
-
-
-STATS = ("median", "min", "max")
+from jobbench.results.model import Comparison, ScenarioResult
 
 
 def _cells(values: Sequence[str], tag: str = "td") -> str:
     return "".join(f"<{tag}>{escape(v)}</{tag}>" for v in values)
 
 
-def _change(a: Spread | None, b: Spread | None) -> str:
-    if a is None or b is None or a.median == 0:
+def _change(line: SummaryLine) -> str:
+    """B/A - 1 of the medians; the jobs-completed row has none."""
+    a, b = line.medians()
+    if line.bad or a is None or b is None or a == 0:
         return "-"
-    return f"{b.median / a.median - 1:+.1%}"
-
-
-def _stats(figure: Spread | None) -> tuple[float | None, float | None, float | None]:
-    return (figure.median, figure.min, figure.max) if figure else (None, None, None)
+    return f"{b / a - 1:+.1%}"
 
 
 def summary_table(entries: Sequence[ScenarioResult], labels: Sequence[str]) -> str:
-    """Median / min / max per figure; with two sides, A and B side by side and B's change."""
+    """Median / min / max of every row of the summary (render/words/summary.py); with two
+    sides, A and B side by side and B's change."""
     two = len(entries) == 2
-    head = ["figure"] + [f"{label} {stat}".strip() for label in labels for stat in STATS]
+    head = ["figure"] + [f"{label} {stat}".strip() for label in labels for stat in COLUMNS]
     head += ["B vs A"] if two else []
     rows = []
-    held = any(buffered_any(entry) for entry in entries)
-    for title, key, unit in figures(is_live(entries[0])):
-        stats = [entry.summary.get(key) for entry in entries]
-        if not any(stats) or (not held and (title, key, unit) in HELD_ROWS):
-            continue
-        cells = [title] + [fmt(value, unit) for s in stats for value in _stats(s)]
-        cells += [_change(stats[0], stats[1])] if two else []
-        rows.append(f"<tr>{_cells(cells)}</tr>")
-    shares = [completed_share(entry) for entry in entries]
-    if any(shares):  # some job ended badly: the share that completed, flagged
-        title, unit = COMPLETED_ROW
-        cells = [title] + [fmt(v, unit) for share in shares for v in share or (None,) * 3]
-        cells += ["-"] if two else []
-        rows.append(f'<tr class="bad">{_cells(cells)}</tr>')
+    for line in summary_lines(entries, terminal=False):
+        cells = [line.title, *line.cells()] + ([_change(line)] if two else [])
+        flag = ' class="bad"' if line.bad else ""  # some job ended badly: flagged
+        rows.append(f"<tr{flag}>{_cells(cells)}</tr>")
     return (
         f'<table class="num"><thead><tr>{_cells(head, "th")}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"

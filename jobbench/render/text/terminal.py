@@ -14,52 +14,22 @@ from rich.table import Table
 from rich.text import Text
 
 from jobbench.render.text.arrivals import pacing_line, steady_line
-from jobbench.render.words.cells import FLEET_ROWS, HELD_ROWS, STEADY_ROWS, fmt
 from jobbench.render.words.explain import (
-    PHASE_NAMES,
     below_slots_lines,
-    buffered_any,
     fleet_line,
     gap_line,
     harness_line,
     held_line,
     ideal_lines,
-    is_live,
     legend,
     predicted_line,
     refresh_line,
     scenario_title,
 )
-from jobbench.render.words.resilience import (
-    COMPLETED_ROW,
-    HEAD,
-    LEGEND,
-    completed_share,
-    rep_notes,
-    resilience_rows,
-)
+from jobbench.render.words.resilience import HEAD, LEGEND, rep_notes, resilience_rows
+from jobbench.render.words.summary import COLUMNS, summary_lines
 from jobbench.results.compare import is_profile
 from jobbench.results.model import Comparison, Result, ScenarioResult
-
-# (row title, summary key, unit); a phase row's title starts with the phase, named by the mode
-ROWS: tuple[tuple[str, str, str], ...] = (
-    ("time to 50 %", "time_to_p50_s", "s"),
-    ("time to 99 %", "time_to_p99_s", "s"),
-    ("time to 100 %", "time_to_p100_s", "s"),
-    ("throughput", "throughput_jps", "jobs/s"),
-    *(
-        (f"{phase} {stat}", f"{phase}_{stat}_s", "s")
-        for phase in ("queue_wait", "service", "e2e")
-        for stat in ("p50", "p99")
-    ),
-    ("takes", "takes_count", ""),
-    ("mean take size", "takes_got_mean", "jobs"),
-    *STEADY_ROWS,
-    *HELD_ROWS,
-    *FLEET_ROWS,
-    ("efficiency", "efficiency", "%"),
-)
-
 
 WIDE_WIDTH = 400
 
@@ -127,30 +97,17 @@ def stdout_console() -> Console:
     return Console(file=sys.stdout, width=100)
 
 
-def row_title(title: str, live: bool) -> str:
-    """`service p50` -> `take to done p50` (fake) or `executionTime p50` (live)."""
-    phase, _, stat = title.partition(" ")
-    names = PHASE_NAMES[live]
-    return f"{names[phase]} {stat}" if phase in names else title
-
-
 def scenario_table(entry: ScenarioResult) -> Table:
-    """Median / min / max over the reps; its title is printed above it (scenario_heading): a
-    table title wraps to the table's width, and a command line would fold into a column."""
+    """Median / min / max over the reps of the summary's rows the terminal shows
+    (render/words/summary.py); its title is printed above it (scenario_heading): a table title
+    wraps to the table's width, and a command line would fold into a column."""
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("metric")
-    for column in ("median", "min", "max"):
+    for column in COLUMNS:
         table.add_column(column, justify="right")
-    live = is_live(entry)
-    held = buffered_any(entry)
-    for title, key, unit in ROWS:
-        stats = entry.summary.get(key)
-        if stats and (held or (title, key, unit) not in HELD_ROWS):
-            cells = (fmt(v, unit) for v in (stats.median, stats.min, stats.max))
-            table.add_row(row_title(title, live), *cells)
-    if (share := completed_share(entry)) is not None:
-        title, unit = COMPLETED_ROW
-        table.add_row(Text(title, style="bold red"), *(fmt(v, unit) for v in share))
+    for line in summary_lines([entry], terminal=True):
+        title = Text(line.title, style="bold red") if line.bad else line.title
+        table.add_row(title, *line.cells())
     return table
 
 

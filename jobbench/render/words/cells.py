@@ -37,28 +37,6 @@ LONG = {
 }
 COST = "fleet_worker_s"
 WIDE_METRICS = ("e2e_p50_s", "e2e_p99_s", "e2e_mean_s")
-# (row title, summary key, unit) of a run table's profile and take-ahead rows; a row shows
-# where the summary has its figure (a burst has no steady figures, older results no held).
-STEADY_ROWS = (
-    ("steady rate in", "steady_arrival_rate_jps", "jobs/s"),
-    ("steady rate out", "steady_completion_rate_jps", "jobs/s"),
-    ("steady e2e p50", "steady_e2e_p50_s", "s"),
-    ("steady e2e p99", "steady_e2e_p99_s", "s"),
-    ("ideal steady e2e p99", "steady_ideal_e2e_p99_s", "s"),
-)
-HELD_ROWS = (
-    ("held jobs", "held_jobs", ""),
-    ("held extra wait p99", "held_extra_wait_p99_s", "s"),
-)
-FLEET_ROWS = (  # an autoscaled fleet's (docs/fleet.md); a fixed fleet has none
-    ("worker-seconds", "fleet_worker_s", "s"),
-    ("jobs per worker-second", "fleet_jobs_per_worker_s", "ratio"),
-    ("cold starts", "fleet_cold_starts", ""),
-    ("peak workers", "fleet_peak_workers", ""),
-    ("first scale-up", "fleet_first_scale_up_s", "s"),
-    ("first added worker polling", "fleet_scale_up_delay_s", "s"),
-    ("jobs hidden from the scaler", "fleet_hidden_max", ""),
-)
 
 
 def fmt(value: Any, unit: str) -> str:

@@ -28,9 +28,6 @@ LEGEND = (
 )
 
 
-COMPLETED_ROW = ("jobs completed", "%")  # a summary row, shown when a job ended badly
-
-
 def disturbed(rep: Rep) -> bool:
     return bool(
         rep.faults
