@@ -195,11 +195,12 @@ def scenario_name(
     fleet: FleetSettings | None = None,
 ) -> str:
     """`4w-1024j-0.5s`; a profile stands for the burst: `4w-rate-40-for-30s-0.5s`; an
-    autoscaled fleet of up to 4 says its scaler: `4w-1024j-0.5s-qd4` (`-rc8`: request count)."""
+    autoscaled fleet of up to 4 says its scaler's label and value: `4w-1024j-0.5s-qd4`
+    (`-rc8`: request count)."""
     jobs = f"{burst}j" if load is None else load_tag(load)
     name = f"{workers}w-{jobs}-{job_seconds:g}s"
     if fleet is not None:
-        name += f"-{'qd' if fleet.scaler == 'queue-delay' else 'rc'}{fleet.scaler_value:g}"
+        name += f"-{fleet.rule.label}{fleet.scaler_value:g}"
     return name
 
 
