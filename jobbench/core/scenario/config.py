@@ -9,7 +9,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from fake_queue.options import flag
 from fake_queue.queue.fleet import FleetSettings
 from fake_queue.queue.latency import LatencyModel, LatencySpecError
 from jobbench.core.scenario.checks import (
@@ -183,8 +182,8 @@ class LatencyFlags:
         }
         try:
             return LatencyModel.from_mapping(values)
-        except LatencySpecError as exc:  # exc.name is the key: take_latency -> --take-latency
-            raise UsageError(f"{flag(exc.name)}: {exc.problem}") from None
+        except LatencySpecError as exc:  # exc.name is the key: Typer's flag is --take-latency
+            raise UsageError(f"--{exc.name.replace('_', '-')}: {exc.problem}") from None
 
 
 def scenario_name(
