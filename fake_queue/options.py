@@ -1,12 +1,14 @@
 """The server's command-line options, defined once for both entry points: `python -m fake_queue`
 and `jobbench serve` hand their argv to the one parser built here (argparse) and get one frozen
 `ServeOptions`, or an `OptionsError` whose message is the whole one-line error; only
-`settings_from_options` (fake_queue.settings) turns options into ServerSettings.
+`settings_from_options` (fake_queue.settings) turns options into ServerSettings. The flags' help
+texts are the queue's own, so jobbench's latency flags read LATENCY_HELP here (jobbench's CLI
+imports this module on every start: stdlib only, argparse ~4 ms).
 
-Also how a bad value or a mistyped flag is told, for jobbench's own flags too (its CLI imports
-this module on every start: stdlib only, argparse ~4 ms): a number that is not one says what to
-write (`--port 8e3: write a whole number, e.g. 8000`), and a mistyped
-flag the flags most like it, closest first.
+A bad value or a mistyped flag is told as jobbench tells its own (jobbench/cli/values.py and
+conventions.py, which this package cannot import; tests/unit/test_cli_conventions.py holds the
+two to the same words): a number that is not one says what to write (`--port 8e3: write a whole
+number, e.g. 8000`), a mistyped flag the flags most like it, closest first.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import difflib
 import math
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -129,7 +131,7 @@ def parse_options(
     parser = serve_parser(prog)
     args, unknown = parser.parse_known_args(argv)
     if unknown:
-        parser.error_line(not_an_option(unknown[0], _option_names(parser), f"{prog} -h"))
+        parser.error_line(_not_an_option(unknown[0], _option_names(parser), f"{prog} -h"))
     values: dict[str, Any] = {}
     for spec in SERVE_FLAGS:
         given = getattr(args, field_of(spec.name))
@@ -144,10 +146,10 @@ def _read(parser: _Parser, spec: Flag, given: Any) -> Any:
         return tuple(given)
     try:
         if spec.reads == "whole":
-            return whole_number(given, int(spec.example))
-        return number(given, "a number of seconds", float(spec.example))
+            return _whole_number(given, int(spec.example))
+        return _seconds(given, float(spec.example))
     except ValueError as exc:
-        parser.error_line(f"{spec.name} {shown(given)}: {exc}")
+        parser.error_line(f"{spec.name} {shlex.quote(given)}: {exc}")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -204,11 +206,11 @@ def _option_names(parser: argparse.ArgumentParser) -> list[str]:
     return [name for action in parser._actions for name in action.option_strings]
 
 
-# ---- values and spellings, for both CLIs ---------------------------------------------------
+# ---- bad values and mistyped flags, in jobbench's words ------------------------------------
 
 
-def whole_number(text: str, example: int) -> int:
-    """An int from a flag's text, or ValueError(the fix): `1e3` suggests 1000, `abc` the example."""
+def _whole_number(text: str, example: int) -> int:
+    """An int, or ValueError(the fix): `8e3` suggests 8000, `abc` the flag's example."""
     try:
         return int(text)
     except ValueError:
@@ -221,42 +223,24 @@ def whole_number(text: str, example: int) -> int:
     raise ValueError(f"write a whole number, e.g. {hint}")
 
 
-def number(text: str, what: str, example: float) -> float:
-    """A float from a flag's text (inf and nan too: the bounds are checked later), or
-    ValueError(the fix)."""
+def _seconds(text: str, example: float) -> float:
     try:
         return float(text)
     except ValueError:
-        raise ValueError(f"write {what}, e.g. {example:g}") from None
+        raise ValueError(f"write a number of seconds, e.g. {example:g}") from None
 
 
-def shown(text: str) -> str:
-    """A value as the user typed it into the shell: '' for empty, quoted when it has spaces."""
-    return shlex.quote(text)
-
-
-def similar(word: str, choices: Iterable[str]) -> list[str]:
-    """Up to 3 choices most like a mistyped word, closest first (difflib's ratio, 0.6 at least);
-    a `--no-x` negative only when it is the closest: `--wokers` is `--workers`, not `--no-yes`."""
-    scored = sorted((-difflib.SequenceMatcher(None, word, c).ratio(), c) for c in set(choices))
-    close = [choice for score, choice in scored if -score >= 0.6]
-    return (close[:1] + [c for c in close[1:] if not c.startswith("--no-")])[:3]
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`did you mean --workers?`, `did you mean --workers (or --worker)?`, or "" (none is close)."""
-    close = similar(word, choices)
-    if not close:
-        return ""
-    others = f" (or {', '.join(close[1:])})" if close[1:] else ""
-    return f"did you mean {close[0]}{others}?"
-
-
-def not_an_option(word: str, options: Iterable[str], help_command: str) -> str:
-    """The line for a flag (or argument) that is not one: what it is like, where they are all."""
+def _not_an_option(word: str, options: Sequence[str], help_command: str) -> str:
+    """The line for a flag (or argument) that is not one: the flags most like it (up to 3,
+    closest first, difflib's ratio 0.6 at least), where they are all. The server has no
+    `--no-x` negative, which jobbench's ranking names only when it is the closest."""
     if not word.startswith("-"):
-        return f"{shown(word)}: unexpected argument; see `{help_command}`"
+        return f"{shlex.quote(word)}: unexpected argument; see `{help_command}`"
     name = word.split("=", 1)[0]
-    guess = did_you_mean(name, (o for o in options if o.startswith("--") == name.startswith("--")))
-    fix = f"{guess} (see `{help_command}`)" if guess else f"see `{help_command}`"
-    return f"{name}: no such option; {fix}"
+    alike = {o for o in options if o.startswith("--") == name.startswith("--")}
+    scored = sorted((-difflib.SequenceMatcher(None, name, o).ratio(), o) for o in alike)
+    close = [o for score, o in scored if -score >= 0.6][:3]
+    if not close:
+        return f"{name}: no such option; see `{help_command}`"
+    others = f" (or {', '.join(close[1:])})" if close[1:] else ""
+    return f"{name}: no such option; did you mean {close[0]}{others}? (see `{help_command}`)"

@@ -1,10 +1,10 @@
 """The embedded platform's fleet: RunPod's endpoint scaling (docs/fleet.md) on the queue's clock.
 
 A `Fleet` sits beside a JobQueue and decides, as RunPod's platform would, when a worker starts
-and when it stops: active (minimum) workers always run; a scaler (queue delay or request count)
-evaluated every `period_s` adds workers up to `max_workers`; a worker with no job for
-`idle_timeout_s` is stopped. It never runs a process: each decision is an order (start this
-worker at this time, stop that one) for an executor, the fake target's runner (worker
+and when it stops: active (minimum) workers always run; a scaler rule (scalers.py: queue delay
+or request count) evaluated every `period_s` adds workers up to `max_workers`; a worker with no
+job for `idle_timeout_s` is stopped. It never runs a process: each decision is an order (start
+this worker at this time, stop that one) for an executor, the fake target's runner (worker
 processes) or the simulator (model policies in virtual time), which reports back when the
 worker's process started and exited. What the fleet sees of a worker's work (its first take,
 claims, job ends) the queue tells it through the hooks below. Every decision and every change
@@ -30,9 +30,7 @@ from fake_queue.queue.clock import Clock
 from fake_queue.queue.event_log import EventLog
 from fake_queue.queue.jobs import Job
 from fake_queue.queue.latency import Distribution, parse_distribution
-
-QUEUE_DELAY, REQUEST_COUNT = "queue-delay", "request-count"
-SCALERS = (QUEUE_DELAY, REQUEST_COUNT)
+from fake_queue.queue.scalers import SCALERS, QueueDelay, Scaler, Seen
 
 # A worker's life: decided (the scale-up; its cold start's modelled part runs), booting (its
 # process started), polling (its first take arrived), stopping (the stop decided), stopped.
@@ -83,10 +81,10 @@ class FleetSettings:
     max_workers: int = 3
     active: int = 0  # always running, never stopped for idling; started before the rep
     idle_timeout_s: float = 5.0
-    scaler: str = QUEUE_DELAY
+    scaler: str = QueueDelay.name  # its rule's name (scalers.py); results keep the name
     scaler_value: float = 4.0  # queue delay: seconds a job may wait; request count: jobs a worker
     period_s: float = 1.0  # how often the scaler evaluates
-    step: int = 0  # most workers one evaluation adds; 0: queue delay 1, request count no limit
+    step: int = 0  # most workers one evaluation adds; 0: the rule's default (queue delay 1, ...)
     count_in_progress: bool = True  # request count: (queued + in progress) / N, else queued / N
     from_zero: bool = True  # queue delay: a job queued while no worker runs starts one at once
     cold_start: Distribution = field(default_factory=lambda: Distribution("fixed", 0.5))
@@ -106,19 +104,23 @@ class FleetSettings:
         for name, value in (("idle_timeout_s", self.idle_timeout_s), ("period_s", self.period_s)):
             if not (value > 0 and math.isfinite(value)):
                 raise FleetSettingsError(name, f"must be a positive number of seconds, got {value}")
-        if not (self.scaler_value > 0 and math.isfinite(self.scaler_value)):
-            raise FleetSettingsError("scaler_value", f"must be positive, got {self.scaler_value:g}")
+        problem = self.rule.value_problem(self.scaler_value)
+        if problem is not None:
+            raise FleetSettingsError("scaler_value", problem)
         if self.step < 0:
             raise FleetSettingsError(
                 "step", f"must be 0 (the scaler's default) or more, got {self.step}"
             )
 
     @property
+    def rule(self) -> Scaler:
+        """The scaler rule `scaler` names."""
+        return SCALERS[self.scaler]
+
+    @property
     def added_at_most(self) -> int:
         """Workers one evaluation may add: `step`, or the scaler's default."""
-        if self.step:
-            return self.step
-        return 1 if self.scaler == QUEUE_DELAY else self.max_workers
+        return self.step or self.rule.default_step(self.max_workers)
 
     def worker_id(self, index: int) -> str:
         return f"{self.id_prefix}{index}"
@@ -255,42 +257,26 @@ class Fleet:
             return
         s, q = self.settings, self.queue
         at = q.clock.now_ns()
-        queued, in_progress = q.tally[IN_QUEUE], q.tally[IN_PROGRESS]
-        oldest_s = (at - q.queued[0].submitted_ns) / 1e9 if q.queued else 0.0
-        running = len(self.live())
-        room = s.max_workers - running
-        if s.scaler == QUEUE_DELAY:
-            target = None
-            if queued and running == 0 and s.from_zero:
-                add, reason = 1, "a job is queued and no worker runs"
-            elif queued and oldest_s >= s.scaler_value:
-                add = s.added_at_most
-                reason = f"queue delay {oldest_s:.2f} s >= {s.scaler_value:g} s"
-            else:
-                add, reason = 0, ""
-        else:
-            counted = queued + (in_progress if s.count_in_progress else 0)
-            target = min(math.ceil(counted / s.scaler_value), s.max_workers)
-            add = min(max(target - running, 0), s.added_at_most)
-            shown = (
-                f"{queued} queued + {in_progress} in progress"
-                if s.count_in_progress
-                else (f"{queued} queued")
-            )
-            reason = f"request count: {shown} / {s.scaler_value:g} = {target} workers"
-        add = max(min(add, room), 0)
+        seen = Seen(
+            queued=q.tally[IN_QUEUE],
+            in_progress=q.tally[IN_PROGRESS],
+            oldest_s=(at - q.queued[0].submitted_ns) / 1e9 if q.queued else 0.0,
+            running=len(self.live()),
+        )
+        decision = s.rule.decide(seen, s)
+        add = max(min(decision.add, s.max_workers - seen.running), 0)
         self._log(
             at,
             "scaler",
-            queued=queued,
-            in_progress=in_progress,
-            oldest_s=round(oldest_s, 6),
-            running=running,
-            target=target,
+            queued=seen.queued,
+            in_progress=seen.in_progress,
+            oldest_s=round(seen.oldest_s, 6),
+            running=seen.running,
+            target=decision.target,
             add=add,
         )
         for _ in range(add):
-            self._start(at, reason)
+            self._start(at, decision.reason)
         loop = asyncio.get_running_loop()
         self._timer = loop.call_later(s.period_s, self._evaluate)
 

@@ -10,6 +10,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from fake_queue.options import LATENCY_HELP
+from fake_queue.queue.scalers import SCALERS
 from jobbench.cli.conventions import App, Group
 from jobbench.cli.values import seconds, whole
 from jobbench.errors import Interrupted, JobbenchError
@@ -48,6 +49,8 @@ def _options(
 Opt = typer.Option
 Arg = typer.Argument
 
+SCALER_EXAMPLES = " or ".join(f"{rule.name}={rule.example}" for rule in SCALERS.values())
+
 # Options that several commands share, spelled once. Every option names its value (N, SECONDS,
 # PATH...) and reads a number with jobbench's message (cli/values.py); the short flags are the
 # common options' (README, "Commands"): -w -s -b -j -t -n -l -o -q.
@@ -55,7 +58,7 @@ Autoscale = Annotated[
     str | None,
     Opt(
         metavar="SPEC",
-        help="an autoscaled fleet of up to --workers: queue-delay=4 or request-count=8, then "
+        help=f"an autoscaled fleet of up to --workers: {SCALER_EXAMPLES}, then "
         "active=0,idle=5,cold=0.5,every=1,step=N (docs/fleet.md)",
     ),
 ]

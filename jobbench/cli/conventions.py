@@ -2,17 +2,21 @@
 `BASELINE CANDIDATE`, never a Python type in the help, command descriptions whole; Click's usage
 errors as jobbench's one line, `error: <what>; <fix>` (exit code 2), in place of Click's Usage /
 Try / Error block; a mistyped command or flag answered with the names most like it, closest
-first (fake_queue.options ranks them, as `python -m fake_queue` does)."""
+first. A value is shown as the user typed it into the shell (shlex.quote: '' for empty, quoted
+when it has spaces). `python -m fake_queue` answers a mistyped flag alike (fake_queue/options.py,
+which cannot import jobbench; tests/unit/test_cli_conventions.py holds the two to the same
+words)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+import shlex
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from fake_queue.options import did_you_mean, not_an_option, shown
 from jobbench.cli.values import BadValue
 
 try:  # Typer 0.2x carries its own Click, whose exceptions these are
@@ -102,7 +106,7 @@ class Group(TyperGroup):
             guess = did_you_mean(name, self.list_commands(ctx))
             help_hint = f"see `{ctx.command_path} -h`"
             fix = f"{guess} ({help_hint})" if guess else help_hint
-            raise Told(f"{shown(name)}: no such command; {fix}", ctx)
+            raise Told(f"{shlex.quote(name)}: no such command; {fix}", ctx)
         return super().resolve_command(ctx, args)
 
 
@@ -122,7 +126,7 @@ def usage_line(exc: Any) -> str:
     if isinstance(exc, Told):
         return str(exc.message)
     if isinstance(exc, BadValue) and param is not None:
-        return f"{flag_of(param)} {shown(exc.text)}: {exc.message}"
+        return f"{flag_of(param)} {shlex.quote(exc.text)}: {exc.message}"
     if isinstance(exc, click_errors.NoSuchOption):
         options = [] if ctx is None else option_names(ctx)
         return not_an_option(exc.option_name, options, help_command)
@@ -163,3 +167,37 @@ def sentence(message: str) -> str:
     """Click's "Got unexpected extra argument (x)." as a clause: lower case, no full stop."""
     message = message.strip().rstrip(".")
     return message[:1].lower() + message[1:]
+
+
+# ---- a mistyped name -----------------------------------------------------------------------
+
+
+def similar(word: str, choices: Iterable[str]) -> list[str]:
+    """Up to 3 choices most like a mistyped word, closest first (difflib's ratio, 0.6 at least);
+    a `--no-x` negative only when it is the closest: `--wokers` is `--workers`, not `--no-yes`.
+
+    Not difflib.get_close_matches: it measures each choice against the word, the other way
+    round (the ratio is not symmetric) and lists equally close names in reverse order, which
+    changes what is suggested for about one in eight one-letter slips of our flags."""
+    scored = sorted((-difflib.SequenceMatcher(None, word, c).ratio(), c) for c in set(choices))
+    close = [choice for score, choice in scored if -score >= 0.6]
+    return (close[:1] + [c for c in close[1:] if not c.startswith("--no-")])[:3]
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`did you mean --workers?`, `did you mean --workers (or --worker)?`, or "" (none is close)."""
+    close = similar(word, choices)
+    if not close:
+        return ""
+    others = f" (or {', '.join(close[1:])})" if close[1:] else ""
+    return f"did you mean {close[0]}{others}?"
+
+
+def not_an_option(word: str, options: Iterable[str], help_command: str) -> str:
+    """The line for a flag (or argument) that is not one: what it is like, where they are all."""
+    if not word.startswith("-"):
+        return f"{shlex.quote(word)}: unexpected argument; see `{help_command}`"
+    name = word.split("=", 1)[0]
+    guess = did_you_mean(name, (o for o in options if o.startswith("--") == name.startswith("--")))
+    fix = f"{guess} (see `{help_command}`)" if guess else f"see `{help_command}`"
+    return f"{name}: no such option; {fix}"

@@ -1,15 +1,15 @@
-"""How jobbench's flags read numbers, in the fake queue's words (fake_queue.options): a bad one
-is one line naming the flag, the value and what to write, `--burst 1e3: write a whole number,
-e.g. 1000`, not the type checker's sentence."""
+"""How jobbench's flags read numbers: a bad one is one line naming the flag, the value and what
+to write, `--burst 1e3: write a whole number, e.g. 1000`, not the type checker's sentence.
+`python -m fake_queue` words its own flags' numbers alike (fake_queue/options.py, which cannot
+import jobbench; tests/unit/test_cli_conventions.py holds the two to the same words)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import typer
-
-from fake_queue.options import number, whole_number
 
 
 class BadValue(typer.BadParameter):
@@ -51,3 +51,26 @@ def decimal(example: float, what: str = "a number") -> Callable[[Any], float]:
 
 def seconds(example: float) -> Callable[[Any], float]:
     return decimal(example, "a number of seconds")
+
+
+def whole_number(text: str, example: int) -> int:
+    """An int from a flag's text, or ValueError(the fix): `1e3` suggests 1000, `abc` the example."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        close = float(text)
+    except ValueError:
+        close = math.nan
+    hint = round(close) if math.isfinite(close) and abs(close) < 1e15 else example
+    raise ValueError(f"write a whole number, e.g. {hint}")
+
+
+def number(text: str, what: str, example: float) -> float:
+    """A float from a flag's text (inf and nan too: the bounds are checked later), or
+    ValueError(the fix)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"write {what}, e.g. {example:g}") from None

@@ -5,15 +5,18 @@ that names the fix (a mistyped flag or command: the names most like it)."""
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 import typer
 
 import jobbench.commands.run
-from fake_queue.options import similar
+from fake_queue.options import SERVE_FLAGS, OptionsError, parse_options
 from jobbench import __version__
 from jobbench.cli import app
+from jobbench.cli.conventions import not_an_option, similar
+from jobbench.cli.values import number, whole_number
 from tests.unit.cli import run_cli
 
 GROUP = typer.main.get_command(app)
@@ -195,6 +198,39 @@ def test_similarity_puts_a_negative_flag_last_unless_it_is_the_closest() -> None
     assert "--no-yes" not in similar("--yse", flags) and similar("--yse", flags)[0] == "--yes"
     assert similar("--no-event", flags)[0] == "--no-events"  # the closest: kept
     assert similar("--zzz", flags) == []
+
+
+def slips(flag: str) -> set[str]:
+    """A flag with one letter left out or two letters swapped."""
+    word = flag[2:]
+    out = {word[:i] + word[i + 1 :] for i in range(len(word))}
+    out |= {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)}
+    return {"--" + slip for slip in out if slip}
+
+
+def told(argv: list[str]) -> str:
+    with pytest.raises(OptionsError) as caught:
+        parse_options(argv)
+    return str(caught.value)
+
+
+def test_python_m_fake_queue_tells_a_slip_in_jobbench_s_words() -> None:
+    """fake_queue/options.py cannot import jobbench's conventions, so it words its own flags'
+    errors with a few lines of its own: the same words, flag by flag."""
+    names = [*(spec.name for spec in SERVE_FLAGS), "-h", "--help"]
+    help_command = "python -m fake_queue -h"
+    for slip in sorted(set().union(*(slips(n) for n in names if n != "-h")) - set(names)):
+        assert told([slip, "1"]) == not_an_option(slip, names, help_command), slip
+    assert told(["extra words"]) == not_an_option("extra words", names, help_command)
+    for spec in (s for s in SERVE_FLAGS if s.reads in ("whole", "seconds")):
+        for text in ("8e3", "2.5", "abc", "", "1e300"):
+            try:
+                if spec.reads == "whole":
+                    whole_number(text, int(spec.example))
+                else:
+                    number(text, "a number of seconds", float(spec.example))
+            except ValueError as exc:
+                assert told([spec.name, text]) == f"{spec.name} {shlex.quote(text)}: {exc}"
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,10 @@
 """The autoscaled fleet's rules (fake_queue/queue/fleet.py), each on scripted arrivals in virtual
 time (core/sim/engine.py): the unmodified queue and model policies, the platform deciding, so every
-decision's instant is exact. Scaled-down latencies: take 0.05 s, wake 0.01 s, hold 2 s."""
+decision's instant is exact. Scaled-down latencies: take 0.05 s, wake 0.01 s, hold 2 s.
+
+The Scaler seam (fake_queue/queue/scalers.py) last: a third rule, planted in the registry, is
+read from a spec, names its scenario, decides a simulated rep's scale-ups and reads in the
+legend, with nothing else changed."""
 
 from __future__ import annotations
 
@@ -9,13 +13,15 @@ from typing import Any
 
 import pytest
 
-from fake_queue.queue.fleet import FleetSettings
+from fake_queue.queue.fleet import FleetSettings, FleetSettingsError
 from fake_queue.queue.latency import Distribution, LatencyModel
-from jobbench.core.scenario.config import Scenario
+from fake_queue.queue.scalers import SCALERS, Decision, Scaler, ScalerSettings, Seen
+from jobbench.core.scenario.config import Scenario, scenario_name
 from jobbench.core.scenario.fleet_spec import describe_autoscale, parse_autoscale
 from jobbench.core.sim.engine import simulate_rep
 from jobbench.core.sim.fleet import MODEL_PROCESS_START_S
 from jobbench.errors import UsageError
+from jobbench.render.words.explain import fleet_settings_text
 from jobbench.workers.spec import worker_spec
 
 FAST = LatencyModel(
@@ -206,3 +212,52 @@ def test_a_spec_reads_back_what_it_describes() -> None:
     again = parse_autoscale(describe_autoscale(settings), 6)
     assert again == settings
     assert replace(FleetSettings(), scaler="request-count").added_at_most == 3  # its max
+
+
+class EveryQueued(Scaler):
+    """A rule of the test's own: one worker for each queued job, whatever has waited."""
+
+    name = "every-queued"
+    metavar = "JOBS"
+    example = "1"
+    label = "eq"
+
+    def value_problem(self, value: float) -> str | None:
+        return None if value == 1 else f"must be 1, got {value:g}"
+
+    def default_step(self, max_workers: int) -> int:
+        return max_workers
+
+    def decide(self, seen: Seen, settings: ScalerSettings) -> Decision:
+        return Decision(min(seen.queued, settings.added_at_most), seen.queued, "jobs are queued")
+
+    def wording(self, value: float) -> str:
+        return "every queued job"
+
+
+@pytest.fixture
+def planted(monkeypatch: pytest.MonkeyPatch) -> Scaler:
+    rule = EveryQueued()
+    monkeypatch.setitem(SCALERS, rule.name, rule)  # undone after the test
+    return rule
+
+
+def test_the_rules_have_names_and_labels_of_their_own() -> None:
+    rules = list(SCALERS.values())
+    assert [rule.name for rule in rules] == ["queue-delay", "request-count"]
+    assert len({rule.label for rule in rules}) == len(rules)
+    assert all(name == rule.name for name, rule in SCALERS.items())
+
+
+def test_a_rule_added_to_the_registry_is_read_named_run_and_worded(planted: Scaler) -> None:
+    settings = parse_autoscale("every-queued=1,active=0,cold=0", 4)
+    assert settings.rule is planted and settings.added_at_most == 4
+    assert scenario_name(4, 8, 0.5, None, settings) == "4w-8j-0.5s-eq1"
+    again = parse_autoscale(describe_autoscale(settings), 4)
+    assert again.rule is planted and again.added_at_most == 4
+    assert fleet_settings_text(settings.to_json()).startswith("autoscaled: every queued job, ")
+    _, events = run(scenario("every-queued=1,active=0,cold=0", burst=8))
+    ups = since_begin(events, "scale_up")
+    assert [t for t, _ in ups] == [0.0] * 4 and ups[0][1]["reason"] == "jobs are queued"
+    with pytest.raises(FleetSettingsError, match="scaler_value: must be 1, got 2"):
+        FleetSettings(scaler="every-queued", scaler_value=2)

@@ -9,7 +9,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from fake_queue.options import flag
 from fake_queue.queue.fleet import FleetSettings
 from fake_queue.queue.latency import LatencyModel, LatencySpecError
 from jobbench.core.scenario.checks import (
@@ -183,8 +182,8 @@ class LatencyFlags:
         }
         try:
             return LatencyModel.from_mapping(values)
-        except LatencySpecError as exc:  # exc.name is the key: take_latency -> --take-latency
-            raise UsageError(f"{flag(exc.name)}: {exc.problem}") from None
+        except LatencySpecError as exc:  # exc.name is the key: Typer's flag is --take-latency
+            raise UsageError(f"--{exc.name.replace('_', '-')}: {exc.problem}") from None
 
 
 def scenario_name(
@@ -195,11 +194,12 @@ def scenario_name(
     fleet: FleetSettings | None = None,
 ) -> str:
     """`4w-1024j-0.5s`; a profile stands for the burst: `4w-rate-40-for-30s-0.5s`; an
-    autoscaled fleet of up to 4 says its scaler: `4w-1024j-0.5s-qd4` (`-rc8`: request count)."""
+    autoscaled fleet of up to 4 says its scaler's label and value: `4w-1024j-0.5s-qd4`
+    (`-rc8`: request count)."""
     jobs = f"{burst}j" if load is None else load_tag(load)
     name = f"{workers}w-{jobs}-{job_seconds:g}s"
     if fleet is not None:
-        name += f"-{'qd' if fleet.scaler == 'queue-delay' else 'rc'}{fleet.scaler_value:g}"
+        name += f"-{fleet.rule.label}{fleet.scaler_value:g}"
     return name
 
 

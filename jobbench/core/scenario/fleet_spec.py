@@ -19,12 +19,19 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from fake_queue.queue.fleet import QUEUE_DELAY, REQUEST_COUNT, FleetSettings, FleetSettingsError
+from fake_queue.queue.fleet import FleetSettings, FleetSettingsError
 from fake_queue.queue.latency import LatencySpecError, parse_distribution
+from fake_queue.queue.scalers import SCALERS
 from jobbench.errors import UsageError
 
 KEYS = ("active", "idle", "cold", "every", "step", "count", "from-zero")
 EXAMPLE = "queue-delay=4,active=1,idle=5,cold=0.5"
+# The settings only one rule reads (a Scaler's own_settings), as the spec spells them:
+# the key, then the words for true and false.
+OWN_KEYS = {
+    "count_in_progress": ("count", "all", "queued"),
+    "from_zero": ("from-zero", "yes", "no"),
+}
 
 
 def parse_autoscale(spec: str, max_workers: int, flag: str = "--autoscale") -> FleetSettings:
@@ -37,22 +44,20 @@ def parse_autoscale(spec: str, max_workers: int, flag: str = "--autoscale") -> F
         key, text = key.strip(), text.strip()
         if not sep or not text:
             raise UsageError(f"{flag} {spec!r}: {part!r} is not KEY=VALUE; e.g. {EXAMPLE}")
-        if key in (QUEUE_DELAY, REQUEST_COUNT):
+        if key in SCALERS:
             if scaler is not None:
-                raise UsageError(f"{flag} {spec!r}: one scaler, {QUEUE_DELAY} or {REQUEST_COUNT}")
+                raise UsageError(f"{flag} {spec!r}: one scaler, {' or '.join(SCALERS)}")
             scaler = key
             values["scaler"] = key
             values["scaler_value"] = _number(flag, key, text)
         elif key in KEYS:
             values.update(_setting(flag, key, text))
         else:
-            known = ", ".join((QUEUE_DELAY, REQUEST_COUNT, *KEYS))
+            known = ", ".join((*SCALERS, *KEYS))
             raise UsageError(f"{flag}: unknown key {key!r}; use {known}")
     if scaler is None:
-        raise UsageError(
-            f"{flag} {spec!r}: name the scaler, {QUEUE_DELAY}=SECONDS or {REQUEST_COUNT}=JOBS; "
-            f"e.g. {EXAMPLE}"
-        )
+        named = " or ".join(f"{rule.name}={rule.metavar}" for rule in SCALERS.values())
+        raise UsageError(f"{flag} {spec!r}: name the scaler, {named}; e.g. {EXAMPLE}")
     try:
         return replace(FleetSettings(), **values)
     except FleetSettingsError as exc:
@@ -76,10 +81,9 @@ def describe_autoscale(settings: FleetSettings) -> str:
     parts = [f"{settings.scaler}={settings.scaler_value:g}", f"active={settings.active}"]
     parts += [f"idle={settings.idle_timeout_s:g}", f"cold={settings.cold_start.describe()}"]
     parts += [f"every={settings.period_s:g}", f"step={settings.added_at_most}"]
-    if settings.scaler == REQUEST_COUNT:
-        parts.append("count=" + ("all" if settings.count_in_progress else "queued"))
-    else:
-        parts.append("from-zero=" + ("yes" if settings.from_zero else "no"))
+    for setting in settings.rule.own_settings:
+        key, yes, no = OWN_KEYS[setting]
+        parts.append(f"{key}={yes if getattr(settings, setting) else no}")
     return ",".join(parts)
 
 

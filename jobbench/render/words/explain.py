@@ -10,6 +10,7 @@ from typing import Any
 
 from fake_queue.protocol import DRAIN, SDK_112, TAKE_AHEAD
 from fake_queue.queue.latency import LatencySpecError, parse_distribution
+from fake_queue.queue.scalers import SCALERS
 from jobbench.measure.analytic import expected_time_s
 from jobbench.measure.concurrency import below_slots_text
 from jobbench.render.words.cells import fmt
@@ -108,7 +109,8 @@ def fleet_settings_text(fleet: dict[str, Any]) -> str:
     """`autoscaled: queue-delay 4 s, 1 active, idle 5 s, cold start 0.5 s + the process's`."""
     value = float(fleet.get("scaler_value", 0))
     scaler = str(fleet.get("scaler"))
-    rule = f"queue delay {value:g} s" if scaler == "queue-delay" else f"request count {value:g}"
+    known = SCALERS.get(scaler)
+    rule = known.wording(value) if known is not None else f"{scaler} {value:g}"
     try:
         cold = parse_distribution(fleet.get("cold_start", 0), "cold_start").describe()
     except LatencySpecError:
