@@ -8,14 +8,14 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from fake_queue.protocol import (
+from jobbench.errors import UsageError
+from jobbench.workers.policies import (
     NEEDS_TAKE_AHEAD,
     NO_TAKE_AHEAD,
     POLICIES,
     policy_for,
     take_ahead_problem,
 )
-from jobbench.errors import UsageError
 
 WORKER_KINDS = ("runpod", "model")
 
@@ -71,8 +71,8 @@ def validate_worker(w: WorkerSpec) -> WorkerSpec:
         check_command_files(w.command or "")
     if w.kind == "command" and w.take_ahead:
         raise UsageError(
-            "--take-ahead: a user command gets RUNPOD_TAKE_AHEAD only via its own "
-            "code; drop --take-ahead or use --worker runpod"
+            "--take-ahead: a user command takes ahead only by its own code, which jobbench "
+            "does not set; drop --take-ahead or use --worker runpod"
         )
     if w.sdk_path is not None and not w.sdk_path.is_dir():
         raise UsageError(f"--sdk {w.sdk_path}: not a folder; give a runpod-python checkout")

@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from fake_queue.protocol import POLICIES, policy_for, take_ahead_problem
 from jobbench.core.scenario.config import LatencyFlags, Scenario, scenario_name, validate_scenario
 from jobbench.core.scenario.fleet_spec import parse_autoscale
 from jobbench.core.scenario.load_profiles import parse_load
 from jobbench.errors import UsageError
 from jobbench.results.sweep_model import AXIS_NAMES
+from jobbench.workers.policies import POLICIES, policy_for, take_ahead_problem
 from jobbench.workers.spec import WorkerSpec
 
 T = TypeVar("T")
