@@ -11,12 +11,13 @@ import pytest
 
 from fake_queue.queue.fleet import FleetSettings
 from fake_queue.queue.latency import Distribution, LatencyModel
+from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.fleet_spec import describe_autoscale, parse_autoscale
+from jobbench.core.scenario.worker import worker_spec
 from jobbench.core.sim.engine import simulate_rep
 from jobbench.core.sim.fleet import MODEL_PROCESS_START_S
 from jobbench.errors import UsageError
-from jobbench.workers.spec import worker_spec
 
 FAST = LatencyModel(
     take=Distribution("fixed", 0.05),
@@ -30,7 +31,7 @@ def scenario(
     spec: str, *, workers: int = 4, burst: int = 64, take_ahead: int = 0, **kw: Any
 ) -> Scenario:
     policy = "take-ahead" if take_ahead else "drain"
-    return Scenario(
+    return build_scenario(
         name="fleet",
         workers=workers,
         slots=4,
@@ -38,7 +39,7 @@ def scenario(
         job_seconds=kw.pop("job_seconds", 0.5),
         worker=worker_spec("model", policy, take_ahead, None, None),
         latency=FAST,
-        fleet=parse_autoscale(spec, workers),
+        autoscale=spec,
         **kw,
     )
 
@@ -97,8 +98,8 @@ def test_request_count_counting_queued_only_scales_less_while_jobs_run() -> None
     # wants ceil(8 / 4) = 2 workers or more, counting the queue alone mostly 1.
     spec = "request-count=4,active=1,cold=0.5,idle=3"
     load = "rate:4/s:for:10s"
-    all_in, _ = run(scenario(spec, workers=8, job_seconds=2, load_spec=load))
-    queued_only, _ = run(scenario(spec + ",count=queued", workers=8, job_seconds=2, load_spec=load))
+    all_in, _ = run(scenario(spec, workers=8, job_seconds=2, load=load))
+    queued_only, _ = run(scenario(spec + ",count=queued", workers=8, job_seconds=2, load=load))
     assert queued_only["fleet"]["worker_s"] < all_in["fleet"]["worker_s"]
     assert all_in["fleet"]["peak_workers"] >= 2
 
