@@ -13,7 +13,7 @@ from fake_queue.queue.fleet import FleetSettings
 from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.config import Scenario
-from jobbench.core.scenario.fleet_spec import describe_autoscale, parse_autoscale
+from jobbench.core.scenario.fleet_spec import parse_autoscale
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.core.sim.engine import simulate_rep
 from jobbench.core.sim.fleet import MODEL_PROCESS_START_S
@@ -202,8 +202,7 @@ def test_a_bad_autoscale_spec_is_a_one_line_error_naming_the_key(spec: str, mess
     assert "\n" not in str(caught.value)
 
 
-def test_a_spec_reads_back_what_it_describes() -> None:
+def test_a_spec_reads_back_from_the_json_it_is_saved_and_sent_as() -> None:
     settings = parse_autoscale("request-count=8,active=1,idle=3,cold=uniform:0.5,2,step=2", 6)
-    again = parse_autoscale(describe_autoscale(settings), 6)
-    assert again == settings
+    assert FleetSettings.from_json(settings.to_json(), settings.id_prefix) == settings
     assert replace(FleetSettings(), scaler="request-count").added_at_most == 3  # its max

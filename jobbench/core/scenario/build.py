@@ -91,6 +91,7 @@ def build_scenario(
     worker = WorkerSpec() if worker is None else worker
     if load is not None:
         check_profile_jobs(load, terms.load)
+    # The one place a fleet's max workers is set: --workers, checked against its active ones.
     fleet = None if autoscale is None else parse_autoscale(autoscale, workers, terms.autoscale)
     scenario = Scenario(
         name=name or scenario_name(workers, burst, job_seconds, load, fleet),

@@ -39,16 +39,17 @@ class Scenario:
     slots_by_default: bool = False  # a suite row gave no slots: a command worker must not run it
     # An arrival profile (core/scenario/load_profiles.py); None: the burst
     load_spec: str | None = None
-    # An autoscaled fleet (fake_queue/queue/fleet.py; `workers` is its max); None: `workers`
-    # always on.
+    # An autoscaled fleet (fake_queue/queue/fleet.py; `workers` is its max, as build_scenario
+    # reads it); None: `workers` always on.
     fleet: FleetSettings | None = None
 
     def __post_init__(self) -> None:
+        """What follows from the scenario's own fields however it is made (built, a preset, a
+        test's), with nothing to check: a profile's job count and the fleet's worker names."""
         if self.load_spec is not None:  # a profile's jobs are the rep's: `burst` counts them
             object.__setattr__(self, "burst", self.load.jobs)
         if self.fleet is not None:  # the platform names its workers as the fixed fleet is named
-            fleet = replace(self.fleet, max_workers=self.workers, id_prefix=self._id_prefix)
-            object.__setattr__(self, "fleet", fleet)
+            object.__setattr__(self, "fleet", replace(self.fleet, id_prefix=self._id_prefix))
 
     @cached_property
     def load(self) -> Load:

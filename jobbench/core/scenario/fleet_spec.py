@@ -71,18 +71,6 @@ def _parts(spec: str) -> list[str]:
     return parts
 
 
-def describe_autoscale(settings: FleetSettings) -> str:
-    """The settings as a spec parse_autoscale reads back (defaults included: what ran)."""
-    parts = [f"{settings.scaler}={settings.scaler_value:g}", f"active={settings.active}"]
-    parts += [f"idle={settings.idle_timeout_s:g}", f"cold={settings.cold_start.describe()}"]
-    parts += [f"every={settings.period_s:g}", f"step={settings.added_at_most}"]
-    if settings.scaler == REQUEST_COUNT:
-        parts.append("count=" + ("all" if settings.count_in_progress else "queued"))
-    else:
-        parts.append("from-zero=" + ("yes" if settings.from_zero else "no"))
-    return ",".join(parts)
-
-
 def _setting(flag: str, key: str, text: str) -> dict[str, Any]:
     if key == "active":
         return {"active": _whole(flag, key, text)}
