@@ -24,8 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(args.root))
     from fake_queue.queue.latency import Distribution, LatencyModel
     from jobbench.core.scenario.config import Scenario
+    from jobbench.core.scenario.worker import worker_spec
     from jobbench.core.sim.engine import simulate_rep
-    from jobbench.workers.spec import worker_spec
 
     latency = LatencyModel(
         take=Distribution("fixed", 0.5),

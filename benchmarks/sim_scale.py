@@ -34,8 +34,8 @@ def one_point(workers: int, jobs: int, policy: str) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
     from fake_queue.queue.latency import Distribution, LatencyModel
     from jobbench.core.scenario.config import Scenario
+    from jobbench.core.scenario.worker import worker_spec
     from jobbench.core.sim.engine import simulate_rep
-    from jobbench.workers.spec import worker_spec
 
     scenario = Scenario(
         name=f"scale-{workers}w-{jobs}j",

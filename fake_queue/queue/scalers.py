@@ -59,9 +59,6 @@ class Scaler(ABC):
     metavar: ClassVar[str]  # what its value is, in the spec's errors: `queue-delay=SECONDS`
     example: ClassVar[str]  # a value the --autoscale help shows: `queue-delay=4`
     label: ClassVar[str]  # its short name in a scenario's name: `4w-1024j-0.5s-qd4`
-    # The fleet settings only this rule reads (FleetSettings' fields), which a description of
-    # the settings gives beside its value.
-    own_settings: ClassVar[tuple[str, ...]] = ()
 
     def value_problem(self, value: float) -> str | None:
         """What is wrong with the scaler's value, None if nothing: both of RunPod's scalers
@@ -91,7 +88,6 @@ class QueueDelay(Scaler):
     metavar = "SECONDS"
     example = "4"
     label = "qd"
-    own_settings = ("from_zero",)
 
     def default_step(self, max_workers: int) -> int:
         return 1
@@ -116,7 +112,6 @@ class RequestCount(Scaler):
     metavar = "JOBS"
     example = "8"
     label = "rc"
-    own_settings = ("count_in_progress",)
 
     def default_step(self, max_workers: int) -> int:
         return max_workers  # no limit but the fleet's

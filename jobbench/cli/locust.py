@@ -110,8 +110,8 @@ def locust(
     """Locust's web UI (or --headless) driving jobs through the fake queue or --endpoint."""
     from jobbench.clients.endpoint import live_target
     from jobbench.commands.locust import LocustRequest, fleet_scenario, locust_command
-    from jobbench.core.scenario.config import LatencyFlags, read_inputs, resolve_slots
-    from jobbench.workers.spec import worker_spec
+    from jobbench.core.scenario.config import LatencyFlags, read_inputs
+    from jobbench.core.scenario.worker import worker_spec
 
     def command() -> int:
         latency = LatencyFlags(take_latency, wake_latency, hold, done_latency)
@@ -119,9 +119,7 @@ def locust(
         read_inputs(input_json, inputs)  # a usage error here, not a Locust crash later
         request = LocustRequest(
             target=live_target(endpoint, api_key) if endpoint else None,
-            scenario=fleet_scenario(
-                workers, resolve_slots(slots, spec), job_seconds, spec, latency.model()
-            ),
+            scenario=fleet_scenario(workers, slots, job_seconds, spec, latency.model()),
             headless=headless,
             users=users,
             spawn_rate=spawn_rate,

@@ -63,8 +63,8 @@ def workers(
 ) -> None:
     """Run N workers polling a fake queue that runs elsewhere, until Ctrl-C."""
     from jobbench.commands.workers import WorkersRequest, workers_command
-    from jobbench.core.scenario.config import resolve_slots
-    from jobbench.workers.spec import worker_spec
+    from jobbench.core.scenario.build import resolve_slots
+    from jobbench.core.scenario.worker import worker_spec
 
     def command() -> int:
         spec = worker_spec(worker, policy, take_ahead, sdk, python)

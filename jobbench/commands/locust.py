@@ -21,8 +21,9 @@ from fake_queue.queue.latency import LatencyModel
 from jobbench.clients.endpoint import LiveTarget
 from jobbench.clients.locust_stats import JobStats, job_stats, read_stats
 from jobbench.core.fake.target import ScenarioSession, make_workdir
+from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.checks import PAYLOAD_BYTES, check_count, check_positive_int
-from jobbench.core.scenario.config import Scenario, check_fits, scenario_name, validate_scenario
+from jobbench.core.scenario.config import Scenario, check_fits
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError, name_kept_logs
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import signal_group, stop_group
@@ -246,11 +247,11 @@ def say_job_stats(json_file: Path) -> JobStats:
 
 
 def fleet_scenario(
-    workers: int, slots: int, job_seconds: float, spec: WorkerSpec, latency: LatencyModel
+    workers: int, slots: int | None, job_seconds: float, spec: WorkerSpec, latency: LatencyModel
 ) -> Scenario:
-    """The embedded queue's workers and latency model, checked as `run` checks them."""
-    scenario = Scenario(
-        name=scenario_name(workers, 1, job_seconds),
+    """The embedded queue's workers and latency model, built and checked as `run`'s are (Locust
+    submits the jobs: the scenario's burst is one)."""
+    scenario = build_scenario(
         workers=workers,
         slots=slots,
         burst=1,
@@ -258,4 +259,4 @@ def fleet_scenario(
         worker=spec,
         latency=latency,
     )
-    return check_fits(validate_scenario(scenario))
+    return check_fits(scenario)

@@ -12,11 +12,10 @@ from jobbench.clients.endpoint import confirm_burst, live_target, parse_submit_r
 from jobbench.core.fake.target import FakeQueue
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan, Target
+from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.checks import (
-    BURST,
     REPS,
     check_count,
-    check_job_seconds,
     check_label,
     check_writable_file,
     check_writable_folder,
@@ -25,22 +24,17 @@ from jobbench.core.scenario.config import (
     LatencyFlags,
     RunConfig,
     Scenario,
+    check_fits,
     read_inputs,
-    resolve_slots,
-    scenario_name,
-    validate_run,
-    validate_scenario,
 )
 from jobbench.core.scenario.faults import queue_faults, worker_faults
-from jobbench.core.scenario.fleet_spec import parse_autoscale
-from jobbench.core.scenario.load_profiles import parse_load
+from jobbench.core.scenario.worker import worker_spec
 from jobbench.core.sim.target import Simulated
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, UsageError
 from jobbench.render.text.progress import make_progress, stdout_console
 from jobbench.results.correctness import bad_jobs, describe, side_outcomes
 from jobbench.results.model import Result
 from jobbench.results.store import print_json
-from jobbench.workers.spec import worker_spec
 
 
 @dataclass(frozen=True)
@@ -48,7 +42,7 @@ class RunRequest:
     """`jobbench run`'s flags, typed; raw strings (latencies, rates, the worker) are read here."""
 
     workers: int = 4
-    slots: int | None = None  # None: not given (core/scenario/config.py resolve_slots)
+    slots: int | None = None  # None: not given (core/scenario/build.py resolve_slots)
     burst: int = 1024
     job_seconds: float = 0.5
     take_ahead: int = 0
@@ -149,7 +143,9 @@ def fake_plan(req: RunRequest) -> Plan:
     if req.server:  # a malformed URL, no queue there or a key it refuses: before anything runs
         probe_server(req.server, req.api_key)
     target = FakeQueue(req.server, req.api_key, seed=req.seed, pin_queue=req.pin_queue)
-    return Plan(validate_run(_config(req, queue_scenario(req))), target)
+    config = _config(req, queue_scenario(req))
+    check_fits(config.scenarios[0])  # its worker processes and its jobs, in this machine
+    return Plan(config, target)
 
 
 def sim_plan(req: RunRequest) -> Plan:
@@ -162,32 +158,24 @@ def sim_plan(req: RunRequest) -> Plan:
     ):
         if given is not None:
             raise UsageError(f"{flag}: --target sim runs in this process; drop {flag}")
-    scenario = validate_scenario(queue_scenario(req))
-    check_count(REPS, req.reps)
-    check_label(req.label)
-    return Plan(_config(req, scenario), Simulated(seed=req.seed))
+    return Plan(_config(req, queue_scenario(req)), Simulated(seed=req.seed))
 
 
 def queue_scenario(req: RunRequest) -> Scenario:
     """The scenario of a fake-queue or simulated run, from the flags."""
-    spec = worker_spec(req.worker, req.policy, req.take_ahead, req.sdk, req.python)
-    if req.load is not None:
-        parse_load(req.load)  # its error first, naming --load
-    fleet = None if req.autoscale is None else parse_autoscale(req.autoscale, req.workers)
-    return Scenario(
-        name=scenario_name(req.workers, req.burst, req.job_seconds, req.load, fleet),
-        load_spec=req.load,
+    return build_scenario(
         workers=req.workers,
-        slots=resolve_slots(req.slots, spec),
+        slots=req.slots,
         burst=req.burst,
+        load=req.load,
         job_seconds=req.job_seconds,
-        worker=spec,
+        worker=worker_spec(req.worker, req.policy, req.take_ahead, req.sdk, req.python),
         latency=req.latency.model(),
         inputs=read_inputs(req.input_json, req.inputs),
         faults=queue_faults(req.faults),
         worker_faults=worker_faults(req.worker_faults, "--worker-fault"),
         stall_s=req.stall_after,
-        fleet=fleet,
+        autoscale=req.autoscale,
     )
 
 
@@ -209,41 +197,31 @@ def live_plan(req: RunRequest) -> Plan:
             "--autoscale: a live endpoint scales by its own settings (its fleet over time is "
             "recorded from /health); drop --autoscale, or --endpoint"
         )
-    if req.load is not None:
-        parse_load(req.load)  # its error first, naming --load
-    else:
-        check_count(BURST, req.burst)
-    check_count(REPS, req.reps)
-    check_job_seconds(req.job_seconds)  # bench jobs get it as their input
-    check_label(req.label)
+    # Its jobs and their length, as a fake-queue run's are checked (bench jobs get the length as
+    # their input); a live rep keeps every job's record in memory, so a profile's jobs get
+    # --burst's bound too. No workers: the fleet's fields keep their defaults.
+    scenario = build_scenario(
+        name=live_scenario_name(req.burst, req.job_seconds, req.load),
+        burst=req.burst,
+        load=req.load,  # a profile's jobs are then the scenario's `burst`
+        job_seconds=req.job_seconds,
+        inputs=read_inputs(req.input_json, req.inputs),
+    )
+    config = _config(req, scenario)
     target: Target = LiveEndpoint(
         live_target(req.endpoint, req.api_key), parse_submit_rate(req.submit_rate)
     )
-    scenario = Scenario(
-        name=live_scenario_name(req.burst, req.job_seconds, req.load),
-        burst=req.burst,
-        job_seconds=req.job_seconds,
-        inputs=read_inputs(req.input_json, req.inputs),
-        load_spec=req.load,  # a profile's jobs are then the scenario's `burst`
-    )
-    check_live_jobs(scenario)
     url = target.describe().endpoint
     confirm_burst(
         url, scenario.burst, req.reps, yes=req.yes, interactive=sys.stdin.isatty(), ask=ask_stdin
     )
-    return Plan(_config(req, scenario), target)
-
-
-def check_live_jobs(scenario: Scenario) -> None:
-    """A live rep keeps every job's record in memory: a profile gets --burst's bound."""
-    if scenario.load_spec is not None and scenario.burst > BURST.most:
-        raise UsageError(
-            f"--load {scenario.load_spec}: {scenario.burst:,} jobs a rep; a live rep takes at "
-            f"most {BURST.most:,.0f}; lower the rate or the duration"
-        )
+    return Plan(config, target)
 
 
 def _config(req: RunRequest, scenario: Scenario) -> RunConfig:
+    """The run of `scenario`, whichever the target: --reps and --label checked here, once."""
+    check_count(REPS, req.reps)
+    check_label(req.label)
     return RunConfig(
         scenarios=(scenario,),
         reps=req.reps,

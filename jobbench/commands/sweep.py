@@ -17,8 +17,8 @@ from jobbench.core.scenario.checks import (
     check_label,
     check_writable_file,
     check_writable_folder,
+    toml_terms,
 )
-from jobbench.core.scenario.project import toml_terms
 from jobbench.core.sweep.grid import (
     Grid,
     autoscale_axis,

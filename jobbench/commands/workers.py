@@ -30,7 +30,7 @@ from jobbench.core.scenario.checks import check_fleet_sizes, check_memory
 from jobbench.errors import RunFailed, name_kept_logs
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import WorkerProcess, stop_all
-from jobbench.workers.spec import WorkerSpec, validate_worker
+from jobbench.workers.spec import WorkerSpec
 
 CHECK_S = 0.25
 
@@ -52,8 +52,7 @@ def worker_ids(request: WorkersRequest) -> list[str]:
 
 def workers_command(request: WorkersRequest) -> NoReturn:
     """Until a worker dies (RunFailed, exit 4) or Ctrl-C / SIGTERM (KeyboardInterrupt, 130)."""
-    check_fleet_sizes(request.workers, request.slots, request.spec.take_ahead)
-    validate_worker(request.spec)
+    check_fleet_sizes(request.workers, request.slots)  # the spec was checked as it was read
     check_memory(request.workers, request.spec.kind, burst=0)  # the queue runs elsewhere
     base, endpoint = split_server(request.server)
     client = BenchClient(base, request.api_key, timeout_s=5.0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from fake_queue.protocol import DRAIN, SDK_112, TAKE_AHEAD
+from jobbench.workers.policies import DRAIN, SDK_112, TAKE_AHEAD
 
 
 def batches_until(fraction: float, burst: int, workers: int, slots: int) -> int:

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from fake_queue import precise_loop, protocol
+from fake_queue import precise_loop
 from jobbench.workers.model_worker_config import Config
 from jobbench.workers.policy_base import Job, OnEnd, RateLimited, Run, log, post_each
 from jobbench.workers.raw_http import RawClient, RawHttpError
@@ -22,6 +22,10 @@ from jobbench.workers.run_job import RUNPOD_VERSION, run_handler, start_bench_ru
 
 DONE_RETRY_PAUSES_S = (2.0, 3.0)  # aiohttp_retry FibonacciRetry(attempts=3): on status >= 500
 FORM_HEADERS = {"charset": "utf-8", "Content-Type": "application/x-www-form-urlencoded"}
+# 1.12.0 derives the job-take-batch and job-stop URLs from the job-take one by these segments.
+TAKE_SEGMENT = "/job-take/"
+TAKE_BATCH_SEGMENT = "/job-take-batch/"
+STOP_SEGMENT = "/job-stop/"
 
 
 class TakeFailed(Exception):
@@ -92,20 +96,17 @@ class HttpLink:
         self.config = config
         self.session = session
         self.lean = lean  # (takes, results)
-        self.stop_enabled = protocol.TAKE_SEGMENT in config.take_url
+        self.stop_enabled = TAKE_SEGMENT in config.take_url
         self.answer_clock = AnswerClock()
         self.answer_arrived: float | None = None  # aiohttp's client cannot tell
-        self.stop_url = config.take_url.replace(protocol.TAKE_SEGMENT, protocol.STOP_SEGMENT)
+        self.stop_url = config.take_url.replace(TAKE_SEGMENT, STOP_SEGMENT)
 
     async def take(
         self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
     ) -> list[Job]:
         url = self.config.take_url
         if count > 1:
-            url = (
-                url.replace(protocol.TAKE_SEGMENT, protocol.TAKE_BATCH_SEGMENT)
-                + f"&batch_size={count}"
-            )
+            url = url.replace(TAKE_SEGMENT, TAKE_BATCH_SEGMENT) + f"&batch_size={count}"
         url += f"&job_in_progress={int(in_progress)}"
         if self.lean is not None:
             with self.answer_clock.awake(count):

@@ -1,5 +1,12 @@
 """Worker kinds: the command line and environment of each worker process, its own folder, and
-what SDK it uses."""
+what SDK it uses.
+
+Each setting reaches a worker under one name (policies.py): the slots and take-ahead K as
+JOBBENCH_SLOTS and JOBBENCH_TAKE_AHEAD, for every kind, and the model worker's policy as
+JOBBENCH_POLICY. The runpod SDK is given slots and K by runpod_entry.py, as the config keys it
+reads; no RUNPOD_* variable repeats them (a variant's `env` may still set one for an SDK build
+that wants it).
+"""
 
 from __future__ import annotations
 
@@ -14,8 +21,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from fake_queue.protocol import DEFAULT_POLICY, worker_env
+from fake_queue.protocol import worker_env
 from jobbench.errors import UsageError
+from jobbench.workers.policies import DEFAULT_POLICY, POLICY_ENV, SLOTS_ENV, TAKE_AHEAD_ENV
 from jobbench.workers.spec import WorkerSpec
 
 HERE = Path(__file__).resolve().parent
@@ -149,8 +157,8 @@ def worker_process_spec(
     env.update(
         {
             "RUNPOD_AI_API_KEY": api_key or LOCAL_KEY,
-            "JOBBENCH_SLOTS": str(slots),
-            "JOBBENCH_TAKE_AHEAD": str(spec.take_ahead),
+            SLOTS_ENV: str(slots),
+            TAKE_AHEAD_ENV: str(spec.take_ahead),
             "PYTHONUNBUFFERED": "1",
         }
     )
@@ -159,10 +167,8 @@ def worker_process_spec(
     # the queue and the slots are jobbench's.
     env.update({k: v for k, v in _own_folders_env(folder).items() if k not in dict(spec.env)})
     env.update({k: v for k, v in spec.env if k in VARIANT_MAY_SET})
-    if spec.take_ahead:
-        env["RUNPOD_TAKE_AHEAD"] = str(spec.take_ahead)
     if spec.kind == "model":
-        env["JOBBENCH_POLICY"] = spec.policy or DEFAULT_POLICY
+        env[POLICY_ENV] = spec.policy or DEFAULT_POLICY
         return [sys.executable, "-m", "jobbench.workers.model_worker"], env
     if spec.kind == "runpod":
         return [_program(spec.python or sys.executable, launched_in), str(RUNPOD_ENTRY)], env

@@ -11,7 +11,7 @@ policies run in virtual time.
 
 from __future__ import annotations
 
-from fake_queue.protocol import SDK_112, effective_take_ahead
+from jobbench.workers.policies import SDK_112, effective_take_ahead
 from jobbench.workers.policy_base import Link, Policy
 from jobbench.workers.policy_drain import POST_HOLD_MAX_S, POST_QUIET_S, Drain
 from jobbench.workers.policy_sdk112 import Sdk112

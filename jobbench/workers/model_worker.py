@@ -7,9 +7,10 @@ takes by one policy of docs/latency-model.md (see model_policies).
 Environment: the SDK's RUNPOD_WEBHOOK_GET_JOB, RUNPOD_WEBHOOK_POST_OUTPUT, RUNPOD_POD_ID,
 RUNPOD_AI_API_KEY, RUNPOD_WEBHOOK_PING, RUNPOD_PING_INTERVAL (ms), plus JOBBENCH_POLICY
 (sdk-1.12 | drain | take-ahead, default drain), JOBBENCH_SLOTS (default 32) and
-JOBBENCH_TAKE_AHEAD (K, default 0; > 0 for take-ahead only). SIGTERM/SIGINT: stop taking,
-finish running and held jobs, post their results, exit 0. Bad configuration: exit 2.
-Stdlib and aiohttp only: N workers must not pay for jobbench's CLI imports.
+JOBBENCH_TAKE_AHEAD (K, default 0; > 0 for take-ahead only), named in policies.py.
+SIGTERM/SIGINT: stop taking, finish running and held jobs, post their results, exit 0. Bad
+configuration: exit 2. Stdlib and aiohttp only: N workers must not pay for jobbench's CLI
+imports.
 
 This module is the process: it reads the environment (model_worker_config), opens the HTTP
 link (http_link) and runs the policy (model_policies) until a stop signal (procs.signals).
@@ -24,7 +25,7 @@ import sys
 
 import aiohttp
 
-from fake_queue import precise_loop, protocol
+from fake_queue import precise_loop
 from jobbench.procs.signals import sigterm_as_interrupt, stop_signals_call
 from jobbench.workers.http_link import (
     FORM_HEADERS,
@@ -33,6 +34,7 @@ from jobbench.workers.http_link import (
 )
 from jobbench.workers.model_policies import make_policy
 from jobbench.workers.model_worker_config import Config, ConfigError, load_config
+from jobbench.workers.policies import SDK_112
 from jobbench.workers.raw_http import RawClient
 from jobbench.workers.run_job import RUNPOD_VERSION
 
@@ -50,7 +52,7 @@ def lean_clients(config: Config, headers: dict[str, str]) -> tuple[RawClient, Ra
     """(takes, results) over the lean client, when both URLs suit it; None: aiohttp for all.
     sdk-1.12 talks through aiohttp like the SDK it ports, so its round trips cost what the real
     worker's do (the calibration against it holds within 1.2 %)."""
-    if config.policy == protocol.SDK_112 or not all(
+    if config.policy == SDK_112 or not all(
         map(RawClient.accepts, (config.take_url, config.done_url))
     ):
         return None

@@ -1,6 +1,9 @@
 """The model worker's configuration: its environment (the SDK's RUNPOD_* variables and
 JOBBENCH_POLICY, JOBBENCH_SLOTS, JOBBENCH_TAKE_AHEAD; see model_worker) read into a `Config`, or
-a `ConfigError` naming the variable and the fix. Stdlib only."""
+a `ConfigError` naming the variable and the fix. Stdlib only.
+
+A user may run the worker by hand, so its environment is checked here, by the rule the CLI's
+flags are checked by (policies.take_ahead_problem), in the variables' own words."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from fake_queue import protocol
+from jobbench.workers import policies
+from jobbench.workers.policies import DEFAULT_SLOTS, POLICY_ENV, SLOTS_ENV, TAKE_AHEAD_ENV
 
 
 class ConfigError(Exception):
@@ -52,20 +56,22 @@ def _required(env: Mapping[str, str], name: str) -> str:
 
 
 def load_config(env: Mapping[str, str]) -> Config:
-    policy = env.get("JOBBENCH_POLICY", "").strip() or protocol.DEFAULT_POLICY
-    if policy not in protocol.POLICIES:
+    policy = env.get(POLICY_ENV, "").strip() or policies.DEFAULT_POLICY
+    if policy not in policies.POLICIES:
         raise ConfigError(
-            f"JOBBENCH_POLICY={policy!r} is unknown; use one of {', '.join(protocol.POLICIES)}"
+            f"{POLICY_ENV}={policy!r} is unknown; use one of {', '.join(policies.POLICIES)}"
         )
-    slots = _int_env(env, "JOBBENCH_SLOTS", 32, 1, "set the number of concurrent slots, e.g. 32")
-    take_ahead = _int_env(env, "JOBBENCH_TAKE_AHEAD", 0, 0, "set K, the jobs to take ahead")
-    problem = protocol.take_ahead_problem(policy, take_ahead)
-    if problem == protocol.NEEDS_TAKE_AHEAD:
-        raise ConfigError("JOBBENCH_POLICY=take-ahead needs JOBBENCH_TAKE_AHEAD=K with K > 0")
-    if problem == protocol.NO_TAKE_AHEAD:
+    slots = _int_env(
+        env, SLOTS_ENV, DEFAULT_SLOTS, 1, "set the number of concurrent slots, e.g. 32"
+    )
+    take_ahead = _int_env(env, TAKE_AHEAD_ENV, 0, 0, "set K, the jobs to take ahead")
+    problem = policies.take_ahead_problem(policy, take_ahead)
+    if problem == policies.NEEDS_TAKE_AHEAD:
+        raise ConfigError(f"{POLICY_ENV}={policies.TAKE_AHEAD} needs {TAKE_AHEAD_ENV}=K with K > 0")
+    if problem == policies.NO_TAKE_AHEAD:
         raise ConfigError(
-            f"JOBBENCH_TAKE_AHEAD={take_ahead} only applies to "
-            f"JOBBENCH_POLICY=take-ahead (got {policy}); unset it or set it to 0"
+            f"{TAKE_AHEAD_ENV}={take_ahead} only applies to "
+            f"{POLICY_ENV}={policies.TAKE_AHEAD} (got {policy}); unset it or set it to 0"
         )
     interval_ms = _int_env(env, "RUNPOD_PING_INTERVAL", 10_000, 1, "set the heartbeat period in ms")
     worker_id = env.get("RUNPOD_POD_ID") or str(uuid.uuid4())  # the SDK's fallback

@@ -1,8 +1,10 @@
 """The real runpod SDK worker running jobbench's bench handler.
 
 Run as a script (`python .../runpod_entry.py`), so it needs only `runpod` in the worker's
-environment: the script's own folder is first on sys.path and holds bench_handler.py.
-Config from env: JOBBENCH_SLOTS (concurrency_modifier), JOBBENCH_TAKE_AHEAD (take_ahead key).
+environment: the script's own folder is first on sys.path and holds bench_handler.py and
+policies.py. Config from env, under the names policies.py gives: JOBBENCH_SLOTS (the
+`concurrency_modifier`) and JOBBENCH_TAKE_AHEAD (the `take_ahead` config key, for an SDK build
+that has take-ahead).
 """
 
 from __future__ import annotations
@@ -12,18 +14,24 @@ from typing import Any
 
 try:
     from bench_handler import bench_handler  # type: ignore[import-not-found,unused-ignore]
+    from policies import (  # type: ignore[import-not-found,unused-ignore]
+        DEFAULT_SLOTS,
+        SLOTS_ENV,
+        TAKE_AHEAD_ENV,
+    )
 except ImportError:  # imported as part of the package (tests, type checking)
     from jobbench.workers.bench_handler import bench_handler
+    from jobbench.workers.policies import DEFAULT_SLOTS, SLOTS_ENV, TAKE_AHEAD_ENV
 
 
 def config_from_env() -> dict[str, Any]:
-    slots = int(os.environ.get("JOBBENCH_SLOTS", "32"))
+    slots = int(os.environ.get(SLOTS_ENV, str(DEFAULT_SLOTS)))
     config: dict[str, Any] = {
         "handler": bench_handler,
         # A fixed modifier: the worker runs `slots` jobs at once from its first take.
         "concurrency_modifier": lambda _current: slots,
     }
-    take_ahead = int(os.environ.get("JOBBENCH_TAKE_AHEAD", "0"))
+    take_ahead = int(os.environ.get(TAKE_AHEAD_ENV, "0"))
     if take_ahead:
         config["take_ahead"] = take_ahead
     return config

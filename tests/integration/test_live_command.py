@@ -166,6 +166,8 @@ def test_a_live_profile_that_cannot_run_is_a_one_line_error_naming_load(
 ) -> None:
     with pytest.raises(UsageError, match=r"^--load rate:20:for:1s: '20' is not a rate"):
         live_plan(request(load="rate:20:for:1s"))
-    monkeypatch.setattr("jobbench.commands.run.BURST", Bound("--burst", 1, 10, "a test's bound"))
+    monkeypatch.setattr(
+        "jobbench.core.scenario.build.BURST", Bound("--burst", 1, 10, "a test's bound")
+    )
     with pytest.raises(UsageError, match=r"^--load rate:20/s:for:1s: 20 jobs a rep; .* at most 10"):
         live_plan(request(load="rate:20/s:for:1s"))

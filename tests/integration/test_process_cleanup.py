@@ -17,12 +17,12 @@ from jobbench.commands.workers import WorkersRequest, workers_command
 from jobbench.core.fake.target import ScenarioSession
 from jobbench.core.run.loop import stop_sessions
 from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import WorkerError
 from jobbench.procs.embedded_queue import EmbeddedQueue
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import WorkerProcess, group_alive, stop_group
 from jobbench.render.text.plain_progress import PlainProgress
-from jobbench.workers.spec import worker_spec
 
 # The leader exits on SIGTERM; the child it forked ignores SIGTERM (set before the fork).
 LEADER_AND_STUBBORN_CHILD = """trap '' TERM; sleep 60 & trap - TERM; echo ready; wait"""

@@ -280,7 +280,7 @@ def test_a_worker_command_whose_program_or_script_is_missing_is_refused_before_i
 def test_a_worker_command_with_its_script_present_passes_the_check(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from jobbench.workers.spec import check_command_files
+    from jobbench.core.scenario.worker import check_command_files
 
     (tmp_path / "handler.py").write_text("")
     monkeypatch.chdir(tmp_path)

@@ -15,12 +15,12 @@ import pytest
 from fake_queue.queue import virtual_clock
 from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.worker import worker_spec
 from jobbench.core.sim import engine as sim
 from jobbench.workers import bench_handler as bench
 from jobbench.workers.policy_base import Job, OnEnd, Run
 from jobbench.workers.queue_link import QueueLink
 from jobbench.workers.run_job import BenchRun, run_handler, start_bench_runs
-from jobbench.workers.spec import worker_spec
 from tests.task_runs import HandlerTasks
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.scenario.config import Scenario, validate_scenario
+from jobbench.core.scenario.build import build_scenario
+from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.faults import WorkerFault, parse_worker_fault, queue_faults
 from jobbench.core.scenario.project import apply_variant, load_project
 from jobbench.errors import UsageError
@@ -47,7 +48,7 @@ def test_a_bad_worker_fault_names_the_flag_and_the_spelling(text: str, says: str
 
 def test_a_worker_fault_on_a_worker_the_fleet_lacks_is_refused() -> None:
     with pytest.raises(UsageError, match="no worker w4 in a fleet of 4"):
-        validate_scenario(Scenario("s", workers=4, worker_faults=(WorkerFault("kill", 1, 0, 4),)))
+        build_scenario(name="s", workers=4, worker_faults=(WorkerFault("kill", 1, 0, 4),))
 
 
 def test_queue_faults_are_checked_and_written_one_way() -> None:

@@ -16,13 +16,14 @@ import pytest
 from fake_queue.queue.fleet import FleetSettings, FleetSettingsError
 from fake_queue.queue.latency import Distribution, LatencyModel
 from fake_queue.queue.scalers import SCALERS, Decision, Scaler, ScalerSettings, Seen
+from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.config import Scenario, scenario_name
-from jobbench.core.scenario.fleet_spec import describe_autoscale, parse_autoscale
+from jobbench.core.scenario.fleet_spec import parse_autoscale
+from jobbench.core.scenario.worker import worker_spec
 from jobbench.core.sim.engine import simulate_rep
 from jobbench.core.sim.fleet import MODEL_PROCESS_START_S
 from jobbench.errors import UsageError
 from jobbench.render.words.explain import fleet_settings_text
-from jobbench.workers.spec import worker_spec
 
 FAST = LatencyModel(
     take=Distribution("fixed", 0.05),
@@ -36,7 +37,7 @@ def scenario(
     spec: str, *, workers: int = 4, burst: int = 64, take_ahead: int = 0, **kw: Any
 ) -> Scenario:
     policy = "take-ahead" if take_ahead else "drain"
-    return Scenario(
+    return build_scenario(
         name="fleet",
         workers=workers,
         slots=4,
@@ -44,7 +45,7 @@ def scenario(
         job_seconds=kw.pop("job_seconds", 0.5),
         worker=worker_spec("model", policy, take_ahead, None, None),
         latency=FAST,
-        fleet=parse_autoscale(spec, workers),
+        autoscale=spec,
         **kw,
     )
 
@@ -103,8 +104,8 @@ def test_request_count_counting_queued_only_scales_less_while_jobs_run() -> None
     # wants ceil(8 / 4) = 2 workers or more, counting the queue alone mostly 1.
     spec = "request-count=4,active=1,cold=0.5,idle=3"
     load = "rate:4/s:for:10s"
-    all_in, _ = run(scenario(spec, workers=8, job_seconds=2, load_spec=load))
-    queued_only, _ = run(scenario(spec + ",count=queued", workers=8, job_seconds=2, load_spec=load))
+    all_in, _ = run(scenario(spec, workers=8, job_seconds=2, load=load))
+    queued_only, _ = run(scenario(spec + ",count=queued", workers=8, job_seconds=2, load=load))
     assert queued_only["fleet"]["worker_s"] < all_in["fleet"]["worker_s"]
     assert all_in["fleet"]["peak_workers"] >= 2
 
@@ -207,10 +208,9 @@ def test_a_bad_autoscale_spec_is_a_one_line_error_naming_the_key(spec: str, mess
     assert "\n" not in str(caught.value)
 
 
-def test_a_spec_reads_back_what_it_describes() -> None:
+def test_a_spec_reads_back_from_the_json_it_is_saved_and_sent_as() -> None:
     settings = parse_autoscale("request-count=8,active=1,idle=3,cold=uniform:0.5,2,step=2", 6)
-    again = parse_autoscale(describe_autoscale(settings), 6)
-    assert again == settings
+    assert FleetSettings.from_json(settings.to_json(), settings.id_prefix) == settings
     assert replace(FleetSettings(), scaler="request-count").added_at_most == 3  # its max
 
 
@@ -253,7 +253,7 @@ def test_a_rule_added_to_the_registry_is_read_named_run_and_worded(planted: Scal
     settings = parse_autoscale("every-queued=1,active=0,cold=0", 4)
     assert settings.rule is planted and settings.added_at_most == 4
     assert scenario_name(4, 8, 0.5, None, settings) == "4w-8j-0.5s-eq1"
-    again = parse_autoscale(describe_autoscale(settings), 4)
+    again = FleetSettings.from_json(settings.to_json(), settings.id_prefix)
     assert again.rule is planted and again.added_at_most == 4
     assert fleet_settings_text(settings.to_json()).startswith("autoscaled: every queued job, ")
     _, events = run(scenario("every-queued=1,active=0,cold=0", burst=8))

@@ -15,10 +15,10 @@ from fake_queue.queue.event_log import CompactEvents
 from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.core.run.queue_figures import measure_rep
 from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.worker import worker_spec
 from jobbench.core.sim import engine as sim
 from jobbench.core.sim import target as sim_target
 from jobbench.results import store
-from jobbench.workers.spec import worker_spec
 from tests.unit.cli import run_cli
 
 LATENCY = LatencyModel(

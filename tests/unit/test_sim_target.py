@@ -215,7 +215,11 @@ def test_a_burst_run_records_no_load_and_pairs_with_older_results(
         (("--load", "rate:40:for:1s"), "error: --load rate:40:for:1s: '40' is not a rate"),
         (
             ("--load", "rate:20000/s:for:100s", "--endpoint", "http://127.0.0.1:9/v2/x"),
-            "error: --load rate:20000/s:for:100s: 2,000,000 jobs a rep; a live rep takes at most",
+            "error: --load rate:20000/s:for:100s: 2,000,000 jobs a rep; a rep takes at most",
+        ),
+        (  # the same bound and words on every target: the profile is what was given
+            ("--load", "rate:20000/s:for:100s"),
+            "error: --load rate:20000/s:for:100s: 2,000,000 jobs a rep; a rep takes at most",
         ),
     ],
 )

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from jobbench.commands.run import RunRequest, fake_plan
-from jobbench.core.scenario.config import DEFAULT_SLOTS
 from jobbench.core.scenario.project import BUILTIN_SUITES, apply_variant, load_project
 from jobbench.errors import EXIT_USAGE, UsageError
+from jobbench.workers.policies import DEFAULT_SLOTS
 from tests.unit.cli import run_cli
 
 COMMAND = "python my_handler.py"

@@ -19,8 +19,8 @@ from fake_queue.queue import virtual_clock
 from fake_queue.queue.latency import Distribution, LatencyModel
 from fake_queue.queue.virtual_clock import VirtualTimeDeadlock, VirtualTimeLoop
 from jobbench.core.scenario.config import Scenario
+from jobbench.core.scenario.worker import worker_spec
 from jobbench.core.sim.engine import simulate_rep
-from jobbench.workers.spec import worker_spec
 
 SLOTS, TAKE_AHEAD = 32, 32
 REFERENCE = LatencyModel(

@@ -51,6 +51,29 @@ def test_a_variant_may_set_the_sdks_log_level_but_not_where_the_queue_is(tmp_pat
     assert env["RUNPOD_POD_ID"] == "w0" and env["JOBBENCH_SLOTS"] == "4"
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [WorkerSpec("runpod", take_ahead=8), WorkerSpec("model", "take-ahead", take_ahead=8)],
+    ids=lambda spec: spec.kind,
+)
+def test_take_ahead_reaches_a_worker_under_one_name(tmp_path: Path, spec: WorkerSpec) -> None:
+    """JOBBENCH_TAKE_AHEAD alone: runpod_entry.py hands it to the SDK as its take_ahead key."""
+    _, _, env = spec_in(tmp_path, spec)
+    assert env["JOBBENCH_TAKE_AHEAD"] == "8"
+    assert [name for name in env if "TAKE_AHEAD" in name] == ["JOBBENCH_TAKE_AHEAD"]
+
+
+def test_the_sdk_worker_hands_slots_and_take_ahead_to_the_sdk_from_those_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from jobbench.workers.runpod_entry import config_from_env
+
+    monkeypatch.setenv("JOBBENCH_SLOTS", "4")
+    monkeypatch.setenv("JOBBENCH_TAKE_AHEAD", "8")
+    config = config_from_env()
+    assert config["concurrency_modifier"](1) == 4 and config["take_ahead"] == 8
+
+
 def test_a_commands_relative_paths_are_read_against_the_folder_it_was_typed_in(
     tmp_path: Path,
 ) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,11 +74,11 @@ def check_seconds(bound: Bound, value: float) -> None:
         )
 
 
-def check_fleet_sizes(workers: int, slots: int, take_ahead: int) -> None:
-    """The fixed caps on a fleet; check_memory says whether this machine holds it."""
+def check_fleet_sizes(workers: int, slots: int) -> None:
+    """The fixed caps on a fleet (its take-ahead's is the worker's: core/scenario/worker.py);
+    check_memory says whether this machine holds it."""
     check_count(WORKERS, workers)
     check_count(SLOTS, slots)
-    check_count(TAKE_AHEAD, take_ahead)
 
 
 def check_memory(workers: int, kind: str, burst: int) -> None:
@@ -156,3 +158,23 @@ def check_writable_file(path: Path, flag: str) -> None:
     if path.is_dir():
         raise UsageError(f"{flag} {path}: is a folder; give a file name, e.g. report.html")
     check_writable_folder(path.parent, flag)
+
+
+_FLAG = re.compile(r"--([a-z][a-z-]*)")
+_KEY_OF_FLAG = {"fault": "faults", "worker-fault": "worker_faults"}  # where they differ
+
+
+@contextlib.contextmanager
+def toml_terms(where: str) -> Iterator[None]:
+    """A check's error in the TOML file's terms: prefixed with where, every flag as its key
+    (`--take-ahead 3: ...; use --policy take-ahead` -> `take_ahead = 3: ...; use policy =
+    take-ahead`), since the fix is in the file, not on a command line."""
+    try:
+        yield
+    except UsageError as exc:
+        message = _FLAG.sub(lambda flag: _toml_key(flag[1]) + " =", str(exc))
+        raise UsageError(f"{where}: {message}") from None
+
+
+def _toml_key(flag: str) -> str:
+    return _KEY_OF_FLAG.get(flag, flag.replace("-", "_"))

@@ -1,4 +1,5 @@
-"""Frozen run configuration and its validation. Core code sees these, never CLI objects."""
+"""Frozen run configuration. Core code sees these, never CLI objects; a Scenario is built, and its
+values checked, by core/scenario/build.py, and trusted after."""
 
 from __future__ import annotations
 
@@ -11,26 +12,13 @@ from typing import Any
 
 from fake_queue.queue.fleet import FleetSettings
 from fake_queue.queue.latency import LatencyModel, LatencySpecError
-from jobbench.core.scenario.checks import (
-    BURST,
-    REPS,
-    check_count,
-    check_fleet_sizes,
-    check_job_seconds,
-    check_label,
-    check_memory,
-)
-from jobbench.core.scenario.faults import WorkerFault, check_worker_faults
+from jobbench.core.scenario.checks import check_memory
+from jobbench.core.scenario.faults import WorkerFault
 from jobbench.core.scenario.load import Burst, Load
 from jobbench.core.scenario.load_profiles import parse_load
 from jobbench.errors import UsageError
-from jobbench.workers.spec import WorkerSpec, validate_worker
-
-DEFAULT_SLOTS = 32  # the runpod SDK and model workers'; a command's concurrency is its own
-COMMAND_SLOTS_UNKNOWN = (
-    "a --worker command's concurrency is unknown; say how many jobs one process runs at once, "
-    "e.g. --slots 1 for a plain sync handler"
-)
+from jobbench.workers.policies import DEFAULT_SLOTS
+from jobbench.workers.spec import WorkerSpec
 
 
 @dataclass(frozen=True)
@@ -50,16 +38,17 @@ class Scenario:
     slots_by_default: bool = False  # a suite row gave no slots: a command worker must not run it
     # An arrival profile (core/scenario/load_profiles.py); None: the burst
     load_spec: str | None = None
-    # An autoscaled fleet (fake_queue/queue/fleet.py; `workers` is its max); None: `workers`
-    # always on.
+    # An autoscaled fleet (fake_queue/queue/fleet.py; `workers` is its max, as build_scenario
+    # reads it); None: `workers` always on.
     fleet: FleetSettings | None = None
 
     def __post_init__(self) -> None:
+        """What follows from the scenario's own fields however it is made (built, a preset, a
+        test's), with nothing to check: a profile's job count and the fleet's worker names."""
         if self.load_spec is not None:  # a profile's jobs are the rep's: `burst` counts them
             object.__setattr__(self, "burst", self.load.jobs)
         if self.fleet is not None:  # the platform names its workers as the fixed fleet is named
-            fleet = replace(self.fleet, max_workers=self.workers, id_prefix=self._id_prefix)
-            object.__setattr__(self, "fleet", fleet)
+            object.__setattr__(self, "fleet", replace(self.fleet, id_prefix=self._id_prefix))
 
     @cached_property
     def load(self) -> Load:
@@ -123,39 +112,6 @@ class RunConfig:
     out: Path = Path("reports")
     quiet: bool = False
     save_events: bool = True
-
-
-def resolve_slots(slots: int | None, worker: WorkerSpec) -> int:
-    """--slots as given, else the default, which only fits workers whose concurrency jobbench
-    sets (runpod, model): a user command given 32 jobs it runs one by one would time out."""
-    if slots is not None:
-        return slots
-    if worker.kind == "command":
-        raise UsageError(f"--slots: {COMMAND_SLOTS_UNKNOWN}")
-    return DEFAULT_SLOTS
-
-
-def validate_scenario(s: Scenario) -> Scenario:
-    """Its numbers within their bounds (core/scenario/checks.py), its worker, its faults."""
-    check_fleet_sizes(s.workers, s.slots, s.worker.take_ahead)
-    check_count(BURST, s.burst)
-    check_job_seconds(s.job_seconds)
-    validate_worker(s.worker)
-    if s.fleet is None:
-        check_worker_faults(s.worker_faults, s.workers, "--worker-fault")
-    else:
-        check_worker_faults(s.worker_faults, s.fleet.active, "--worker-fault", autoscaled=True)
-    if s.stall_s is not None and not 0.5 <= s.stall_s <= 3600:
-        raise UsageError(f"--stall-after {s.stall_s:g}: use 0.5 to 3600 seconds")
-    return s
-
-
-def validate_run(cfg: RunConfig) -> RunConfig:
-    check_count(REPS, cfg.reps)
-    check_label(cfg.label)
-    for scenario in cfg.scenarios:
-        check_fits(validate_scenario(scenario))
-    return cfg
 
 
 def check_fits(s: Scenario) -> Scenario:

@@ -26,12 +26,6 @@ from jobbench.errors import UsageError
 
 KEYS = ("active", "idle", "cold", "every", "step", "count", "from-zero")
 EXAMPLE = "queue-delay=4,active=1,idle=5,cold=0.5"
-# The settings only one rule reads (a Scaler's own_settings), as the spec spells them:
-# the key, then the words for true and false.
-OWN_KEYS = {
-    "count_in_progress": ("count", "all", "queued"),
-    "from_zero": ("from-zero", "yes", "no"),
-}
 
 
 def parse_autoscale(spec: str, max_workers: int, flag: str = "--autoscale") -> FleetSettings:
@@ -74,17 +68,6 @@ def _parts(spec: str) -> list[str]:
         else:
             parts.append(piece)
     return parts
-
-
-def describe_autoscale(settings: FleetSettings) -> str:
-    """The settings as a spec parse_autoscale reads back (defaults included: what ran)."""
-    parts = [f"{settings.scaler}={settings.scaler_value:g}", f"active={settings.active}"]
-    parts += [f"idle={settings.idle_timeout_s:g}", f"cold={settings.cold_start.describe()}"]
-    parts += [f"every={settings.period_s:g}", f"step={settings.added_at_most}"]
-    for setting in settings.rule.own_settings:
-        key, yes, no = OWN_KEYS[setting]
-        parts.append(f"{key}={yes if getattr(settings, setting) else no}")
-    return ",".join(parts)
 
 
 def _setting(flag: str, key: str, text: str) -> dict[str, Any]:

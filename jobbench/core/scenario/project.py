@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import re
 import tomllib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fake_queue.queue.fleet import FleetSettings
 from fake_queue.queue.latency import LatencyModel, LatencySpecError
-from jobbench.core.scenario.checks import REPS, TAKE_AHEAD, check_count
-from jobbench.core.scenario.config import DEFAULT_SLOTS, Scenario, check_fits, validate_scenario
+from jobbench.core.scenario.build import build_scenario, check_scenario_faults, row_terms
+from jobbench.core.scenario.checks import REPS, check_count, toml_terms
+from jobbench.core.scenario.config import Scenario, check_fits
 from jobbench.core.scenario.faults import WorkerFault, queue_faults, worker_faults
 from jobbench.core.scenario.fleet_spec import EXAMPLE as AUTOSCALE_EXAMPLE
-from jobbench.core.scenario.fleet_spec import parse_autoscale
-from jobbench.core.scenario.load_profiles import parse_load
+from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import UsageError
 from jobbench.results.compare import METRICS
-from jobbench.workers.spec import WorkerSpec, worker_spec
+from jobbench.workers.policies import DEFAULT_SLOTS
+from jobbench.workers.spec import WorkerSpec
 
 # The reference table, docs/latency-model.md; the last field is the gated metric, chosen by
 # measurement (docs/ci.md, "The seed suite's metrics"): the shallow row's time to 99 % is one
@@ -150,18 +147,18 @@ BUILTIN_SUITES = {
         ),
         reps=5,
     ),
+    # Built, not written out: a fleet's max workers is the row's workers (build_scenario).
     "autoscale": Suite(
         "autoscale",
         tuple(
-            Scenario(
-                name,
+            build_scenario(
+                name=name,
                 workers=4,
                 burst=burst or 1024,
                 job_seconds=job_seconds,
-                load_spec=load,
+                load=load,
                 metric="steady_e2e_p99_s" if load and load.startswith("ramp") else "time_to_p99_s",
-                slots_by_default=True,
-                fleet=parse_autoscale(spec, 4),
+                autoscale=spec,
             )
             for name, spec, load, burst, job_seconds in AUTOSCALE_ROWS
         ),
@@ -240,7 +237,6 @@ def _variant(name: str, spec: dict[str, Any], where: str, folder: Path) -> Varia
     sdk_path = (folder / sdk).resolve() if sdk else None
     take_ahead = _whole(spec, "take_ahead", 0, where)
     with toml_terms(where):
-        check_count(TAKE_AHEAD, take_ahead)
         worker = worker_spec(
             str(spec.get("worker", "runpod")),
             spec.get("policy"),
@@ -332,31 +328,28 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
         at = f"{where}: scenario {index + 1}"
         faults, worker_fault_list = _faults(row, at, suite_faults)
         load = row.get("load")
-        if load is not None:
-            if not isinstance(load, str) or "burst" in row:
-                raise UsageError(
-                    f'{at}: load must be one profile string, e.g. load = "rate:40/s:for:30s", '
-                    "instead of burst (docs/load-profiles.md)"
-                )
-            parse_load(load, flag=f"{at}: load")
-        workers = _whole(row, "workers", 4, at)
-        scenario = Scenario(
-            name=str(row.get("name", f"s{index + 1}")),
-            workers=workers,
-            slots=_whole(row, "slots", DEFAULT_SLOTS, at),
-            slots_by_default="slots" not in row,
+        if load is not None and (not isinstance(load, str) or "burst" in row):
+            raise UsageError(
+                f'{at}: load must be one profile string, e.g. load = "rate:40/s:for:30s", '
+                "instead of burst (docs/load-profiles.md)"
+            )
+        row_name = str(row.get("name", f"s{index + 1}"))
+        scenario = build_scenario(  # memory is checked with a variant's workers (apply_variant)
+            name=row_name,
+            workers=_whole(row, "workers", 4, at),
+            slots=None if "slots" not in row else _whole(row, "slots", DEFAULT_SLOTS, at),
             burst=_whole(row, "burst", 1024, at),
+            load=load,
             job_seconds=_seconds(row, "job_seconds", 0.5, at),
             latency=latency,
             metric=_metric(row, suite_metric, at),
             faults=faults,
             worker_faults=worker_fault_list,
-            load_spec=load,
-            fleet=_autoscale(row.get("autoscale", spec.get("autoscale")), workers, at),
             stall_s=_stall_after({**spec, **row}, at),
+            autoscale=_autoscale(row.get("autoscale", spec.get("autoscale")), at),
+            terms=row_terms(at, f"{where}: scenario {row_name}"),
         )
-        with toml_terms(f"{where}: scenario {scenario.name}"):
-            scenarios.append(validate_scenario(scenario))  # memory: with a variant's workers
+        scenarios.append(scenario)
     names = [s.name for s in scenarios]
     if len(set(names)) < len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
@@ -373,14 +366,12 @@ def _stall_after(table: dict[str, Any], where: str) -> float | None:
     return None if "stall_after" not in table else _seconds(table, "stall_after", 5.0, where)
 
 
-def _autoscale(value: Any, workers: int, where: str) -> FleetSettings | None:
+def _autoscale(value: Any, where: str) -> str | None:
     """`autoscale = "queue-delay=4,active=1"` (core/scenario/fleet_spec.py), the row's or the
-    suite's."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
+    suite's; build_scenario reads it."""
+    if value is not None and not isinstance(value, str):
         raise UsageError(f'{where}: autoscale must be a string like "{AUTOSCALE_EXAMPLE}"')
-    return parse_autoscale(value, workers, flag=f"{where}: autoscale")
+    return value
 
 
 # TOML has types: a number given as a string or a bool is a mistake to name, not to convert
@@ -427,26 +418,10 @@ def apply_variant(suite: Suite, variant: Variant) -> tuple[Scenario, ...]:
             faults=scenario.faults + variant.faults,
             worker_faults=scenario.worker_faults + variant.worker_faults,
         )
+        # What the suite's row and the variant were each checked for as they were read stands;
+        # what is new is their sum: the variant's worker faults on the row's workers, and the
+        # variant's workers in this machine's memory.
         with toml_terms(where):
-            out.append(check_fits(validate_scenario(run)))  # with this variant's workers
+            check_scenario_faults(run)
+            out.append(check_fits(run))
     return tuple(out)
-
-
-_FLAG = re.compile(r"--([a-z][a-z-]*)")
-_KEY_OF_FLAG = {"fault": "faults", "worker-fault": "worker_faults"}  # where they differ
-
-
-@contextmanager
-def toml_terms(where: str) -> Iterator[None]:
-    """A check's error in the TOML file's terms: prefixed with where, every flag as its key
-    (`--take-ahead 3: ...; use --policy take-ahead` -> `take_ahead = 3: ...; use policy =
-    take-ahead`), since the fix is in the file, not on a command line."""
-    try:
-        yield
-    except UsageError as exc:
-        message = _FLAG.sub(lambda flag: _toml_key(flag[1]) + " =", str(exc))
-        raise UsageError(f"{where}: {message}") from None
-
-
-def _toml_key(flag: str) -> str:
-    return _KEY_OF_FLAG.get(flag, flag.replace("-", "_"))

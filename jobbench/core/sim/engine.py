@@ -18,7 +18,7 @@ import time
 from asyncio import Future
 from collections.abc import Callable, Iterable, Iterator
 
-from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, SDK_112, TIMED_OUT
+from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, TIMED_OUT
 from fake_queue.queue import virtual_clock
 from fake_queue.queue.event_log import CompactEvents
 from fake_queue.queue.fleet import Fleet, worker_index
@@ -33,6 +33,7 @@ from jobbench.core.sim.fleet import SimWorkers, process_start_s
 from jobbench.errors import RunFailed, UsageError
 from jobbench.measure.conservation import check_conservation
 from jobbench.workers.model_policies import make_policy
+from jobbench.workers.policies import NO_TAKE_AHEAD, SDK_112, take_ahead_problem
 from jobbench.workers.policy_base import Policy
 from jobbench.workers.queue_link import QueueLink
 from jobbench.workers.spec import WorkerSpec
@@ -62,7 +63,7 @@ def simulated_policy(worker: WorkerSpec) -> str:
             f"--target sim: --sdk {worker.sdk_name or worker.sdk_path}: a checkout's own code "
             f"cannot be simulated, only its model {RUNPOD_MODEL}; drop --sdk or use --target fake"
         )
-    if worker.take_ahead:
+    if take_ahead_problem(RUNPOD_MODEL, worker.take_ahead) == NO_TAKE_AHEAD:
         raise UsageError(
             f"--target sim: --worker runpod is simulated by its model {RUNPOD_MODEL}, which has "
             "no take-ahead; use --worker model --policy take-ahead"

@@ -10,9 +10,9 @@ import asyncio
 from collections.abc import Callable
 from functools import partial
 
-from fake_queue.protocol import SDK_112
 from fake_queue.queue.fleet import Fleet, Order
 from jobbench.errors import RunFailed
+from jobbench.workers.policies import SDK_112
 from jobbench.workers.policy_base import Policy
 
 # What a worker process takes from its start to its first take, in the simulator: a real

@@ -13,13 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from fake_queue.protocol import POLICIES, policy_for, take_ahead_problem
-from jobbench.core.scenario.config import LatencyFlags, Scenario, scenario_name, validate_scenario
+from jobbench.core.scenario.build import build_scenario
+from jobbench.core.scenario.config import LatencyFlags, Scenario
 from jobbench.core.scenario.fleet_spec import parse_autoscale
 from jobbench.core.scenario.load_profiles import parse_load
+from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import UsageError
 from jobbench.results.sweep_model import AXIS_NAMES
-from jobbench.workers.spec import WorkerSpec
+from jobbench.workers.policies import POLICIES, policy_for, take_ahead_problem
 
 T = TypeVar("T")
 MAX_AXIS_VALUES = 1000  # a range longer than this is a typo, not a sweep
@@ -130,22 +131,19 @@ def grid_cells(grid: Grid) -> Cells:
 
 
 def cell_scenario(cell: Cell, grid: Grid) -> Scenario:
-    """The cell as the model worker's scenario, checked as `jobbench run` checks its own."""
+    """The cell as the model worker's scenario, built and checked as `jobbench run` builds its
+    own (grid_cells kept only the cells whose policy and take-ahead go together)."""
     latency = LatencyFlags(cell.take_latency, cell.wake_latency, grid.hold, grid.done_latency)
-    profile = None if _is_grid_burst(cell, grid) else cell.load
-    fleet = None if cell.autoscale == FIXED else parse_autoscale(cell.autoscale, cell.workers)
-    scenario = Scenario(
-        name=scenario_name(cell.workers, grid.burst, cell.job_seconds, profile, fleet),
+    return build_scenario(
         workers=cell.workers,
         slots=cell.slots,
         burst=grid.burst,
-        load_spec=profile,
+        load=None if _is_grid_burst(cell, grid) else cell.load,
         job_seconds=cell.job_seconds,
-        worker=WorkerSpec(kind="model", policy=cell.policy, take_ahead=cell.take_ahead),
+        worker=worker_spec("model", cell.policy, cell.take_ahead, None, None),
         latency=latency.model(),
-        fleet=fleet,
+        autoscale=None if cell.autoscale == FIXED else cell.autoscale,
     )
-    return validate_scenario(scenario)
 
 
 def rerun_command(cell: Cell, grid: Grid) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_queue.protocol import DRAIN, SDK_112, TAKE_AHEAD
 from fake_queue.queue.latency import LatencySpecError, parse_distribution
 from fake_queue.queue.scalers import SCALERS
 from jobbench.measure.analytic import expected_time_s
@@ -16,6 +15,7 @@ from jobbench.measure.concurrency import below_slots_text
 from jobbench.render.words.cells import fmt
 from jobbench.results.compare import is_profile
 from jobbench.results.model import LatencyDistribution, ScenarioResult
+from jobbench.workers.policies import DRAIN, SDK_112, TAKE_AHEAD
 
 # The result keeps `phases.service` in both modes, but not the same span (docs/metrics.md):
 # claim -> done in fake mode, the platform's executionTime live. Each is named for what it is.
