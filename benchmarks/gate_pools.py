@@ -24,7 +24,7 @@ from typing import Any
 
 from common import machine
 
-from jobbench.core.fake.target import FakeQueue
+from jobbench.core.fake.target import FakeTarget
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan
 from jobbench.core.scenario.config import RunConfig
@@ -65,7 +65,7 @@ def run_block(policy: str, row: str, reps: int, busy: bool, out: Path) -> list[d
     config = RunConfig(scenarios=(scenario,), reps=reps, label="pool", out=out, save_events=False)
     burner = subprocess.Popen([sys.executable, "-c", BURN]) if busy else None
     try:
-        doc = run_plans([Plan(config, FakeQueue())], PlainProgress(quiet=True))[0]
+        doc = run_plans([Plan(config, FakeTarget())], PlainProgress(quiet=True))[0]
     finally:
         if burner is not None:
             burner.kill()

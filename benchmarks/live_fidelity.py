@@ -24,7 +24,7 @@ from common import ROOT, all_events, http_json, print_machine, server_process, t
 
 sys.path.insert(0, str(ROOT))
 
-from jobbench.clients.endpoint import LiveTarget
+from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.live_burst import BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 from jobbench.measure import metrics
@@ -37,7 +37,7 @@ FIGURES = ("time_to_p50_s", "time_to_p99_s", "time_to_p100_s")
 
 
 async def drive(endpoint: str, n: int, seconds: float) -> Any:
-    http = LiveHttp(LiveTarget(endpoint))
+    http = LiveHttp(Endpoint(endpoint))
     inputs = tuple({"seconds": seconds} for _ in range(n))
     plan = BurstPlan(inputs, None, timeout_s=600, expected_execution_s=seconds)
     try:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fake_queue.queue.latency import Distribution, LatencyModel
-from jobbench.core.fake.target import FakeQueue
+from jobbench.core.fake.target import FakeTarget
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan
 from jobbench.core.scenario.config import RunConfig, Scenario
@@ -88,7 +88,7 @@ def main() -> None:
     plans = [
         Plan(
             replace(base, label=f"ref-{n}", scenarios=scenarios(rows, args.scale, VARIANTS[n])),
-            FakeQueue(),
+            FakeTarget(),
         )
         for n in names
     ]

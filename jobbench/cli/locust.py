@@ -108,7 +108,7 @@ def locust(
     seed: Seed = None,
 ) -> None:
     """Locust's web UI (or --headless) driving jobs through the fake queue or --endpoint."""
-    from jobbench.clients.endpoint import live_target
+    from jobbench.clients.endpoint import live_endpoint
     from jobbench.commands.locust import LocustRequest, fleet_scenario, locust_command
     from jobbench.core.scenario.config import LatencyFlags, read_inputs
     from jobbench.core.scenario.worker import worker_spec
@@ -118,7 +118,7 @@ def locust(
         spec = worker_spec(worker, policy, take_ahead, sdk, python)
         read_inputs(input_json, inputs)  # a usage error here, not a Locust crash later
         request = LocustRequest(
-            target=live_target(endpoint, api_key) if endpoint else None,
+            target=live_endpoint(endpoint, api_key) if endpoint else None,
             scenario=fleet_scenario(workers, slots, job_seconds, spec, latency.model()),
             headless=headless,
             users=users,

@@ -21,7 +21,9 @@ ROUTES = ("run", "runsync", "status", "health", "cancel", "stream", "purge-queue
 
 
 @dataclass(frozen=True)
-class LiveTarget:
+class Endpoint:
+    """Where a live run or Locust sends its requests, and the key it sends with them."""
+
     url: str  # the endpoint URL, .../v2/ID, never with a key in it
     api_key: str | None = field(default=None, repr=False)
 
@@ -67,14 +69,14 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-def live_target(
+def live_endpoint(
     endpoint: str, api_key: str | None, env: dict[str, str] | None = None
-) -> LiveTarget:
+) -> Endpoint:
     url = resolve_endpoint(endpoint, env)
     key = resolve_key(api_key, env)
     if key is None and not is_loopback(url):
         raise UsageError(f"--api-key: {url} needs an API key; pass --api-key KEY or set {KEY_ENV}")
-    return LiveTarget(url, key)
+    return Endpoint(url, key)
 
 
 def needs_confirmation(url: str, burst: int) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 import aiohttp
 
-from jobbench.clients.endpoint import KEY_ENV, LiveTarget, redact
+from jobbench.clients.endpoint import KEY_ENV, Endpoint, redact
 from jobbench.errors import JobbenchError, RunFailed, UsageError
 
 REQUEST_TIMEOUT_S = 10.0  # what the SDK's Endpoint.run uses
@@ -69,9 +69,9 @@ def _reason(exc: BaseException) -> str:
 class LiveHttp:
     """Must be made inside the event loop that uses it (aiohttp sessions belong to one loop)."""
 
-    def __init__(self, target: LiveTarget, max_connections: int = 300) -> None:
-        self.target = target
-        headers = {"Authorization": f"Bearer {target.api_key}"} if target.api_key else {}
+    def __init__(self, endpoint: Endpoint, max_connections: int = 300) -> None:
+        self.endpoint = endpoint
+        headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
         self._session = aiohttp.ClientSession(
             headers=headers,
             timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S, sock_connect=CONNECT_TIMEOUT_S),
@@ -90,7 +90,7 @@ class LiveHttp:
             extra["timeout"] = aiohttp.ClientTimeout(total=timeout_s, sock_connect=timeout_s)
         try:
             async with self._session.request(
-                method, self.target.url + path, json=json, **extra
+                method, self.endpoint.url + path, json=json, **extra
             ) as response:
                 raw = await response.read()
                 status, headers = response.status, response.headers
@@ -101,12 +101,12 @@ class LiveHttp:
         return Answer(status, _body(raw), sent, time.monotonic_ns(), _retry_after(headers))
 
     def scrub(self, text: str) -> str:
-        return redact(text, self.target.api_key)
+        return redact(text, self.endpoint.api_key)
 
     def fatal(self, answer: Answer, route: str) -> JobbenchError:
         """The run cannot go on: name what the endpoint said and the flag that fixes it."""
-        url = self.target.url
-        if answer.status in (401, 403) and not self.target.api_key:
+        url = self.endpoint.url
+        if answer.status in (401, 403) and not self.endpoint.api_key:
             return UsageError(
                 f"--api-key: {url} answered {answer.status} to {route} and no API key was "
                 f"given; pass --api-key KEY or set {KEY_ENV}"
@@ -131,7 +131,7 @@ class LiveHttp:
             answer = await self.request("GET", "/health", timeout_s=PREFLIGHT_TIMEOUT_S)
         except (NotSent, OutcomeUnknown) as exc:
             raise RunFailed(
-                f"cannot reach the endpoint {self.target.url} ({exc}); check --endpoint "
+                f"cannot reach the endpoint {self.endpoint.url} ({exc}); check --endpoint "
                 "and that the endpoint is up"
             ) from None
         if answer.status in (401, 403, 404):

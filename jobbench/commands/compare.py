@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jobbench.core.fake.target import FakeQueue
+from jobbench.core.fake.target import FakeTarget
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.resolve import Side, resolve
 from jobbench.core.run.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
@@ -29,7 +29,7 @@ from jobbench.core.scenario.project import (
     apply_variant,
     load_project,
 )
-from jobbench.core.sim.target import Simulated
+from jobbench.core.sim.target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageError
 from jobbench.render import FORMATS, renderer
 from jobbench.results.compare import compare_docs
@@ -170,7 +170,7 @@ def run_sides(
                 label=s.label,
                 out=request.out,
             ),
-            Simulated() if request.target == "sim" else FakeQueue(pin_queue=request.pin_queue),
+            SimTarget() if request.target == "sim" else FakeTarget(pin_queue=request.pin_queue),
         )
         for s in sides
         if s.variant is not None

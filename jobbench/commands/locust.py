@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fake_queue.queue.latency import LatencyModel
-from jobbench.clients.endpoint import LiveTarget
+from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.locust_stats import JobStats, job_stats, read_stats
-from jobbench.core.fake.target import ScenarioSession, make_workdir
+from jobbench.core.fake.target import FakeSession, make_workdir
 from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.checks import PAYLOAD_BYTES, check_count, check_positive_int
 from jobbench.core.scenario.config import Scenario, check_fits
@@ -38,7 +38,7 @@ STOP_GRACE_S = 5.0
 
 @dataclass(frozen=True)
 class LocustRequest:
-    target: LiveTarget | None  # None: the embedded fake queue with `scenario`'s workers
+    target: Endpoint | None  # None: the embedded fake queue with `scenario`'s workers
     scenario: Scenario
     headless: bool = False
     users: int = 10
@@ -167,7 +167,7 @@ def locust_command(req: LocustRequest) -> int:
 def _run_on_target(req: LocustRequest, json_base: Path) -> int:
     """Locust's exit code, with the embedded queue and its workers (unless the target is live or
     this is a Locust worker node) up while it runs and stopped after, however it ends."""
-    session: ScenarioSession | None = None
+    session: FakeSession | None = None
     try:
         host = None
         if req.target is not None:
@@ -186,10 +186,8 @@ def _run_on_target(req: LocustRequest, json_base: Path) -> int:
             session.stop()
 
 
-def _start_queue(req: LocustRequest) -> ScenarioSession:
-    session = ScenarioSession(
-        req.scenario, make_workdir(), PlainProgress(quiet=True), seed=req.seed
-    )
+def _start_queue(req: LocustRequest) -> FakeSession:
+    session = FakeSession(req.scenario, make_workdir(), PlainProgress(quiet=True), seed=req.seed)
     try:
         session.start()
     except BaseException:
@@ -204,7 +202,7 @@ def _start_queue(req: LocustRequest) -> ScenarioSession:
     return session
 
 
-def run_locust(argv: list[str], env: dict[str, str], session: ScenarioSession | None) -> int:
+def run_locust(argv: list[str], env: dict[str, str], session: FakeSession | None) -> int:
     """Run Locust in its own process group until it exits; nothing of it outlives this call.
     Ctrl-C is passed on to it (it then writes its reports) and raised once it has exited."""
     # stdin is not a terminal for Locust: its keyboard poller would stop a background group.

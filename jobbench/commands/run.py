@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobbench.clients.bench_client import probe_server
-from jobbench.clients.endpoint import confirm_burst, live_target, parse_submit_rate
-from jobbench.core.fake.target import FakeQueue
+from jobbench.clients.endpoint import confirm_burst, live_endpoint, parse_submit_rate
+from jobbench.core.fake.target import FakeTarget
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan, Target
 from jobbench.core.scenario.build import build_scenario
@@ -29,7 +29,7 @@ from jobbench.core.scenario.config import (
 )
 from jobbench.core.scenario.faults import queue_faults, worker_faults
 from jobbench.core.scenario.worker import worker_spec
-from jobbench.core.sim.target import Simulated
+from jobbench.core.sim.target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, UsageError
 from jobbench.render.text.progress import make_progress, stdout_console
 from jobbench.results.correctness import bad_jobs, describe, side_outcomes
@@ -142,7 +142,7 @@ def fake_plan(req: RunRequest) -> Plan:
         raise UsageError("--submit-rate: only live mode paces submissions; add --endpoint URL|ID")
     if req.server:  # a malformed URL, no queue there or a key it refuses: before anything runs
         probe_server(req.server, req.api_key)
-    target = FakeQueue(req.server, req.api_key, seed=req.seed, pin_queue=req.pin_queue)
+    target = FakeTarget(req.server, req.api_key, seed=req.seed, pin_queue=req.pin_queue)
     config = _config(req, queue_scenario(req))
     check_fits(config.scenarios[0])  # its worker processes and its jobs, in this machine
     return Plan(config, target)
@@ -158,7 +158,7 @@ def sim_plan(req: RunRequest) -> Plan:
     ):
         if given is not None:
             raise UsageError(f"{flag}: --target sim runs in this process; drop {flag}")
-    return Plan(_config(req, queue_scenario(req)), Simulated(seed=req.seed))
+    return Plan(_config(req, queue_scenario(req)), SimTarget(seed=req.seed))
 
 
 def queue_scenario(req: RunRequest) -> Scenario:
@@ -182,7 +182,7 @@ def queue_scenario(req: RunRequest) -> Scenario:
 def live_plan(req: RunRequest) -> Plan:
     """No queue and no workers: bursts or arrival profiles at the endpoint; a big one at a real
     endpoint is asked about first, since it costs money."""
-    from jobbench.core.live.target import LiveEndpoint, live_scenario_name  # aiohttp: live only
+    from jobbench.core.live.target import LiveTarget, live_scenario_name  # aiohttp: live only
 
     if req.server:
         raise UsageError("--server and --endpoint: give one (a fake queue URL or a live endpoint)")
@@ -208,8 +208,8 @@ def live_plan(req: RunRequest) -> Plan:
         inputs=read_inputs(req.input_json, req.inputs),
     )
     config = _config(req, scenario)
-    target: Target = LiveEndpoint(
-        live_target(req.endpoint, req.api_key), parse_submit_rate(req.submit_rate)
+    target: Target = LiveTarget(
+        live_endpoint(req.endpoint, req.api_key), parse_submit_rate(req.submit_rate)
     )
     url = target.describe().endpoint
     confirm_burst(

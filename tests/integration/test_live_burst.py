@@ -9,7 +9,7 @@ from collections.abc import Callable
 import httpx
 
 from fake_queue.http.server import RunningServer
-from jobbench.clients.endpoint import LiveTarget
+from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.live_burst import BurstPlan, BurstRecord, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 
@@ -21,7 +21,7 @@ async def _stop_when_submitted(burst: LiveBurst, stop: asyncio.Event) -> None:
 
 
 async def _burst_then_stop(server: RunningServer, n: int) -> BurstRecord:
-    http = LiveHttp(LiveTarget(server.endpoint_url, "sekrit"))
+    http = LiveHttp(Endpoint(server.endpoint_url, "sekrit"))
     plan = BurstPlan(tuple({"seconds": 1} for _ in range(n)), None, timeout_s=30)
     burst = LiveBurst(http, plan, lambda done, total: None)
     stop, hard = asyncio.Event(), asyncio.Event()
@@ -60,7 +60,7 @@ def test_an_unexpected_error_still_cancels_the_accepted_jobs_then_surfaces(
     server = start_server(api_key="sekrit")
 
     async def scenario() -> BaseException | None:
-        http = LiveHttp(LiveTarget(server.endpoint_url, "sekrit"))
+        http = LiveHttp(Endpoint(server.endpoint_url, "sekrit"))
         plan = BurstPlan(tuple({"seconds": 5} for _ in range(6)), None, timeout_s=30)
         burst = LiveBurst(http, plan, lambda done, total: None)
 

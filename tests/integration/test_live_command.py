@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from fake_queue.http.server import RunningServer
-from jobbench.clients.endpoint import LiveTarget
+from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.live_burst import LiveBurst
 from jobbench.commands.run import RunRequest, live_plan
-from jobbench.core.live.target import LiveEndpoint, LiveSession
+from jobbench.core.live.target import LiveSession, LiveTarget
 from jobbench.core.run.loop import add_rep, run_plans
 from jobbench.core.run.target import Plan
 from jobbench.core.scenario.checks import Bound
@@ -37,7 +37,7 @@ SPAN = {"submission_span_s": {"median": 0.09, "min": 0.09, "max": 0.09}}
 def plan(url: str, out: Path) -> Plan:
     scenario = Scenario("live-3j-0.05s", burst=3, job_seconds=0.05)
     config = RunConfig((scenario,), reps=2, label="cut", out=out, quiet=True, save_events=False)
-    return Plan(config, LiveEndpoint(LiveTarget(url), submit_rate=None))
+    return Plan(config, LiveTarget(Endpoint(url), submit_rate=None))
 
 
 def run_live(plan: Plan, progress: PlainProgress) -> dict[str, Any]:
@@ -119,7 +119,7 @@ def test_live_flags_get_the_checks_of_fake_queue_runs(flag: str, value: Any) -> 
 
 def entry_of(plan: Plan) -> ScenarioResult:
     target = plan.target
-    assert isinstance(target, LiveEndpoint)
+    assert isinstance(target, LiveTarget)
     entry = LiveSession(plan.config.scenarios[0], target, PlainProgress(quiet=True)).entry()
     return ScenarioResult.model_validate(entry)  # as the loop takes it
 

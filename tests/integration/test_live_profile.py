@@ -25,11 +25,11 @@ import pytest
 
 from fake_queue.http.server import RunningServer
 from fake_queue.protocol import worker_env
-from jobbench.clients.endpoint import LiveTarget
+from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.live_burst import BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 from jobbench.clients.live_records import BurstRecord
-from jobbench.core.live.target import LiveEndpoint
+from jobbench.core.live.target import LiveTarget
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan
 from jobbench.core.scenario.config import RunConfig, Scenario
@@ -86,7 +86,7 @@ def test_a_rate_profile_sends_each_run_at_its_intended_time_and_measures_from_it
     config = RunConfig((scenario,), reps=2, label="prof", out=tmp_path, quiet=True)
     said = io.StringIO()
     (doc,) = run_plans(
-        [Plan(config, LiveEndpoint(LiveTarget(served.endpoint_url), None))], PlainProgress(said)
+        [Plan(config, LiveTarget(Endpoint(served.endpoint_url), None))], PlainProgress(said)
     )
     (entry,) = doc.scenarios
     assert entry.params.model_extra == {"load": PROFILE} and entry.ideal_s is None
@@ -135,7 +135,7 @@ def test_a_rate_profile_sends_each_run_at_its_intended_time_and_measures_from_it
 
 
 async def _send_all_then_stop(server: RunningServer, plan: BurstPlan) -> BurstRecord:
-    http = LiveHttp(LiveTarget(server.endpoint_url))
+    http = LiveHttp(Endpoint(server.endpoint_url))
     burst = LiveBurst(http, plan, lambda done, total: None)
     stop = asyncio.Event()
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from fake_queue.http.server import RunningServer
-from jobbench.clients.endpoint import LiveTarget
+from jobbench.clients.endpoint import Endpoint
 from jobbench.commands.locust import LocustRequest, locust_env
 from jobbench.commands.workers import WorkersRequest, workers_command
-from jobbench.core.fake.target import ScenarioSession
+from jobbench.core.fake.target import FakeSession
 from jobbench.core.run.loop import stop_sessions
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.worker import worker_spec
@@ -94,7 +94,7 @@ def test_stop_sessions_stops_every_session_then_raises_a_ctrl_c_that_came_meanwh
 ) -> None:
     stopped: list[str] = []
 
-    class Session(ScenarioSession):
+    class Session(FakeSession):
         def stop(self) -> None:
             signal.raise_signal(signal.SIGINT)  # Ctrl-C while the first session stops
             stopped.append(self.label)
@@ -122,12 +122,12 @@ def test_deferred_sigterm_becomes_the_interrupt_after_the_block_or_is_dropped() 
     ("target", "locust_worker", "sent"),
     [
         (None, False, None),  # the embedded fake queue: never the user's real key
-        (LiveTarget("https://api.runpod.ai/v2/x", "live-key"), False, "live-key"),
+        (Endpoint("https://api.runpod.ai/v2/x", "live-key"), False, "live-key"),
         (None, True, "real-key"),  # a Locust worker node: its master may be on a live endpoint
     ],
 )
 def test_locust_sends_the_runpod_key_only_where_it_may_be_live(
-    target: LiveTarget | None,
+    target: Endpoint | None,
     locust_worker: bool,
     sent: str | None,
     monkeypatch: pytest.MonkeyPatch,

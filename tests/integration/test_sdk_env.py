@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.fake.target import FakeQueue
+from jobbench.core.fake.target import FakeTarget
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sdk.deps import declared_dependencies
 from jobbench.core.sdk.env import env_key, envs_root, with_sdk_env
@@ -178,7 +178,7 @@ def test_a_dependency_uv_cannot_find_is_one_line_naming_it_and_the_way_out(
 def test_the_fake_queues_preflight_runs_every_variant_on_its_own_env(checkout: Path) -> None:
     """The one step run, compare (git refs, variants with sdk=) and locust share."""
     said = Said()
-    target = FakeQueue()
+    target = FakeTarget()
     scenario = Scenario("s", worker=WorkerSpec("runpod", sdk_path=checkout))
     target.preflight([scenario, scenario], said)
     ready = target.ready[scenario.worker]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fake_queue.queue.latency import MAX_LATENCY_S
-from jobbench.clients.endpoint import LiveTarget
+from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.live_http import Answer, LiveHttp
 from jobbench.core.scenario import checks
 from jobbench.errors import EXIT_USAGE, JobbenchError, RunFailed, UsageError
@@ -136,7 +136,7 @@ def test_a_latency_message_says_what_is_wrong_and_names_the_real_flag(
 
 def fatal(api_key: str | None, status: int) -> JobbenchError:
     async def answer() -> JobbenchError:  # an aiohttp session belongs to a running loop
-        http = LiveHttp(LiveTarget("http://127.0.0.1:9/v2/x", api_key))
+        http = LiveHttp(Endpoint("http://127.0.0.1:9/v2/x", api_key))
         try:
             return http.fatal(Answer(status, "unauthorized", 0, 0), "/health")
         finally:

@@ -13,11 +13,11 @@ from typing import Any, cast
 import pytest
 
 from fake_queue.queue import virtual_clock
-from jobbench.clients.endpoint import LiveTarget
+from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.live_burst import BurstPlan, LiveBurst
 from jobbench.clients.live_http import Answer, LiveHttp
 from jobbench.clients.live_records import BurstRecord, HealthSample, JobRecord
-from jobbench.core.live.target import LiveEndpoint, due_times, live_scenario_name
+from jobbench.core.live.target import LiveTarget, due_times, live_scenario_name
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.load import Wave
 from jobbench.measure.arrival_pacing import LATE_S, pacing_figures
@@ -138,7 +138,7 @@ def test_due_times_give_each_job_of_a_wave_its_time() -> None:
 def test_a_live_profile_is_named_and_described_for_its_profile() -> None:
     assert live_scenario_name(1024, 0.5) == "live-1024j-0.5s"
     assert live_scenario_name(40, 0.5, "rate:40/s:for:1s") == "live-rate-40-for-1s-0.5s"
-    target = LiveEndpoint(LiveTarget("http://127.0.0.1:9/v2/x"), None)
+    target = LiveTarget(Endpoint("http://127.0.0.1:9/v2/x"), None)
     burst = Scenario("b", burst=10)
     assert target.header([burst], 2) == (
         "live endpoint http://127.0.0.1:9/v2/x: 10 jobs x 2 reps, /run paced runpod"

@@ -1,6 +1,6 @@
 """The predicted block (core/sim/predict.py): a fake-queue scenario's entry carries the simulated
 figures of the same scenario, the table and the page set them beside the measured median, and
-scenarios the simulator cannot run get none. No processes: a ScenarioSession's entry is built
+scenarios the simulator cannot run get none. No processes: a FakeSession's entry is built
 before (and without) any start, and the simulator runs in this process."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from fake_queue.queue.latency import Distribution, LatencyModel
-from jobbench.core.fake.target import ScenarioSession
+from jobbench.core.fake.target import FakeSession
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim import predict as predict_module
 from jobbench.core.sim.engine import simulate_rep
@@ -47,7 +47,7 @@ class Said:
 
 
 def entry_of(scenario: Scenario, tmp_path: Path, seed: int | None = 3) -> ScenarioResult:
-    return ScenarioSession(scenario, tmp_path, Said(), seed=seed).entry()
+    return FakeSession(scenario, tmp_path, Said(), seed=seed).entry()
 
 
 def test_a_model_worker_scenario_entry_holds_simulate_reps_figures(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ def test_what_cannot_be_simulated_gets_no_prediction(scenario: Scenario, tmp_pat
 
 
 def test_a_server_with_its_own_fault_rules_gets_no_prediction(tmp_path: Path) -> None:
-    session = ScenarioSession(DRAIN, tmp_path, Said(), seed=1)
+    session = FakeSession(DRAIN, tmp_path, Said(), seed=1)
     session.faults_in_force = ("job-done:500:0.1",)  # what start() read from a --server
     assert session.entry().predicted is None
 
@@ -110,7 +110,7 @@ def test_a_huge_scenario_is_skipped_and_says_so(
 ) -> None:
     monkeypatch.setattr(predict_module, "MAX_JOBS", 63)
     said = Said()
-    assert ScenarioSession(DRAIN, tmp_path, said, seed=1).entry().predicted is None
+    assert FakeSession(DRAIN, tmp_path, said, seed=1).entry().predicted is None
     assert said.lines == [f"{DRAIN.name}: no prediction: 64 jobs > 63 simulated"]
 
 

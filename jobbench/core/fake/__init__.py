@@ -1,2 +1,3 @@
-"""The fake-queue Target: the embedded queue (or --server's) and a fleet of real worker
-processes, driven rep by rep with the load paced, faults applied and a watchdog looking on."""
+"""The fake Target (`FakeTarget`): the embedded fake queue (or --server's) and a fleet of real
+worker processes, driven rep by rep with the load paced, faults applied and a watchdog looking
+on."""

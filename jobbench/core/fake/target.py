@@ -78,8 +78,9 @@ def ready_worker(spec: WorkerSpec, say: Callable[[str], None]) -> ReadyWorker:
 
 
 @dataclass
-class ScenarioSession:
-    """Queue and workers for one scenario, started once and reused across reps."""
+class FakeSession:
+    """The fake target's session: the queue and the workers of one scenario, started once and
+    reused across reps (jobbench locust also starts one alone)."""
 
     scenario: Scenario
     workdir: Path
@@ -382,9 +383,9 @@ def make_workdir() -> Path:
 
 
 @dataclass
-class FakeQueue:
-    """The fake queue Target: the embedded one (started per scenario) or `server_url`'s, with a
-    fleet of real worker processes per scenario."""
+class FakeTarget:
+    """The fake Target (`--target fake`): the embedded fake queue (started per scenario) or
+    `server_url`'s, with a fleet of real worker processes per scenario."""
 
     server_url: str | None = None
     api_key: str | None = None
@@ -414,8 +415,8 @@ class FakeQueue:
             f"{s.job_seconds:g} s jobs; {reps} reps{more}"
         )
 
-    def session(self, scenario: Scenario, label: str, progress: Progress) -> ScenarioSession:
-        return ScenarioSession(
+    def session(self, scenario: Scenario, label: str, progress: Progress) -> FakeSession:
+        return FakeSession(
             scenario,
             make_workdir(),
             progress,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobbench.clients.endpoint import LiveTarget, describe_rate
+from jobbench.clients.endpoint import Endpoint, describe_rate
 from jobbench.clients.live_burst import RUN_WINDOW, BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 from jobbench.clients.live_records import BurstRecord
@@ -33,8 +33,10 @@ def live_scenario_name(burst: int, job_seconds: float, load: str | None = None) 
 
 
 @dataclass(frozen=True)
-class LiveEndpoint:
-    endpoint: LiveTarget
+class LiveTarget:
+    """The live Target: an endpoint over RunPod's client API, paced at `submit_rate`."""
+
+    endpoint: Endpoint
     submit_rate: float | None  # None: RunPod's /run window; inf: unpaced
     run_window: tuple[int, float] = RUN_WINDOW  # that window (a test's may be tighter)
 
@@ -61,7 +63,7 @@ class LiveEndpoint:
 @dataclass
 class LiveSession:
     scenario: Scenario
-    target: LiveEndpoint
+    target: LiveTarget
     progress: Progress
 
     @property
@@ -181,8 +183,8 @@ def _stopped(record: BurstRecord, rep: int) -> JobbenchError | None:
     return record.error or RunFailed(f"rep {rep} failed")
 
 
-async def _preflight(target: LiveTarget) -> None:
-    http = LiveHttp(target, max_connections=4)
+async def _preflight(endpoint: Endpoint) -> None:
+    http = LiveHttp(endpoint, max_connections=4)
     try:
         await http.preflight()
     finally:

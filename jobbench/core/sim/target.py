@@ -70,7 +70,7 @@ class SimSession:
 
 
 @dataclass
-class Simulated:
+class SimTarget:
     """The simulated Target: scenarios of model (or runpod, by its sdk-1.12 model) workers."""
 
     seed: int | None = None

@@ -14,7 +14,7 @@ from fake_queue.queue import virtual_clock
 from jobbench.clients.endpoint import (
     confirm_burst,
     is_loopback,
-    live_target,
+    live_endpoint,
     needs_confirmation,
     parse_submit_rate,
     redact,
@@ -66,11 +66,11 @@ def test_loopback_check(url: str, loopback: bool) -> None:
 
 def test_a_remote_endpoint_needs_a_key_from_the_flag_or_runpod_api_key() -> None:
     with pytest.raises(UsageError, match="RUNPOD_API_KEY"):
-        live_target("abc123", None, env={})
-    assert live_target("abc123", None, env={"RUNPOD_API_KEY": "k1"}).api_key == "k1"
-    assert live_target("abc123", "k2", env={"RUNPOD_API_KEY": "k1"}).api_key == "k2"
-    assert live_target("http://127.0.0.1:1/v2/x", None, env={}).api_key is None
-    assert "k2" not in repr(live_target("abc123", "k2", env={}))
+        live_endpoint("abc123", None, env={})
+    assert live_endpoint("abc123", None, env={"RUNPOD_API_KEY": "k1"}).api_key == "k1"
+    assert live_endpoint("abc123", "k2", env={"RUNPOD_API_KEY": "k1"}).api_key == "k2"
+    assert live_endpoint("http://127.0.0.1:1/v2/x", None, env={}).api_key is None
+    assert "k2" not in repr(live_endpoint("abc123", "k2", env={}))
 
 
 def _never(question: str) -> bool:
