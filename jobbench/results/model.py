@@ -44,7 +44,7 @@ from jobbench.results.model_result import (
     SteadyWindow,
     Submission,
     Takes,
-    Target,
+    TargetBlock,
     spreads,
 )
 
@@ -88,7 +88,7 @@ __all__ = [
     "SteadyWindow",
     "Submission",
     "Takes",
-    "Target",
+    "TargetBlock",
     "field_error",
     "spreads",
     "to_json",

@@ -439,7 +439,9 @@ class Environment(Doc):
                 setattr(self, key, value)
 
 
-class Target(Doc):
+class TargetBlock(Doc):
+    """The result's `target` block: where it ran (the Target seam itself is core/run/target.py)."""
+
     kind: str  # "fake", "live" or "sim" (simulated in virtual time)
     endpoint: str  # "embedded", "virtual time" (sim) or a URL, never a key
 
@@ -450,7 +452,7 @@ class Result(Doc):
     created: str  # ISO 8601, seconds
     jobbench: str
     environment: Environment
-    target: Target
+    target: TargetBlock
     complete: bool
     interrupted: bool
     error: str | None

@@ -27,7 +27,7 @@ from jobbench.results.model import (
     Comparison,
     Environment,
     Result,
-    Target,
+    TargetBlock,
     field_error,
     to_json,
 )
@@ -57,7 +57,7 @@ def _git_sha() -> str | None:
     return out.stdout.strip() or None
 
 
-def new_document(label: str, target: Target, env: Environment) -> Result:
+def new_document(label: str, target: TargetBlock, env: Environment) -> Result:
     """An empty result; `complete` turns true only when every rep of every scenario ran."""
     return Result(
         schema=RESULT_SCHEMA,

@@ -36,7 +36,7 @@ from jobbench.render.page.charts import Ideal, Plotted
 from jobbench.render.page.lanes import count_over_time, slot_rows
 from jobbench.render.page.timeline import timeline
 from jobbench.results.events_file import EventsWriter
-from jobbench.results.model import Environment, ScenarioResult, Target
+from jobbench.results.model import Environment, ScenarioResult, TargetBlock
 from jobbench.results.store import new_document, read_comparison, read_result, write_document
 from tests.unit.cli import run_cli
 
@@ -187,7 +187,7 @@ def write_synthetic(
         writer.write_rep(name, rep, events)
     writer.close()
     env = Environment(python="3.11.7", platform="Linux", cpus=4, runpod=None, git_sha=None)
-    doc = new_document(label, Target(kind="fake", endpoint="embedded"), env)
+    doc = new_document(label, TargetBlock(kind="fake", endpoint="embedded"), env)
     doc.scenarios.append(entry)
     doc.complete, doc.error = error is None, error
     return write_document(doc, folder / f"{label}.json")

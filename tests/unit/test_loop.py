@@ -20,7 +20,7 @@ from jobbench.core.run.target import Plan, Progress, RepOutcome
 from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import Interrupted, JobbenchError, RunFailed
 from jobbench.render.text.plain_progress import PlainProgress
-from jobbench.results.model import ScenarioResult, Target
+from jobbench.results.model import ScenarioResult, TargetBlock
 from tests.unit.test_render_run import DRAIN, ENV, drain_rep, rep_of
 
 Step = Callable[[str, int], JobbenchError | None]  # (side, rep) -> raise, or a stop, or None
@@ -88,8 +88,8 @@ class ScriptedTarget:
     script: Script
     step: Step
 
-    def describe(self) -> Target:
-        return Target(kind="fake", endpoint=f"scripted {self.side}")
+    def describe(self) -> TargetBlock:
+        return TargetBlock(kind="fake", endpoint=f"scripted {self.side}")
 
     def preflight(self, scenarios: Sequence[Scenario], progress: Progress) -> None:
         self.script.log.append(f"preflight {self.side}")

@@ -36,7 +36,7 @@ from jobbench.render.text.terminal import render_result, scenario_footer, scenar
 from jobbench.render.words.cells import fmt
 from jobbench.render.words.explain import FAKE_LEGEND, LIVE_LEGEND, gap_line, scenario_title
 from jobbench.render.words.summary import ROWS
-from jobbench.results.model import Environment, Result, ScenarioResult, Target
+from jobbench.results.model import Environment, Result, ScenarioResult, TargetBlock
 from jobbench.results.store import new_document
 from jobbench.workers.spec import WorkerSpec
 from tests.unit.test_live_metrics import record
@@ -112,7 +112,7 @@ def measured(s: Scenario, logs: list[list[dict[str, Any]]]) -> ScenarioResult:
 
 # results.store.environment() asks git for the sha: a process, which unit tests never start
 ENV = Environment(python="3.11.7", platform="Linux", cpus=2, runpod=None, git_sha=None)
-EMBEDDED = Target(kind="fake", endpoint="embedded")
+EMBEDDED = TargetBlock(kind="fake", endpoint="embedded")
 
 
 def complete_run() -> Result:
@@ -384,7 +384,9 @@ def test_one_legend_under_the_tables_defines_every_figure_they_show() -> None:
 
 def live_run() -> Result:
     """Two live reps of the same client-side records, as LiveSession.entry starts them."""
-    doc = new_document("live", Target(kind="live", endpoint="http://127.0.0.1:8000/v2/ep"), ENV)
+    doc = new_document(
+        "live", TargetBlock(kind="live", endpoint="http://127.0.0.1:8000/v2/ep"), ENV
+    )
     entry = ScenarioResult.model_validate(
         {
             "name": "live-10j-1s",

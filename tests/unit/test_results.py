@@ -21,7 +21,7 @@ from jobbench.results.model import (
     Comparison,
     CpuPlan,
     Result,
-    Target,
+    TargetBlock,
     to_json,
 )
 from jobbench.results.store import (
@@ -129,7 +129,9 @@ def test_a_new_document_has_exactly_the_keys_todays_writer_writes(
     # git and uname are processes, which unit tests never start
     monkeypatch.setattr(store, "_git_sha", lambda: None)
     monkeypatch.setattr(store.platform, "platform", lambda: "Linux")
-    doc = new_document("cut", Target(kind="fake", endpoint="embedded"), store.environment(None))
+    doc = new_document(
+        "cut", TargetBlock(kind="fake", endpoint="embedded"), store.environment(None)
+    )
     doc.scenarios.append(scenario_entry(DRAIN, None))
     mark_failed([doc], "interrupted (Ctrl-C) before every rep ran", interrupted=True)
     expected = json.loads((DATA / "no-reps.json").read_text())

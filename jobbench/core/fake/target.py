@@ -28,8 +28,7 @@ from jobbench.procs.cpu_plan import CpuPlan, pin, plan_cpus
 from jobbench.procs.embedded_queue import EmbeddedQueue, start_embedded_queue
 from jobbench.procs.signals import interrupts_deferred
 from jobbench.procs.spawn import WorkerProcess, stop_all
-from jobbench.results.model import ScenarioResult
-from jobbench.results.model import Target as TargetBlock
+from jobbench.results.model import ScenarioResult, TargetBlock
 from jobbench.workers.kinds import describe_sdk, probe_sdk, worker_folder, worker_process_spec
 from jobbench.workers.spec import WorkerSpec
 

@@ -21,8 +21,7 @@ from jobbench.core.scenario.load import Wave
 from jobbench.errors import Interrupted, JobbenchError, RunFailed
 from jobbench.measure import live_metrics
 from jobbench.procs.signals import stop_signals_call
-from jobbench.results.model import ScenarioResult
-from jobbench.results.model import Target as TargetBlock
+from jobbench.results.model import ScenarioResult, TargetBlock
 
 
 def live_scenario_name(burst: int, job_seconds: float, load: str | None = None) -> str:

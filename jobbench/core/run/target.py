@@ -14,8 +14,7 @@ from typing import Any, Protocol
 from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import JobbenchError
 from jobbench.measure.figures import RepMeasure
-from jobbench.results.model import ScenarioResult
-from jobbench.results.model import Target as TargetBlock
+from jobbench.results.model import ScenarioResult, TargetBlock
 from jobbench.results.store import result_path
 
 

@@ -14,8 +14,7 @@ from jobbench.core.run.queue_figures import scenario_entry
 from jobbench.core.run.target import Progress, RepOutcome
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim.engine import EVENTS_MAX_JOBS, check_simulable, simulate_rep
-from jobbench.results.model import ScenarioResult
-from jobbench.results.model import Target as TargetBlock
+from jobbench.results.model import ScenarioResult, TargetBlock
 
 KIND = "sim"
 WHERE = "simulated in virtual time (no processes)"
