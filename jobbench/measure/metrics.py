@@ -27,7 +27,7 @@ from jobbench.measure.figures import (
 from jobbench.measure.fleet import FLEET_FIGURES, alive_spans, fleet_figures
 from jobbench.measure.held import held_cost, holds
 from jobbench.measure.stats import outliers, summary
-from jobbench.measure.steady import Fleet, steady_figures
+from jobbench.measure.steady import Capacity, steady_figures
 
 PHASE_STATS = ("p50", "p90", "p99", "max", "mean")
 STEADY_FIGURES = (
@@ -166,8 +166,8 @@ def rep_measure(
     figures["ideal_s"] = None if ideal is None else round6(ideal)
     figures["efficiency"] = round6(ideal / p99) if p99 and ideal is not None else None
     if not atomic_burst:
-        fleet = Fleet(workers, slots, job_seconds, wake_latency_s)
-        steady = steady_figures(s, held=held, fleet=fleet, warmup_s=warmup_s)
+        capacity = Capacity(workers, slots, job_seconds, wake_latency_s)
+        steady = steady_figures(s, held=held, capacity=capacity, warmup_s=warmup_s)
         if steady is not None:
             figures["steady"] = steady
             figures["efficiency"] = steady["efficiency"]

@@ -39,8 +39,9 @@ Served = tuple[int, int, int]  # (intended submit, claim, done), ns
 
 
 @dataclass(frozen=True)
-class Fleet:
-    """What the ideal dispatcher needs: the fleet's slots and the latency model's least wait."""
+class Capacity:
+    """A fleet's capacity as the ideal dispatcher needs it: its slots (workers x slots) and the
+    latency model's least wait."""
 
     workers: int
     slots: int
@@ -52,11 +53,11 @@ def steady_figures(
     s: EventScan,
     *,
     held: Holds | None = None,
-    fleet: Fleet | None = None,
+    capacity: Capacity | None = None,
     warmup_s: float | None = None,
 ) -> dict[str, Any] | None:
     """The rep's `steady` block from the queue's log; None when nothing was served. `held`
-    adds the per-worker slot figures of each window, `fleet` the ideal."""
+    adds the per-worker slot figures of each window, `capacity` the ideal."""
     served = sorted(s.completed())
     if not s.submitted or not served:
         return None
@@ -67,7 +68,7 @@ def steady_figures(
         _depth_counter(s.queue),
         max(s.last, arrivals[-1]),
         warmup_s,
-        fleet,
+        capacity,
         held,
     )
 
@@ -100,7 +101,7 @@ def _steady(
     depth_at: Callable[[int], int],
     end: int,
     warmup_s: float | None,
-    fleet: Fleet | None,
+    capacity: Capacity | None,
     held: Holds | None,
 ) -> dict[str, Any]:
     start, last_arrival = arrivals[0], arrivals[-1]
@@ -130,8 +131,8 @@ def _steady(
     }
     if held is not None:
         figures["workers"] = list(held.spans)
-    if fleet is not None:
-        figures.update(_ideal(arrivals, warm, last_arrival, fleet, figures["e2e_p99_s"]))
+    if capacity is not None:
+        figures.update(_ideal(arrivals, warm, last_arrival, capacity, figures["e2e_p99_s"]))
     return figures
 
 
@@ -258,15 +259,19 @@ def mser_truncation(values: np.ndarray, batch: int = MSER_BATCH) -> int:
 
 
 def _ideal(
-    arrivals: list[int], warm: int, last_arrival: int, fleet: Fleet, measured_p99: float | None
+    arrivals: list[int],
+    warm: int,
+    last_arrival: int,
+    capacity: Capacity,
+    measured_p99: float | None,
 ) -> dict[str, Any]:
     """The perfect dispatcher's steady latency for the same arrivals, and the efficiency of the
     measured steady e2e p99 against it."""
     ends = ideal_ends(
         arrivals,
-        fleet.workers * fleet.slots,
-        int(fleet.job_s * NS_PER_S),
-        int(fleet.wake_s * NS_PER_S),
+        capacity.workers * capacity.slots,
+        int(capacity.job_s * NS_PER_S),
+        int(capacity.wake_s * NS_PER_S),
     )
     e2e = [(e - a) / NS_PER_S for a, e in zip(arrivals, ends) if warm <= a <= last_arrival]
     ideal_p99 = _pct(e2e, 99)

@@ -15,7 +15,7 @@ from jobbench.measure.events import scan_events
 from jobbench.measure.held import holds
 from jobbench.measure.ideal_dispatch import ideal_ends
 from jobbench.measure.metrics import ideal_time
-from jobbench.measure.steady import Fleet, live_steady_figures, mser_truncation, steady_figures
+from jobbench.measure.steady import Capacity, live_steady_figures, mser_truncation, steady_figures
 
 S = 1_000_000_000
 
@@ -113,17 +113,17 @@ def test_the_ideal_dispatcher_is_the_bursts_ideal_and_exact_for_spread_arrivals(
 
 def test_the_ideal_and_the_efficiency_of_a_profile() -> None:
     # Measured: one server, 50 ms jobs, 10 ms wake: every job 60 ms, exactly the ideal.
-    fleet = Fleet(workers=1, slots=1, job_s=0.05, wake_s=0.01)
+    capacity = Capacity(workers=1, slots=1, job_s=0.05, wake_s=0.01)
     events = log(TEN_A_SECOND, S // 20, wake_ns=S // 100)
-    steady = steady_figures(scan_events(events), fleet=fleet)
+    steady = steady_figures(scan_events(events), capacity=capacity)
     assert steady is not None
     assert steady["ideal_e2e_p99_s"] == steady["e2e_p99_s"] == 0.06
     assert steady["efficiency"] == 1.0
     # 150 ms jobs at 10 a second on one server saturate; two slots keep up: the ideal (on the
     # fleet's two slots) is the 160 ms of every job, the measured p99 far above it.
-    two = Fleet(workers=2, slots=1, job_s=0.15, wake_s=0.01)
+    two = Capacity(workers=2, slots=1, job_s=0.15, wake_s=0.01)
     saturated = steady_figures(
-        scan_events(log(TEN_A_SECOND, 3 * S // 20, wake_ns=S // 100)), fleet=two
+        scan_events(log(TEN_A_SECOND, 3 * S // 20, wake_ns=S // 100)), capacity=two
     )
     assert saturated is not None and saturated["saturated"]
     assert saturated["ideal_e2e_p99_s"] == saturated["ideal_e2e_p50_s"] == 0.16
