@@ -12,7 +12,7 @@ from pathlib import Path
 
 from jobbench.core.fake.target import FakeTarget
 from jobbench.core.run.loop import run_plans
-from jobbench.core.run.resolve import Side, resolve
+from jobbench.core.run.resolve import ResolvedSide, resolve
 from jobbench.core.run.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
 from jobbench.core.run.target import Plan, Progress
 from jobbench.core.scenario.checks import (
@@ -97,7 +97,7 @@ def side_labels(baseline: str, candidate: str) -> tuple[str, str]:
     return a, b if b != a else f"{b}-b"
 
 
-def resolve_sides(request: CompareRequest, project: Project) -> list[Side]:
+def resolve_sides(request: CompareRequest, project: Project) -> list[ResolvedSide]:
     names = (request.baseline, request.candidate)
     sides = [
         resolve(name, project, request.out, request.repo, request.rerun, label)
@@ -128,7 +128,7 @@ class Planned:
     scenarios: Sequence[Named]
 
 
-def planned(side: Side, suite: Suite) -> Planned:
+def planned(side: ResolvedSide, suite: Suite) -> Planned:
     """A side as far as matching scenarios goes: a saved result as it is, a variant as the
     suite's scenarios it will run."""
     if side.doc is not None:
@@ -141,7 +141,7 @@ def planned(side: Side, suite: Suite) -> Planned:
     return Planned(side.label, scenarios)
 
 
-def free_latency(sides: list[Side], project: Project) -> frozenset[str]:
+def free_latency(sides: list[ResolvedSide], project: Project) -> frozenset[str]:
     """Latency fields a side's variant sets on purpose (a saved label of a variant's name is
     that variant's run): those may differ between the sides, no others."""
     fields: set[str] = set()
@@ -153,7 +153,7 @@ def free_latency(sides: list[Side], project: Project) -> frozenset[str]:
 
 
 def run_sides(
-    sides: list[Side],
+    sides: list[ResolvedSide],
     suite: Suite,
     reps: int,
     request: CompareRequest,
@@ -251,7 +251,7 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
     return code if request.fail_on_regression or code == EXIT_RUN_FAILED else EXIT_OK
 
 
-def _stopped(row: Row, sides: list[Side], settle: Settler | None, reps: int) -> str:
+def _stopped(row: Row, sides: list[ResolvedSide], settle: Settler | None, reps: int) -> str:
     if settle is not None and row.scenario in settle.stopped:
         return settle.stopped[row.scenario]
     if any(side.doc is not None for side in sides):

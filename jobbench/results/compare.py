@@ -30,8 +30,8 @@ from jobbench.results.model import (
     Result,
     Row,
     ScenarioResult,
-    Side,
     SideFigure,
+    SideSummary,
 )
 from jobbench.results.pairing import match_scenarios, shared_params
 
@@ -298,8 +298,8 @@ def compare_docs(
     )
 
 
-def _side(doc: Result, path: str | None) -> Side:
-    return Side(
+def _side(doc: Result, path: str | None) -> SideSummary:
+    return SideSummary(
         label=doc.label,
         path=path,
         created=doc.created,

@@ -18,8 +18,8 @@ from jobbench.results.model_comparison import (
     MetricComparison,
     Row,
     RowParams,
-    Side,
     SideFigure,
+    SideSummary,
 )
 from jobbench.results.model_result import (
     RESULT_SCHEMA,
@@ -80,8 +80,8 @@ __all__ = [
     "RowParams",
     "ScenarioResult",
     "Sdk",
-    "Side",
     "SideFigure",
+    "SideSummary",
     "Split",
     "Spread",
     "Steady",

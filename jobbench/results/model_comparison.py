@@ -18,8 +18,9 @@ READABLE_COMPARISON_SCHEMAS = ("jobbench.comparison/1", COMPARISON_SCHEMA)
 DEFAULT_METRIC = "time_to_p99_s"  # the gated metric, and the only one /1 gated on
 
 
-class Side(Doc):
-    """One side's result, as the comparison saw it."""
+class SideSummary(Doc):
+    """The comparison's `baseline` or `candidate` block: which result a side was, as the
+    comparison saw it (its figures are in each row)."""
 
     label: str
     path: str | None = None  # the result file, relative to the comparison's folder
@@ -147,8 +148,8 @@ class Gate(Doc):
 
 class Comparison(Doc):
     schema_: Literal["jobbench.comparison/1", "jobbench.comparison/2"] = Field(alias="schema")
-    baseline: Side
-    candidate: Side
+    baseline: SideSummary
+    candidate: SideSummary
     rows: list[Row]
     verdict: str | None  # None until gate.judge
     reason: str = ""  # absent until judged, and in /1

@@ -21,7 +21,9 @@ from jobbench.workers.spec import WorkerSpec
 
 
 @dataclass(frozen=True)
-class Side:
+class ResolvedSide:
+    """A name on the command line once resolved: a saved result (`doc`) or a variant to run."""
+
     name: str
     doc: Result | None = None  # a saved result
     path: Path | None = None
@@ -32,7 +34,7 @@ class Side:
 
 def resolve(
     name: str, project: Project, out: Path, repo: Path | None, rerun: bool, label: str = ""
-) -> Side:
+) -> ResolvedSide:
     """`label`: the saved label of this side when not the name's own (`compare main main`
     keeps B's run apart); it is looked up here and a run of the side is saved under it."""
     if parse_ref(name) is not None and not Path(name).is_file():
@@ -48,7 +50,7 @@ def resolve(
     if name in project.variants:
         variant = project.variants[name]
         origin = f"variant {name}: {variant.describe()}"
-        return Side(name, variant=variant, origin=origin, label=label)
+        return ResolvedSide(name, variant=variant, origin=origin, label=label)
     if repo is not None:
         tried.append(f"git ref of {repo}")
         side = _git_side(name, repo)
@@ -62,11 +64,11 @@ def resolve(
     )
 
 
-def _saved(name: str, path: Path) -> Side:
+def _saved(name: str, path: Path) -> ResolvedSide:
     doc = read_result(path)
     age = time.time() - path.stat().st_mtime
     state = "" if doc.complete else ", INCOMPLETE"
-    return Side(
+    return ResolvedSide(
         name,
         doc=doc,
         path=path,
@@ -74,7 +76,7 @@ def _saved(name: str, path: Path) -> Side:
     )
 
 
-def _git_side(name: str, repo: Path) -> Side | None:
+def _git_side(name: str, repo: Path) -> ResolvedSide | None:
     if not is_git_repo(repo):
         raise UsageError(f"--repo {repo}: not a git checkout; point it at a runpod-python clone")
     commit = resolve_commit(repo, name)
@@ -83,7 +85,7 @@ def _git_side(name: str, repo: Path) -> Side | None:
     tree = worktree_for(repo, commit)
     worker = WorkerSpec(kind="runpod", sdk_path=tree, sdk_name=f"git ref {name} ({commit[:12]})")
     variant = Variant(name, worker)
-    return Side(
+    return ResolvedSide(
         name,
         variant=variant,
         origin=f"git ref {name} of {repo} = commit {commit[:12]} (worktree {tree})",

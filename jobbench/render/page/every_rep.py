@@ -25,8 +25,9 @@ from jobbench.results.compare import METRICS
 TIMELINE_BUDGET = 1_500_000  # characters of the other reps' slot timelines on one page
 
 
-class Side(Protocol):
-    """What this block needs of html.SideReport."""
+class PlottedSide(Protocol):
+    """What this block needs of a side it plots (html.SideReport): its names, and each rep's
+    series from its events file."""
 
     @property
     def key(self) -> str: ...
@@ -58,7 +59,7 @@ class Scene:
 
 
 def every_rep(
-    sides: Sequence[Side], strips: Sequence[StripSide], scene: Scene, budget: Budget
+    sides: Sequence[PlottedSide], strips: Sequence[StripSide], scene: Scene, budget: Budget
 ) -> str:
     count = max(len(s.entry.reps) for s in strips)
     if not count:
@@ -101,7 +102,7 @@ def _notes(fig: Figure) -> str:
     return "".join(f'<p class="note">{escape(n)}</p>' for n in fig.notes)
 
 
-def _shared_x_max(sides: Sequence[Side], scene: Scene, count: int) -> float:
+def _shared_x_max(sides: Sequence[PlottedSide], scene: Scene, count: int) -> float:
     ends = [
         series.done[-1] if series.done else series.end
         for side in sides
@@ -114,7 +115,7 @@ def _shared_x_max(sides: Sequence[Side], scene: Scene, count: int) -> float:
 
 
 def _rep_block(
-    sides: Sequence[Side],
+    sides: Sequence[PlottedSide],
     strips: Sequence[StripSide],
     scene: Scene,
     number: int,
@@ -145,7 +146,7 @@ def _rep_block(
     )
 
 
-def _missing(side: Side, number: int) -> str:
+def _missing(side: PlottedSide, number: int) -> str:
     return f'<p class="note missing">{escape(side.label)}: no events for rep {number}</p>'
 
 
