@@ -22,7 +22,7 @@ from fake_queue.http.http_util import raw_error
 from fake_queue.http.worker_routes import run_take
 
 
-class _Answer:
+class _QueuedAnswer:
     """One answer in the connection's queue: its bytes, and whether it may go out yet."""
 
     __slots__ = ("body", "ready", "timer")
@@ -42,7 +42,7 @@ class LaneRequestHandler(StampingRequestHandler):
         super().__init__(server, loop=loop, **kwargs)
         self._lane: FastLane | None = server.lane  # None: aiohttp reads every request
         self._pending = bytearray()  # bytes of requests not yet answered or passed on
-        self._answers: deque[_Answer] = deque()  # the lane's answers not yet written
+        self._answers: deque[_QueuedAnswer] = deque()  # the lane's answers not yet written
         self._take: asyncio.Task[None] | None = None  # the take being answered
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -114,12 +114,12 @@ class LaneRequestHandler(StampingRequestHandler):
 
     def _answer_done(self, lane: FastLane, done: HotDone) -> None:
         body, delay = lane.done_answer(done, self.data_received_ns)
-        answer = _Answer(body, ready=delay <= 0)
+        answer = _QueuedAnswer(body, ready=delay <= 0)
         if not answer.ready:
             answer.timer = self._loop.call_later(delay, self._done_due, answer)
         self._answers.append(answer)
 
-    def _done_due(self, answer: _Answer) -> None:
+    def _done_due(self, answer: _QueuedAnswer) -> None:
         answer.ready, answer.timer = True, None
         self._next_requests()
 

@@ -70,13 +70,13 @@ async def run_take(
     take, the jobs delivered (none: a 204) and their answer body, rendered while it waited.
     `send(body)`, if given, writes the answer at its answer time (JobQueue.await_answer)."""
     take = queue.take(worker, asked, in_progress, arrived_ns=arrived_ns)
-    answer = _Answer(batch)
+    answer = _TakeAnswerBody(batch)
     sender = None if send is None else lambda jobs: send(answer.body_for(jobs))
     jobs = await queue.await_answer(take, gone, answer.render, sender)
     return take, jobs, answer.body_for(jobs) if jobs else b""
 
 
-class _Answer:
+class _TakeAnswerBody:
     """The answer body, rendered while the take waits for its answer time, so that at that
     time it only has to be written; rendered again if jobs were cancelled meanwhile."""
 
