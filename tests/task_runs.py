@@ -1,5 +1,5 @@
 """A task per job, for the tests' scripted links: `start_jobs` over a link's own `handle`
-coroutine, as Drain ran every job before the model worker's task-free runs
+coroutine, as the drain policy ran every job before the model worker's task-free runs
 (jobbench/workers/run_job.BenchRun); tests/unit/test_bench_runs.py holds the two to the same
 event log."""
 

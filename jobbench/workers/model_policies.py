@@ -1,20 +1,25 @@
 """Scheduling policies of the policy-model worker (docs/latency-model.md, "Policies the model
 worker reproduces"), and `make_policy`, which picks one by name.
 
-`Sdk112` (policy_sdk112) ports runpod 1.12.0's JobScaler loops (docs/protocol.md section 2);
-`Drain` (policy_drain) is the drain policy and, with `take_ahead > 0`, take-ahead; what they
-share is in policy_base. Policies reach the queue only through a `Link` (http_link.HttpLink over
-HTTP, queue_link.QueueLink in-process), so these modules hold no HTTP code. Stdlib only, and no
-clock but the running loop's: on a virtual-time loop (fake_queue.queue.virtual_clock) the same
-policies run in virtual time.
+`Sdk112Policy` (policy_sdk112) ports runpod 1.12.0's JobScaler loops (docs/protocol.md section
+2); `DrainPolicy` and `TakeAheadPolicy` (policy_drain) are jobbench's event-driven drain and
+take-ahead; what all three share is in policy_base. Policies reach the queue only through a
+`Link` (http_link.HttpLink over HTTP, queue_link.QueueLink in-process), so these modules hold no
+HTTP code. Stdlib only, and no clock but the running loop's: on a virtual-time loop
+(fake_queue.queue.virtual_clock) the same policies run in virtual time.
 """
 
 from __future__ import annotations
 
-from jobbench.workers.policies import SDK_112, effective_take_ahead
+from jobbench.workers.policies import SDK_112, TAKE_AHEAD
 from jobbench.workers.policy_base import Link, Policy
-from jobbench.workers.policy_drain import POST_HOLD_MAX_S, POST_QUIET_S, Drain
-from jobbench.workers.policy_sdk112 import Sdk112
+from jobbench.workers.policy_drain import (
+    POST_HOLD_MAX_S,
+    POST_QUIET_S,
+    DrainPolicy,
+    TakeAheadPolicy,
+)
+from jobbench.workers.policy_sdk112 import Sdk112Policy
 
 
 def make_policy(
@@ -26,13 +31,12 @@ def make_policy(
     post_quiet_s: float = POST_QUIET_S,
     post_hold_max_s: float = POST_HOLD_MAX_S,
 ) -> Policy:
-    """The policy `name` (sdk-1.12 | drain | take-ahead); the post timing is Drain's."""
+    """The policy `name` (sdk-1.12 | drain | take-ahead); the post timing is drain's and
+    take-ahead's, and only take-ahead reads `take_ahead`."""
     if name == SDK_112:
-        return Sdk112(link, slots)
-    return Drain(
-        link,
-        slots,
-        effective_take_ahead(name, take_ahead),
-        post_quiet_s=post_quiet_s,
-        post_hold_max_s=post_hold_max_s,
-    )
+        return Sdk112Policy(link, slots)
+    if name == TAKE_AHEAD:
+        return TakeAheadPolicy(
+            link, slots, take_ahead, post_quiet_s=post_quiet_s, post_hold_max_s=post_hold_max_s
+        )
+    return DrainPolicy(link, slots, post_quiet_s=post_quiet_s, post_hold_max_s=post_hold_max_s)

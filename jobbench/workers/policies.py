@@ -47,8 +47,3 @@ def take_ahead_problem(policy: str, take_ahead: int) -> str | None:
     if policy != TAKE_AHEAD and take_ahead > 0:
         return NO_TAKE_AHEAD
     return None
-
-
-def effective_take_ahead(policy: str, take_ahead: int) -> int:
-    """The K a policy runs with: only take-ahead takes ahead."""
-    return take_ahead if policy == TAKE_AHEAD else 0

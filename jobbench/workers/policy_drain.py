@@ -1,5 +1,7 @@
-"""`Drain`: the drain policy and, with `take_ahead > 0`, take-ahead (docs/latency-model.md,
-"Policies the model worker reproduces"). Stdlib only, no clock but the running loop's."""
+"""`DrainPolicy` and `TakeAheadPolicy`, the model worker's two event-driven policies
+(docs/latency-model.md, "Policies the model worker reproduces"). Take-ahead is drain with one
+more rule, when to ask for K more jobs than the slots hold, so it is a subclass that decides only
+that. Stdlib only, no clock but the running loop's."""
 
 from __future__ import annotations
 
@@ -15,17 +17,16 @@ POST_QUIET_S = 0.0002
 POST_HOLD_MAX_S = 0.001  # ...or once the oldest has waited this long
 
 
-class Drain(Policy):
-    """drain (take_ahead == 0) and take-ahead (take_ahead == K > 0), event-driven.
+class DrainPolicy(Policy):
+    """The drain policy, event-driven; what take-ahead (TakeAheadPolicy) shares with it.
 
     One take at a time. Free slots (at start, or after a short take): ask for exactly those, at
-    once. All slots busy: drain waits until every slot is free, then asks for a full batch;
-    take-ahead, after a take that came back full, asks for K more and holds them, one buffer at
-    a time. A job holds its slot until its handler returns; its job-done POST then goes out in
-    the background, so result round trips through the queue never delay the next batch (the
-    cycle is take + job, docs/latency-model.md). Held jobs move into slots the instant one frees,
-    and a take that became due goes out before the results that made it due: on the wire and at
-    the queue, the take is on the critical path and the results are not.
+    once. All slots busy: wait until every slot is free, then ask for a full batch (take-ahead
+    asks for more before that). A job holds its slot until its handler returns; its job-done
+    POST then goes out in the background, so result round trips through the queue never delay
+    the next batch (the cycle is take + job, docs/latency-model.md). Held jobs move into slots
+    the instant one frees, and a take that became due goes out before the results that made it
+    due: on the wire and at the queue, the take is on the critical path and the results are not.
 
     Results post once no job has returned for `post_quiet_s`, or once the oldest has waited
     `post_hold_max_s` (real-time tuning: a batch's returns spread over a few hundred
@@ -36,13 +37,11 @@ class Drain(Policy):
         self,
         link: Link,
         slots: int,
-        take_ahead: int = 0,
         *,
         post_quiet_s: float = POST_QUIET_S,
         post_hold_max_s: float = POST_HOLD_MAX_S,
     ) -> None:
         super().__init__(link, slots)
-        self.take_ahead = take_ahead
         self.post_quiet_s = post_quiet_s
         self.post_hold_max_s = post_hold_max_s
         # Keyed by run, not job id: slot accounting must survive a job id seen twice.
@@ -88,11 +87,6 @@ class Drain(Policy):
         """How many jobs to ask for next; 0 when it waited for a change: decide again."""
         if self.free() > 0:
             return self.free()  # drained, or the last take came back short: free slots only
-        if self.take_ahead and last_full:
-            if not self.held:
-                return self.take_ahead  # slots busy, buffer empty: take ahead
-            await self._park_until(lambda: not self.held)  # one buffer at a time
-            return 0
         await self._park_until(lambda: not self.busy() and not self.held)  # drain
         return 0
 
@@ -218,3 +212,32 @@ class Drain(Policy):
                 self.held.remove(job)  # dropped before it ran: no job-done either
                 self._notify()
                 return
+
+
+class TakeAheadPolicy(DrainPolicy):
+    """The take-ahead policy: drain, except that with every slot busy after a take that came
+    back full it asks for K (`take_ahead`) more jobs and holds them, one buffer at a time: the
+    next take is in flight while the batch runs, so a batch ends every max(take, job) instead of
+    every take + job."""
+
+    def __init__(
+        self,
+        link: Link,
+        slots: int,
+        take_ahead: int,
+        *,
+        post_quiet_s: float = POST_QUIET_S,
+        post_hold_max_s: float = POST_HOLD_MAX_S,
+    ) -> None:
+        super().__init__(link, slots, post_quiet_s=post_quiet_s, post_hold_max_s=post_hold_max_s)
+        self.take_ahead = take_ahead
+
+    async def _next_count(self, last_full: bool) -> int:
+        # Take-ahead differs from drain only with every slot busy after a take that came back
+        # full (docs/latency-model.md); free slots, or a short take, are drain's to decide.
+        if self.free() > 0 or not (self.take_ahead and last_full):
+            return await super()._next_count(last_full)
+        if not self.held:
+            return self.take_ahead  # slots busy, buffer empty: take ahead
+        await self._park_until(lambda: not self.held)  # one buffer at a time
+        return 0

@@ -1,5 +1,5 @@
-"""`Sdk112`: runpod 1.12.0's JobScaler loops, ported (docs/protocol.md section 2). Stdlib only,
-no clock but the running loop's."""
+"""`Sdk112Policy`: runpod 1.12.0's JobScaler loops, ported (docs/protocol.md section 2). Stdlib
+only, no clock but the running loop's."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ FULL_RECHECK_S = 1.0  # 1.12.0 get_jobs: sleep(1) while no slot is free
 PICKUP_S = 0.1  # 1.12.0 run_jobs: FIRST_COMPLETED timeout and idle sleep
 
 
-class Sdk112(Policy):
+class Sdk112Policy(Policy):
     """runpod 1.12.0 JobScaler: re-check every 1 s when full; 0.1 s pickup from a local queue."""
 
     error_pause_s = 0.0  # 1.12.0 re-takes at once after an error

@@ -2,11 +2,11 @@
 it makes of the handler's return or error. Stdlib only (no aiohttp): both links use it, the
 HTTP one (http_link.HttpLink) and the in-process one (queue_link.QueueLink).
 
-Two forms of one run: `run_handler`, a coroutine (a policy that gives each job a task, as
-sdk-1.12 does), and `start_bench_runs`, jobs run without a task of their own (Drain): a
-bench job is a CPU burn and a sleep to a known instant, so its end is a callback on the timer
-its batch shares, in the loop turn its task would have woken in. The body and the turns are the
-same; a task, its two steps and its future a job were about a quarter of a simulated job's cost
+Two forms of one run: `run_handler`, a coroutine (a policy that gives each job a task, as sdk-1.12
+does), and `start_bench_runs`, jobs run without a task of their own (drain and take-ahead): a bench
+job is a CPU burn and a sleep to a known instant, so its end is a callback on the timer its batch
+shares, in the loop turn its task would have woken in. The body and the turns are the same; a task,
+its two steps and its future a job were about a quarter of a simulated job's cost
 (benchmarks/NOTES.md, "No task a job")."""
 
 from __future__ import annotations

@@ -30,8 +30,8 @@ from fake_queue.http.server import RunningServer, worker_env
 from fake_queue.queue import virtual_clock
 from jobbench.workers.bench_handler import bench_handler
 from jobbench.workers.policy_base import Job, Policy, post_each
-from jobbench.workers.policy_drain import Drain
-from jobbench.workers.policy_sdk112 import Sdk112
+from jobbench.workers.policy_drain import DrainPolicy, TakeAheadPolicy
+from jobbench.workers.policy_sdk112 import Sdk112Policy
 from tests.task_runs import HandlerTasks
 
 pytestmark = pytest.mark.e2e
@@ -420,9 +420,9 @@ async def asked_after_short_take(make: Callable[[FakeLink], Policy]) -> list[int
 
 def test_sdk_port_counts_taken_jobs_twice_until_picked_up() -> None:
     # 8 slots, a take of 3 comes back: 1.12.0 asks for 8 - (3 queued + 3 in progress) = 2
-    assert asyncio.run(asked_after_short_take(lambda link: Sdk112(link, 8))) == [8, 2]
+    assert asyncio.run(asked_after_short_take(lambda link: Sdk112Policy(link, 8))) == [8, 2]
     # drain asks for the 5 free slots
-    assert asyncio.run(asked_after_short_take(lambda link: Drain(link, 8))) == [8, 5]
+    assert asyncio.run(asked_after_short_take(lambda link: DrainPolicy(link, 8))) == [8, 5]
 
 
 class TimelineLink(FakeLink):
@@ -464,13 +464,13 @@ async def run_briefly(policy: Policy, seconds: float) -> None:
 def test_a_take_made_due_by_finished_jobs_goes_out_before_their_results() -> None:
     # drain: the batch's last job frees the worker; the next full take leaves before any result
     link = TimelineLink([jobs("a", 4), jobs("b", 4)])
-    asyncio.run(run_briefly(Drain(link, 4), 0.1))
+    asyncio.run(run_briefly(DrainPolicy(link, 4), 0.1))
     first_done = min(i for i, entry in enumerate(link.timeline) if entry.startswith("done"))
     assert link.timeline[:2] == ["take 4", "take 4"] and first_done == 2, link.timeline
     assert sorted(link.timeline[2:6]) == [f"done a{i}" for i in range(4)]
     # take-ahead: held jobs move into the freed slots and the next take-ahead leaves first
     link = TimelineLink([jobs("a", 4), jobs("b", 4), jobs("c", 4)])
-    asyncio.run(run_briefly(Drain(link, 4, take_ahead=4), 0.1))
+    asyncio.run(run_briefly(TakeAheadPolicy(link, 4, take_ahead=4), 0.1))
     assert link.timeline[:3] == ["take 4", "take 4", "take 4"], link.timeline
     assert all(entry.startswith("done") for entry in link.timeline[3:7]), link.timeline
 
@@ -487,7 +487,7 @@ class RanLink(TimelineLink):
 def test_results_are_not_held_for_jobs_still_running() -> None:
     # a short job's result goes out as soon as it ran, not when its batch drains
     link = RanLink([[*jobs("short", 1, 0.01), *jobs("long", 1, 0.3)]])
-    asyncio.run(run_briefly(Drain(link, 2), 0.4))
+    asyncio.run(run_briefly(DrainPolicy(link, 2), 0.4))
     ran, done = link.timeline.index("ran long0"), link.timeline.index("done long0")
     assert link.timeline.index("ran short0") < link.timeline.index("done short0") < ran < done
 
@@ -510,7 +510,7 @@ class StartLink(TimelineLink):
 def test_a_job_is_timed_from_when_it_got_its_slot() -> None:
     # one batch shares the moment it was accepted; a held job starts when a slot frees
     link = StartLink([[*jobs("a", 1, 0.05), *jobs("b", 1, 0.1)], jobs("c", 1)])
-    asyncio.run(run_briefly(Drain(link, 2, take_ahead=1), 0.3))
+    asyncio.run(run_briefly(TakeAheadPolicy(link, 2, take_ahead=1), 0.3))
     assert link.started["a0"] is not None and link.started["a0"] == link.started["b0"]
     held_from = link.started["c0"]
     assert held_from is not None and held_from >= link.returned["a0"] - 1e-3
@@ -533,7 +533,7 @@ def test_bench_handler_ends_its_sleep_after_started_not_after_it_ran() -> None:
 
 def test_a_job_stopped_before_its_task_ran_frees_its_slot() -> None:
     async def scenario() -> tuple[int, int]:
-        policy = Drain(FakeLink([]), 2)
+        policy = DrainPolicy(FakeLink([]), 2)
         policy.accept(jobs("a", 2))
         policy.stop_job("a0")  # in the same step as the take's answer: a0 never started
         freed_at_once = policy.free()

@@ -17,7 +17,7 @@ from jobbench.workers import bench_handler as bench_handler_module
 from jobbench.workers import http_link
 from jobbench.workers.bench_handler import bench_handler, sleep_until
 from jobbench.workers.policy_base import Job, post_each
-from jobbench.workers.policy_drain import Drain
+from jobbench.workers.policy_drain import DrainPolicy, TakeAheadPolicy
 from tests.task_runs import HandlerTasks
 
 
@@ -108,7 +108,7 @@ def test_jobs_a_take_put_in_free_slots_run_from_the_answers_arrival() -> None:
     link = ArrivedLink([{"id": f"j{i}", "input": {"seconds": 0.1}} for i in range(2)], 0.04)
 
     async def main() -> None:
-        policy = Drain(link, 4)
+        policy = DrainPolicy(link, 4)
         running = asyncio.create_task(policy.run())
         await asyncio.sleep(0.2)
         policy.shutdown()
@@ -198,7 +198,7 @@ class TimelineLink(ArrivedLink):
         return await super().handle(job, started)
 
 
-def run_policy(policy: Drain, seconds: float) -> None:
+def run_policy(policy: DrainPolicy, seconds: float) -> None:
     async def main() -> None:
         running = asyncio.create_task(policy.run())
         await asyncio.sleep(seconds)
@@ -211,7 +211,7 @@ def run_policy(policy: Drain, seconds: float) -> None:
 def test_a_take_ahead_made_due_goes_out_before_the_batch_starts() -> None:
     batch = [{"id": f"j{i}", "input": {"seconds": 0.05}} for i in range(4)]
     link = TimelineLink([batch])
-    run_policy(Drain(link, 4, take_ahead=2), 0.1)
+    run_policy(TakeAheadPolicy(link, 4, take_ahead=2), 0.1)
     # the full batch makes the take-ahead due: it is written before any job's task runs
     assert link.timeline[:3] == ["take 4", "take 2", "start j0"]
     assert sorted(e for e in link.timeline if e.startswith("start")) == [
@@ -222,7 +222,7 @@ def test_a_take_ahead_made_due_goes_out_before_the_batch_starts() -> None:
 def test_a_job_stopped_before_its_task_began_never_runs() -> None:
     batch = [{"id": f"j{i}", "input": {"seconds": 0.02}} for i in range(3)]
     link = TimelineLink([batch])
-    policy = Drain(link, 4)
+    policy = DrainPolicy(link, 4)
     link.on_answer = lambda: policy.stop_job("j1")  # in the loop turn before the tasks start
     run_policy(policy, 0.1)
     assert "start j1" not in link.timeline and len(link.ended) == 2

@@ -198,9 +198,10 @@ async def _rep(
         fleet = queue.fleet = Fleet(queue, scenario.fleet, seed)
 
     def make(worker: str) -> Policy:
-        # The Drain policy's post tuning (post_quiet_s, post_hold_max_s) waits out a batch's
-        # returns spreading over real milliseconds of scheduling; in virtual time a batch's
-        # returns land at one instant, so the wait would only add time the model does not have.
+        # The drain and take-ahead policies' post tuning (post_quiet_s, post_hold_max_s) waits
+        # out a batch's returns spreading over real milliseconds of scheduling; in virtual time
+        # a batch's returns land at one instant, so the wait would only add time the model does
+        # not have.
         return make_policy(
             policy,
             QueueLink(queue, worker),
