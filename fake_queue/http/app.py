@@ -127,7 +127,8 @@ async def bench_burst(request: web.Request) -> web.Response:
     queue = request.app[QUEUE_KEY]
     meant = _meant(body, count, queue.clock.now_ns())
     jobs = []
-    indexed = groupby(enumerate(meant), key=itemgetter(1))  # jobs meant together: one submit
+    # Jobs meant for the same instant (and equally late) go into the queue in one call.
+    indexed = groupby(enumerate(meant), key=itemgetter(1))
     for (late_ns, intended_ns), same in indexed:
         payloads = [inputs[i % len(inputs)] for i, _ in same]
         jobs += queue.submit_many(payloads, late_ns=late_ns, intended_ns=intended_ns)
@@ -174,7 +175,7 @@ async def bench_clock(request: web.Request) -> web.Response:
 async def bench_reset(request: web.Request) -> web.Response:
     queue = request.app[QUEUE_KEY]
     queue.reset()
-    gc.collect()  # between reps: the full collection the server skips while serving
+    gc.collect()  # the full collection the server skips while serving runs between reps
     return web.json_response({"ok": True, "cursor": queue.events_base})
 
 

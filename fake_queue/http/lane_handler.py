@@ -40,7 +40,7 @@ class LaneRequestHandler(StampingRequestHandler):
         self, server: StampingServer, *, loop: asyncio.AbstractEventLoop, **kwargs: Any
     ) -> None:
         super().__init__(server, loop=loop, **kwargs)
-        self._lane: FastLane | None = server.lane  # None: aiohttp reads every request
+        self._lane: FastLane | None = server.lane  # with no lane, aiohttp reads every request
         self._pending = bytearray()  # bytes of requests not yet answered or passed on
         self._answers: deque[_QueuedAnswer] = deque()  # the lane's answers not yet written
         self._take: asyncio.Task[None] | None = None  # the take being answered
@@ -48,7 +48,7 @@ class LaneRequestHandler(StampingRequestHandler):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         if self._server.over_capacity():
-            self._lane = None  # aiohttp answers its requests 503
+            self._lane = None  # over the cap: aiohttp answers each of its requests 503
 
     def data_received(self, data: bytes) -> None:
         self.data_received_ns = self.arrival_ns()
@@ -61,7 +61,7 @@ class LaneRequestHandler(StampingRequestHandler):
     def _next_requests(self) -> None:
         """Answer or pass on the whole requests buffered, in order, writing the answers as
         they are ready."""
-        while self._serve_buffered():  # stopped behind answers that were ready: go on
+        while self._serve_buffered():  # it stopped for answers written since: serve again
             pass
 
     def _serve_buffered(self) -> bool:
@@ -73,9 +73,9 @@ class LaneRequestHandler(StampingRequestHandler):
                 request = frame(self._pending)
             except Unframeable:
                 if self._answers:
-                    behind_answers = True  # the answers before it go first
+                    behind_answers = True  # aiohttp may read it once the answers are out
                     break
-                self._lane = None  # aiohttp's for good, from this request on
+                self._lane = None  # aiohttp reads every later request on it
                 data, self._pending = bytes(self._pending), bytearray()
                 self._feed_aiohttp(data)
                 return False
@@ -88,7 +88,7 @@ class LaneRequestHandler(StampingRequestHandler):
                 self._consume(request)
                 self._answer_done(lane, hot)
             elif self._answers:
-                behind_answers = True  # a take or aiohttp's request: after the answers
+                behind_answers = True  # a take or aiohttp's request waits for the answers
                 break
             elif isinstance(hot, HotTake):
                 self._consume(request)
@@ -135,13 +135,16 @@ class LaneRequestHandler(StampingRequestHandler):
                 self.transport.write(raw_error(500, "internal error answering the take"))
             self.force_close()
             return
-        if jobs:  # written at its answer time, with every take due then (await_answer)
-            try:  # as aiohttp's write: a big answer waits until the client has read enough
+        if jobs:
+            # await_answer wrote the answer at its answer time, with every take due then.
+            # As after aiohttp's write, a big answer waits here until the client has read
+            # enough of it, so a slow client holds back its own connection only.
+            try:
                 await self._drain_helper()
             except (ConnectionError, asyncio.CancelledError):
                 lane.queue.undeliver(take, jobs)
                 raise
-            if self._client_gone():  # not all of it reached the client: back to the front
+            if self._client_gone():  # it left before all arrived: the jobs go back to the front
                 lane.queue.undeliver(take, jobs)
                 return
         else:
@@ -188,7 +191,7 @@ class LaneRequestHandler(StampingRequestHandler):
         super()._process_keepalive()
 
     def connection_lost(self, exc: BaseException | None) -> None:
-        if self._take is not None:  # its jobs go back (await_answer abandons the take)
+        if self._take is not None:  # cancelled, await_answer gives the take's jobs back
             self._take.cancel()
             self._take = None
         for answer in self._answers:

@@ -68,11 +68,11 @@ class TakeLife(RunningJobs):
         fleet = self.fleet
         if fleet is not None:
             fleet.polled(worker, at)
-            if fleet.refuses(worker):  # being stopped: answered at once, empty
+            if fleet.refuses(worker):  # a worker being stopped is answered at once, empty
                 take.answer_at_ns = at
                 take.claimed.set_result(None)
                 return take
-        if record.refresh_job is not None:  # to be refreshed: it waits, and claims nothing
+        if record.refresh_job is not None:  # a worker due for a refresh waits, claiming nothing
             record.parked.append(take)
             return take
         if self._claim(take, at):
@@ -206,9 +206,11 @@ class TakeLife(RunningJobs):
         record = self.seen(take.worker)
         delivered = list(take.jobs)
         worker, take_id, log, tally = take.worker, take.id, self.events.append, self.tally
-        for job in delivered:  # the hottest loop at a woken group's answer time: lean
+        # The hottest loop at a woken group's answer time, so it is kept lean: each job's old
+        # status count drops as ledger._move would drop it, and IN_PROGRESS's rises once, after.
+        for job in delivered:
             job.take = None
-            tally[job.status] -= 1  # ledger._move, the count of the new status once for all
+            tally[job.status] -= 1
             job.status = IN_PROGRESS
             job.worker = worker
             job.delivered_ns = at

@@ -70,8 +70,8 @@ class RunRequest:
     faults: tuple[str, ...] = ()  # --fault ROUTE:KIND:RATE
     worker_faults: tuple[str, ...] = ()  # --worker-fault kill:AT[:wN] | pause:AT:FOR[:wN]
     stall_after: float | None = None  # the watchdog's stall bound (core/fake/watchdog.py)
-    # The share of jobs that may end badly before the run exits 4; None: 0, or no limit when
-    # faults are asked for (their failures are the measurement).
+    # The share of jobs that may end badly before the run exits 4. None allows none, unless
+    # faults are asked for: then there is no limit, since their failures are the measurement.
     max_fail_ratio: float | None = None
     target: str = "fake"  # fake | sim (--target); a live endpoint is --endpoint
     # --load: an arrival profile (core/scenario/load_profiles.py); None: --burst

@@ -96,7 +96,7 @@ def _stop_group(popen: subprocess.Popen[Any], grace_s: float) -> None:
         popen.wait(grace_s)
     signal_group(pgid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
-        popen.wait(KILL_WAIT_S)  # reaped: a zombie leader would keep the group id alive
+        popen.wait(KILL_WAIT_S)  # reap it: a zombie leader would keep the group id alive
     _wait_group_gone(pgid)
 
 
@@ -143,7 +143,8 @@ def _stop_all(workers: list[WorkerProcess], after_sigterm: Callable[[], None] | 
     for popen in started:
         with contextlib.suppress(subprocess.TimeoutExpired):
             popen.wait(max(0.0, deadline - time.monotonic()))
-    for popen in started:  # all at once: the waits for each group to go overlap
+    # Every survivor is killed before any is waited for, so their groups go away together.
+    for popen in started:
         if popen.poll() is None or group_alive(popen.pid):
             signal_group(popen.pid, signal.SIGKILL)
     for worker in workers:

@@ -101,7 +101,7 @@ class FleetDrive:
                 if code is not None:
                     del self._stopping[worker]
                     self.stopped.add(worker)
-                    process.stop(grace_s=0)  # its group gone, its log closed
+                    process.stop(grace_s=0)  # ends what is left of its group, closes its log
                     self.client.fleet_report(worker, "exited", code)
             elif code is not None and not self.expects_exit(worker, code):
                 self.client.fleet_report(worker, "exited", code)

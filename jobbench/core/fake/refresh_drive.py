@@ -79,12 +79,13 @@ class Refreshes:
         lines = []
         for worker, refresh in list(self.pending.items()):
             if worker in yields or (refresh.died and "refresh" not in view.get(worker, {})):
-                del self.pending[worker]  # the fleet's stop, or the queue forgot the dead one's
+                # The fleet stopped it, or it died and the queue no longer asks for it.
+                del self.pending[worker]
             elif not refresh.died:
                 lines += self._advance(worker, view.get(worker, {}), now, rep_over)
         for worker, (since, work_ns) in list(self.booting.items()):
             seen = view.get(worker, {})
-            if since == now:  # started in this look: the view is of the old process
+            if since == now:  # started during this look: the view shows the old process
                 continue
             if seen.get("polling", 0) >= 1 or seen.get("last_work_ns", work_ns) != work_ns:
                 del self.booting[worker]
@@ -152,10 +153,10 @@ class Refreshes:
         if code is None:
             return []
         if refresh.sigterm_at is None and code != 0:
-            refresh.died = True  # before it was stopped: a death, which its owner reports
+            refresh.died = True  # it exited before it was stopped: its owner reports a death
             return []
         del self.pending[worker]
-        process.stop(grace_s=0)  # its group gone (the SDK's heartbeat child), its log closed
+        process.stop(grace_s=0)  # ends its group (the SDK's heartbeat child) and closes its log
         self.client.refreshed(worker, code)
         self._respawn(process)
         self.restarts += 1

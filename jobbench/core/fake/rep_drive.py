@@ -41,7 +41,7 @@ def rep_timeout_s(s: Scenario) -> float:
     batches = math.ceil(s.burst / (s.workers * s.slots))
     cycle = s.latency.take.mean + max(1.0, s.job_seconds) + 0.5
     bound = 30.0 + 3.0 * (s.latency.wake.mean + batches * cycle)
-    if s.fleet is not None:  # it may start with no worker, and scale one at a time
+    if s.fleet is not None:  # a fleet may start empty and grow one worker at a time
         bound += 3.0 * (s.fleet.idle_timeout_s + s.fleet.cold_start.mean + s.fleet.period_s)
         bound += s.fleet.max_workers * s.fleet.period_s + 30.0
     return bound
@@ -86,7 +86,7 @@ class _FaultClock:
         while self._pending and self._pending[0].at_s <= elapsed:
             fault = self._pending.pop(0)
             worker = self.workers[fault.worker]
-            if fault.action in ("kill", "term"):  # the process is meant to end: not a death
+            if fault.action in ("kill", "term"):  # the fault ends it, so its exit is no death
                 _signal_group(worker, signal.SIGKILL if fault.action == "kill" else signal.SIGTERM)
                 self.killed.add(worker.worker_id)
             else:
@@ -189,7 +189,8 @@ class RepDrive:
             if pacer is not None:
                 pacer.stop()
                 end.arrivals = pacer.figures(str(s.load_spec))
-        if dog.stalled and end.partial is None:  # one that resumed just before the end
+        # One more look: a stalled worker may have resumed just before the rep ended.
+        if dog.stalled and end.partial is None:
             dog.observe(time.monotonic(), self.client.workers(), 0, faults.paused)
         end.anomalies = dog.anomalies(time.monotonic())
         if self.fleet is not None:

@@ -30,12 +30,15 @@ IDLE_LOOKS = 4
 class StuckWatch:
     slots: int
     worker_ids: list[str]
-    most_held: dict[str, int] = field(default_factory=dict)  # at any look with jobs queued
-    queued_looks: int = 0  # looks that found jobs queued
-    full_looks: dict[str, int] = field(default_factory=dict)  # of those: holding its slots
-    idle: dict[str, int] = field(default_factory=dict)  # looks in a row: nothing held, no take
-    queued: int = 0  # at the last look
-    held: dict[str, int] = field(default_factory=dict)  # at the last look
+    # Per worker, the most jobs it held at any look that found jobs queued.
+    most_held: dict[str, int] = field(default_factory=dict)
+    queued_looks: int = 0  # how many looks found jobs queued
+    # Per worker, how many of those looks found it holding all its slots.
+    full_looks: dict[str, int] = field(default_factory=dict)
+    # Per worker, the looks in a row that found it holding nothing and making no take.
+    idle: dict[str, int] = field(default_factory=dict)
+    queued: int = 0  # jobs queued at the last look
+    held: dict[str, int] = field(default_factory=dict)  # jobs each worker held at the last look
 
     def observe(self, view: Mapping[str, Mapping[str, Any]], queued: int) -> None:
         """One watch look: the queue's view of the workers and the jobs queued."""

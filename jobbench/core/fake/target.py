@@ -95,13 +95,13 @@ class FakeSession:
     client: BenchClient | None = None
     endpoint_url: str = ""
     workers: list[WorkerProcess] = field(default_factory=list)
-    scaled: list[WorkerProcess] = field(default_factory=list)  # an autoscaled fleet's, this rep
+    scaled: list[WorkerProcess] = field(default_factory=list)  # started by the fleet this rep
     refreshes: Refreshes | None = None  # refresh_worker carried out (core/fake/refresh_drive.py)
     logs_kept: bool = False  # a failed scenario's logs stay for the error message to point at
     faults_in_force: tuple[str, ...] = ()  # the queue's rules: the scenario's or the server's
     _faults_before: list[str] | None = None  # another server's own rules, put back at the end
-    _polled_before: bool = False  # every worker polled once: the first rep ran
-    _fresh: set[str] = field(default_factory=set)  # started since: they may take a while
+    _polled_before: bool = False  # True once every worker has polled (start waits for it)
+    _fresh: set[str] = field(default_factory=set)  # restarted since the last wait: slow to poll
 
     @property
     def sdk(self) -> dict[str, Any] | None:
@@ -128,7 +128,7 @@ class FakeSession:
         entry = scenario_entry(self.scenario, self.sdk)
         if self.faults_in_force:
             entry.params.faults = list(self.faults_in_force)
-        else:  # a server's own fault rules are not simulated
+        else:  # the simulator models no fault rule, so only a run without them is predicted
             # Before the first rep, once: the workers poll meanwhile, and a scenario's
             # simulation takes milliseconds to seconds (core/sim/predict.py's MAX_JOBS bounds it).
             predicted = predict(self.scenario, self.seed, self.progress.message)
@@ -146,7 +146,7 @@ class FakeSession:
         self.progress.message(
             f"{self.title}: starting {self.scenario.workers} x {self.scenario.worker.describe()}"
         )
-        if self.ready is None:  # started alone (jobbench locust), not by a target
+        if self.ready is None:  # jobbench locust starts a session with no target's preflight
             self.ready = ready_worker(self.scenario.worker, self.progress.message)
         if self.server_url is None:
             self.queue = start_embedded_queue(self.workdir / "fake_queue.log", seed=self.seed)
@@ -249,14 +249,17 @@ class FakeSession:
         )
         ended = drive.run()
         events, _ = self.client.events(cursor)
-        submitted = s.load.jobs if ended.partial is None else None  # cut short: maybe not all
+        # A rep cut short may not have submitted every job: conservation then checks the jobs
+        # against the queue's own count of those submitted.
+        submitted = s.load.jobs if ended.partial is None else None
         check_conservation(self.client.state(), events, submitted)
         scaled = fleet.started if fleet is not None else []
         measure = measure_rep(s, events, self.worker_ids + scaled)
         note_rep_end(measure.figures, ended)
         for found in measure.figures.get("below_slots", []):
             self.progress.message(f"{self.title} rep {rep}: {below_slots_text(found)}")
-        self.scaled[:] = [w for w in self.scaled if w.returncode() is None]  # the stopped go
+        # The fleet's workers that stopped during the rep are forgotten; the others stay.
+        self.scaled[:] = [w for w in self.scaled if w.returncode() is None]
         self.progress.rep_finished(self.title, rep, measure.figures)
         return RepOutcome(measure, events, stopped=self._stopping_error(ended, rep))
 
@@ -302,9 +305,11 @@ class FakeSession:
         self.logs_kept = True
 
     def stop(self) -> None:
-        """Workers, client, then queue, each even if one before failed, then the logs unless
-        kept; a Ctrl-C or SIGTERM meanwhile waits for the end (the queue runs in its own
-        session: nothing else stops it)."""
+        """Stop the workers, then close the client, then stop the queue (or put another
+        server's settings back), and last remove the logs unless they are kept. The workers go
+        first because their long-polls are released through the client and the queue. Each
+        step runs even if one before it failed, and a Ctrl-C or SIGTERM meanwhile waits until
+        all are done: the queue runs in a session of its own, so nothing else would stop it."""
         with interrupts_deferred(), contextlib.ExitStack() as later:
             if not self.logs_kept:
                 later.callback(shutil.rmtree, self.workdir, ignore_errors=True)

@@ -32,7 +32,7 @@ def add_rep(entry: ScenarioResult, measure: RepMeasure, every_samples: list[Phas
     figures = measure.figures
     entry.reps.append(Rep.model_validate(figures))  # the one place a rep's figures become a Rep
     every_samples.append(measure.samples)
-    reps = [rep.model_dump(exclude_unset=True) for rep in entry.reps]  # measure/ reads dicts
+    reps = [rep.model_dump(exclude_unset=True) for rep in entry.reps]  # measure/ takes dicts
     clean = [
         i
         for i, rep in enumerate(entry.reps)
@@ -44,7 +44,7 @@ def add_rep(entry: ScenarioResult, measure: RepMeasure, every_samples: list[Phas
         metrics.pooled_phases([every_samples[i] for i in keep])
     )
     entry.outliers = metrics.outlier_reps(reps)
-    if "submission" in figures:  # live: how long the pacing took
+    if "submission" in figures:  # a live rep records how long its paced /run calls took
         spans = (reps[i]["submission"]["span_s"] for i in keep)
         summary["submission_span_s"] = metrics.across(spans)
     entry.summary = spreads(summary)
@@ -85,7 +85,7 @@ def run_plans(
     except Interrupted as exc:
         mark_failed(docs, str(exc), interrupted=True)
         raise Interrupted(f"{exc}; partial results saved in {_where(saves)}") from None
-    except Exception as exc:  # a bug too: the saved result says why it is incomplete
+    except Exception as exc:  # a bug as well: the saved result still says why it stopped
         mark_failed(docs, _describe(exc), interrupted=False)
         kept = [save.where() for save in saves if save.keeps_previous()]
         if kept and isinstance(exc, JobbenchError) and exc.args:
@@ -135,7 +135,7 @@ class Save:
         if self.keeps_previous():
             write_document(doc, failed_path(self.path))
             return
-        if not self.started and self.save_events:  # as the reps it has: none
+        if not self.started and self.save_events:  # an empty events file, as no rep ran
             EventsWriter(events_path(self.path)).close()
         write_document(doc, self.path)
         if self.writer is not None:
