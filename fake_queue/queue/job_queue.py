@@ -91,7 +91,9 @@ class JobQueue(TakeLife):
             )
             self.jobs[job.id] = job
             self.queued.append(job)
-            if intended is None:  # a dict display each: a million-job burst is one call
+            # Each event is a dict literal, with no helper call: a million-job burst runs this
+            # loop a million times within one call.
+            if intended is None:
                 self.events.append({"t": at, "ev": "submit", "job": job.id})
             else:
                 self.events.append({"t": at, "ev": "submit", "job": job.id, "intended": intended})
@@ -99,7 +101,7 @@ class JobQueue(TakeLife):
         self.tally[IN_QUEUE] += len(jobs)
         self._wake_waiting(at)
         if self.fleet is not None and not self.fleet.running:
-            self.fleet.begin(at)  # the rep's first submission: the scaler starts
+            self.fleet.begin(at)  # the scaler starts with the rep's first submission
         return jobs
 
     def get(self, job_id: str) -> Job:

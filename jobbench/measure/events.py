@@ -69,7 +69,7 @@ class TakeEvent:
 class EventScan:
     """Everything measured about one rep, times in the log's own unit."""
 
-    submitted: dict[str, int] = field(default_factory=dict)  # job: submit t
+    submitted: dict[str, int] = field(default_factory=dict)  # job id -> when it was submitted
     final: dict[str, Final] = field(default_factory=dict)  # terminal jobs, in order of `done`
     runs: list[Run] = field(default_factory=list)  # closed ones in order of `done`, then open
     takes: list[TakeEvent] = field(default_factory=list)

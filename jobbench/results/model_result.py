@@ -233,7 +233,7 @@ class FleetFigures(Doc):
     jobs_per_worker_s: Number | None
     first_scale_up_s: Number | None
     scale_up_delay_s: Number | None  # until the first added worker polled
-    cold_start_s: dict[str, Number] | None  # decision to polling: median, max
+    cold_start_s: dict[str, Number] | None  # from the decision to its first poll: median and max
     rest_s: Number  # until the fleet was back to its active workers
     hidden_max: int | None  # most jobs in take-ahead buffers at a scaler's look (None: live)
     evaluations: list[FleetEvaluation]

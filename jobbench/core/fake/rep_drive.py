@@ -71,7 +71,8 @@ class _FaultClock:
     workers: list[WorkerProcess]
     applied: Counter[str] = field(default_factory=Counter)
     killed: set[str] = field(default_factory=set)
-    _paused: dict[str, float] = field(default_factory=dict)  # worker: resume at (elapsed s)
+    # Each paused worker's id -> when it resumes, in seconds into the rep.
+    _paused: dict[str, float] = field(default_factory=dict)
     _pending: list[WorkerFault] = field(default_factory=list)
 
     def __post_init__(self) -> None:

@@ -65,7 +65,7 @@ class Settler:
     budget_s: float = DEFAULT_BUDGET_S
     started: float = field(default_factory=time.monotonic)
     stopped: dict[str, str] = field(default_factory=dict)
-    looks: dict[str, int] = field(default_factory=dict)  # per row: its last test (look_number)
+    looks: dict[str, int] = field(default_factory=dict)  # per row, the look_number of its last test
     _begun: int = 0
 
     def begin_row(self) -> float:
