@@ -33,7 +33,11 @@ from typing import Any
 def _uvloop() -> None:
     import uvloop
 
-    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    import fake_queue.precise_loop as precise_loop
+
+    # The server runs on precise_loop.run, which makes its own loop and ignores the event loop
+    # policy: the loop it makes is what must change.
+    precise_loop.new_event_loop = uvloop.new_event_loop  # type: ignore[assignment]
 
 
 def _orjson() -> None:
