@@ -74,6 +74,24 @@ def test_the_sdk_worker_hands_slots_and_take_ahead_to_the_sdk_from_those_names(
     assert config["concurrency_modifier"](1) == 4 and config["take_ahead"] == 8
 
 
+def test_the_sdk_worker_also_sets_the_sdks_own_variable_unless_a_variant_did(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from jobbench.workers.runpod_entry import export_sdk_take_ahead
+
+    monkeypatch.setenv("JOBBENCH_TAKE_AHEAD", "8")
+    monkeypatch.delenv("RUNPOD_TAKE_AHEAD", raising=False)
+    export_sdk_take_ahead()
+    assert os.environ["RUNPOD_TAKE_AHEAD"] == "8"
+    monkeypatch.setenv("RUNPOD_TAKE_AHEAD", "3")  # a variant's env wins
+    export_sdk_take_ahead()
+    assert os.environ["RUNPOD_TAKE_AHEAD"] == "3"
+    monkeypatch.setenv("JOBBENCH_TAKE_AHEAD", "0")
+    monkeypatch.delenv("RUNPOD_TAKE_AHEAD")
+    export_sdk_take_ahead()
+    assert "RUNPOD_TAKE_AHEAD" not in os.environ
+
+
 def test_a_commands_relative_paths_are_read_against_the_folder_it_was_typed_in(
     tmp_path: Path,
 ) -> None:
