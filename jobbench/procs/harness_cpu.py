@@ -30,16 +30,41 @@ BUSY_OTHERS_CORES = 0.5
 @dataclass(frozen=True)
 class CpuSample:
     at_s: float  # monotonic
-    driver_s: float  # this process's user + system CPU seconds
+    driver_s: float  # this process's user + system CPU seconds, every thread's
     queue_s: float | None  # the queue process's (None: not ours, --server)
     groups_s: dict[str, float]  # worker id: its process group's CPU seconds (live members)
 
 
 def _proc_cpu(stat_line: str) -> tuple[int, float]:
-    """(process group, user + system CPU seconds) from a /proc/<pid>/stat line."""
+    """(process group, user + system CPU seconds) from a /proc/<pid>/stat line: whole clock
+    ticks (10 ms at the usual 100 Hz), dead threads included."""
     rest = stat_line[stat_line.rindex(")") + 2 :].split()  # the command may hold spaces
     pgrp = int(rest[2])
     return pgrp, (int(rest[11]) + int(rest[12])) / TICKS_S
+
+
+def _threads_cpu(pid_dir: Path) -> float:
+    """The CPU seconds a process's live threads ran, to the nanosecond, from each thread's
+    schedstat (0.0 where the kernel has no schedstat)."""
+    total_ns = 0
+    try:
+        for task in (pid_dir / "task").iterdir():
+            try:
+                total_ns += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):  # the thread ended meanwhile
+                continue
+    except OSError:
+        return 0.0
+    return total_ns / 1e9
+
+
+def _pid_cpu(pid_dir: Path, ticked: float) -> float:
+    """One process's CPU seconds, given its stat's `ticked`. A short rep's worker runs for a
+    tick or two, so whole ticks would make its CPU per job jump by half from one rep to the
+    next (a gate once judged a comment-only change on that): the threads' schedstat gives it
+    to the nanosecond. stat's ticks still count threads that have ended, so the larger of the
+    two stands; while no thread has ended, that is always the schedstat sum."""
+    return max(ticked, _threads_cpu(pid_dir))
 
 
 def group_cpu(pgids: Mapping[str, int]) -> dict[str, float]:
@@ -50,17 +75,18 @@ def group_cpu(pgids: Mapping[str, int]) -> dict[str, float]:
         if not entry.name.isdigit():
             continue
         try:
-            pgrp, seconds = _proc_cpu((entry / "stat").read_text())
+            pgrp, ticked = _proc_cpu((entry / "stat").read_text())
         except (OSError, ValueError, IndexError):  # gone meanwhile, or not a process entry
             continue
         if pgrp in wanted:
-            out[wanted[pgrp]] += seconds
+            out[wanted[pgrp]] += _pid_cpu(entry, ticked)
     return out
 
 
 def process_cpu(pid: int) -> float | None:
+    entry = PROC / str(pid)
     try:
-        return _proc_cpu((PROC / str(pid) / "stat").read_text())[1]
+        return _pid_cpu(entry, _proc_cpu((entry / "stat").read_text())[1])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -69,10 +95,9 @@ def sample(queue_pid: int | None, worker_groups: Mapping[str, int]) -> CpuSample
     """Now; None where /proc is not there (not Linux)."""
     if not PROC.is_dir():
         return None
-    times = os.times()
     return CpuSample(
         at_s=time.monotonic(),
-        driver_s=times.user + times.system,
+        driver_s=time.process_time(),
         queue_s=None if queue_pid is None else process_cpu(queue_pid),
         groups_s=group_cpu(worker_groups),
     )

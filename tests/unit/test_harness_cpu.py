@@ -4,6 +4,7 @@ cores per part, and the saturation rule that flags a rep measuring the harness."
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import pytest
@@ -22,15 +23,41 @@ def test_a_stat_line_gives_its_group_and_cpu_seconds_even_with_spaces_in_the_com
 def test_this_process_is_read_from_proc_and_burning_cpu_shows() -> None:
     pid = os.getpid()
     before = harness_cpu.sample(pid, {"me": os.getpgid(pid)})
-    deadline = time.process_time() + 0.3
-    while time.process_time() < deadline:
-        pass
+    _burn(0.3)
     after = harness_cpu.sample(pid, {"me": os.getpgid(pid)})
     block = harness_cpu.harness_cpu(before, after, 0.5, 2)
     assert block is not None
     assert block["driver_cores"] > 0.3 and block["queue_cores"] > 0.3  # both are this process
     assert block["worker_cores"]["me"] > 0.3  # its group, pytest's included
     assert block["machine_busy_cores"] == 1.0
+
+
+def _burn(seconds: float) -> None:
+    deadline = time.process_time() + seconds
+    while time.process_time() < deadline:
+        pass
+
+
+def test_a_process_cpu_is_read_finer_than_a_clock_tick() -> None:
+    """A short rep's worker runs a tick or two: read in whole ticks, 15 ms reads as 10 or 20."""
+    pid = os.getpid()
+    for _ in range(3):
+        before, clock = harness_cpu.process_cpu(pid), time.process_time()
+        _burn(0.015)
+        after, spent = harness_cpu.process_cpu(pid), time.process_time() - clock
+        assert before is not None and after is not None
+        assert abs((after - before) - spent) < 0.003, (after - before, spent)
+
+
+def test_the_cpu_of_a_thread_that_has_ended_still_counts() -> None:
+    pid = os.getpid()
+    before = harness_cpu.process_cpu(pid)
+    worker = threading.Thread(target=_burn, args=(0.2,))  # process time: every thread's
+    worker.start()
+    worker.join()
+    after = harness_cpu.process_cpu(pid)
+    assert before is not None and after is not None
+    assert after - before >= 0.19 - 1 / harness_cpu.TICKS_S
 
 
 def cores_block(queue: float, workers: dict[str, float], busy: float) -> dict[str, object]:
