@@ -25,7 +25,7 @@ import pytest
 from jobbench.core.fake.rep_drive import RepEnd
 from tests.e2e.helpers import run_jobbench
 from tests.programs import CHROMIUM, needs
-from tests.unit.test_html_report import BUSY, STALL, small
+from tests.unit.test_html_report import BUSY, SATURATED, STALL, small
 
 FLAGS = [
     "--headless",
@@ -68,14 +68,18 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def crowded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A comparison of generated results with long labels, 8 reps against 6, a stalled, a
-    partial and an outlier rep, machine load, and an incomplete side: the widest page."""
+    partial and an outlier rep, machine load, a side whose every rep ran on a full machine of
+    many CPUs (the widest machine cells), and an incomplete side: the widest page."""
     folder = tmp_path_factory.mktemp("crowded")
     reports = folder / "reports"
     reports.mkdir()
     a, b = "runpod-sdk-1.10.0-baseline-with-a-long-label", "runpod-sdk-1.12.0-take-ahead-candidate"
     flagged = {2: RepEnd(anomalies=[STALL], machine=BUSY), 3: RepEnd(partial="worker died")}
     small(reports, a, (0.5, 0.51, 0.49, 0.5, 0.5, 0.505, 0.495, 0.9), ends=flagged)
-    small(reports, b, (0.45, 0.46, 0.44, 0.45, 0.45, 0.455), error="interrupted (Ctrl-C)")
+    full = {**(BUSY or {}), "cpu_busy": 1.0, "cpus": 128, "load1_start": 123.45, "load1_end": 130.5}
+    on_a_full_machine = {n: RepEnd(anomalies=[SATURATED], machine=full) for n in range(1, 7)}
+    six = (0.45, 0.46, 0.44, 0.45, 0.45, 0.455)
+    small(reports, b, six, ends=on_a_full_machine, error="interrupted (Ctrl-C)")
     done = run_jobbench("compare", a, b, "--html", "crowded.html", cwd=folder, timeout_s=180)
     assert (folder / "crowded.html").is_file(), done.stderr
     return folder / "crowded.html"

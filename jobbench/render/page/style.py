@@ -30,8 +30,8 @@ td{text-align:right}td:first-child,th:first-child{text-align:left}
 tr.v-regression td{color:var(--warn);font-weight:600}tr.v-better td{color:var(--ideal)}
 caption{text-align:left;color:var(--muted);font-size:12.5px;padding:2px 0}
 table.grouped th,table.reps th{text-align:center}
-table.reps td.txt{text-align:left}table.reps td.warn{color:var(--warn);white-space:normal;
-min-width:12em}
+table.reps td.txt{text-align:left;white-space:normal;min-width:9em}
+table.reps td.warn{color:var(--warn)}
 .banner{border:2px solid var(--warn);border-radius:6px;padding:4px 14px;margin:12px 0;
 background:var(--panel)}.banner p{margin:6px 0}.banner strong{color:var(--warn)}
 ul.verdicts{padding-left:0;list-style:none}ul.verdicts li{margin:3px 0}
