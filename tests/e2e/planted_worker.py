@@ -16,7 +16,9 @@ JOBBENCH_SLOTS jobs at once, each sleeping its input's `seconds`.
   `--stall-s` before it takes again (the
   reference waits 50 ms);
 - `greedy`: it takes far more jobs than its slots and holds what it cannot run yet, so one
-  worker gets a whole burst while the others idle.
+  worker gets a whole burst while the others idle;
+- `hang-when-idle`: once it has run jobs and holds none, it never takes again: with a burst no
+  larger than its slots, it hangs between the first rep and the next.
 
 `--note TEXT` changes nothing: two variants that differ only in it are a comment-only change.
 """
@@ -35,7 +37,7 @@ from typing import Any
 
 import aiohttp
 
-DEFECTS = ("none", "fail", "spin", "late-start", "stall-on-429", "greedy")
+DEFECTS = ("none", "fail", "spin", "late-start", "stall-on-429", "greedy", "hang-when-idle")
 FAIL_EVERY = 20  # the `fail` defect: one job in 20 is 5 %
 RETRY_AFTER_429_S = 0.05  # the reference worker's pause after a 429
 GREEDY_FACTOR = 16  # the `greedy` defect asks for 16 x its slots
@@ -79,6 +81,8 @@ class Worker:
         async with aiohttp.ClientSession(headers=self.headers, timeout=timeout) as http:
             tasks: set[asyncio.Task[None]] = set()
             while True:
+                if self.defect == "hang-when-idle" and self.ran and not self.held:
+                    await asyncio.Event().wait()  # never set: silent for good
                 room = self.capacity - self.held
                 if room <= 0:
                     self.slot_free.clear()

@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
 from tests.e2e.helpers import run_jobbench, start_jobbench
 
 FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2", "--stall-after", "1"]
 MODEL = ["--worker", "model", "--policy", "drain", "--workers", "2", "--slots", "8"]
 STUBBORN = Path(__file__).with_name("stubborn_worker.py")
+PLANTED = Path(__file__).with_name("planted_worker.py")
 
 
 def worker_process(run: subprocess.Popen[str], suffix: str) -> psutil.Process:
@@ -49,6 +51,7 @@ def saved(folder: Path) -> dict[str, Any]:
     return doc
 
 
+@pytest.mark.quiet  # a rep set aside as saturated would change its summary
 def test_a_paused_worker_counts_and_a_hung_one_fails_the_run_fast(tmp_path: Path) -> None:
     run = start_jobbench(
         "run", *MODEL, "--burst", "64", "--job-seconds", "0.2", "--reps", "3", *FAST, cwd=tmp_path
@@ -114,3 +117,27 @@ def test_jobs_lost_without_faults_fail_the_run_naming_them(tmp_path: Path) -> No
     assert doc["complete"] is False
     kept = Path(result.stderr.rsplit("logs in ", 1)[1].split()[0].rstrip(";"))
     assert kept.is_dir() and any(kept.rglob("*.log"))  # a failure keeps and names its logs
+
+
+def test_a_worker_that_hangs_between_reps_fails_the_next_rep_naming_it(tmp_path: Path) -> None:
+    """Silent past the give-up bound before a rep: the rep starts and its watchdog ends it at
+    its first look, partial and saved, as for a hang during a rep (a gate judges a candidate's
+    on it, tests/e2e/test_planted_defects.py), not a run ended before anything was measured."""
+    worker = f"{sys.executable} {PLANTED} --defect hang-when-idle"
+    started = time.monotonic()
+    result = run_jobbench(
+        "run", "--worker", worker, "--workers", "1", "--slots", "4", "--burst", "4",
+        "--job-seconds", "0.05", "--reps", "3", *FAST, "--stall-after", "0.5", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 4, result.stderr
+    assert "did not poll the queue within 2 s" in result.stderr
+    assert (
+        "made no take and no job-done for" in result.stderr
+        and "hung or was stopped" in result.stderr
+    )
+    doc = saved(tmp_path)
+    first, second = doc["scenarios"][0]["reps"]  # the third never ran
+    assert first["jobs"]["completed"] == 4 and "partial" not in first
+    assert second["partial"] == "stalled" and second["anomalies"][0]["resumed"] is False
+    assert doc["complete"] is False
+    assert time.monotonic() - started < 30  # named within the give-up, not the start-up's 90 s
