@@ -14,6 +14,7 @@ import pytest
 from fake_queue.http.server import RunningServer, ServerThread
 from fake_queue.queue.latency import LatencyModel
 from fake_queue.settings import ServerSettings, settings_from_mapping
+from tests.machine_share import MachineShare
 
 # Tests run the model at 1/10 scale (50 ms takes, 5 ms wakes) so the suite stays fast.
 FAST = {"take_latency": 0.05, "wake_latency": 0.005, "hold": 2.0}
@@ -69,6 +70,24 @@ def temp_folders_in_pytests_tree(tmp_path_factory: pytest.TempPathFactory) -> It
     else:
         os.environ["TMPDIR"] = before
     tempfile.tempdir = None
+
+
+@pytest.fixture(scope="session")
+def machine_share(tmp_path_factory: pytest.TempPathFactory) -> MachineShare:
+    """The run's lock files: each xdist worker's temp folder lies in the run's own."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return MachineShare(None)
+    return MachineShare(tmp_path_factory.getbasetemp().parent)
+
+
+@pytest.fixture(autouse=True)
+def share_the_machine(
+    request: pytest.FixtureRequest, machine_share: MachineShare
+) -> Iterator[None]:
+    """A `quiet` test runs alone, every other beside the others (tests/machine_share.py)."""
+    quiet = request.node.get_closest_marker("quiet") is not None
+    with machine_share.alone() if quiet else machine_share.shared():
+        yield
 
 
 @pytest.fixture

@@ -43,28 +43,22 @@ def _proc_cpu(stat_line: str) -> tuple[int, float]:
     return pgrp, (int(rest[11]) + int(rest[12])) / TICKS_S
 
 
-def _threads_cpu(pid_dir: Path) -> float:
-    """The CPU seconds a process's live threads ran, to the nanosecond, from each thread's
-    schedstat (0.0 where the kernel has no schedstat)."""
-    total_ns = 0
+def _process_clock(pid: int) -> int:
+    """The clock id of a process's CPU-time clock (Linux's MAKE_PROCESS_CPUCLOCK(pid,
+    CPUCLOCK_SCHED), what clock_getcpuclockid(3) returns; Python has no binding for it)."""
+    return ((~pid) << 3) | 2
+
+
+def _pid_cpu(pid: int, ticked: float) -> float:
+    """One process's CPU seconds, every thread's, ended ones included, to the nanosecond from
+    its CPU-time clock. A short rep's worker runs for a tick or two, so stat's whole 10 ms
+    ticks (`ticked`) would make its CPU per job jump by half from one rep to the next (a gate
+    once judged a comment-only change on that). The ticks stand where the clock cannot be
+    read (the process ended meanwhile)."""
     try:
-        for task in (pid_dir / "task").iterdir():
-            try:
-                total_ns += int((task / "schedstat").read_text().split()[0])
-            except (OSError, ValueError, IndexError):  # the thread ended meanwhile
-                continue
+        return time.clock_gettime(_process_clock(pid))
     except OSError:
-        return 0.0
-    return total_ns / 1e9
-
-
-def _pid_cpu(pid_dir: Path, ticked: float) -> float:
-    """One process's CPU seconds, given its stat's `ticked`. A short rep's worker runs for a
-    tick or two, so whole ticks would make its CPU per job jump by half from one rep to the
-    next (a gate once judged a comment-only change on that): the threads' schedstat gives it
-    to the nanosecond. stat's ticks still count threads that have ended, so the larger of the
-    two stands; while no thread has ended, that is always the schedstat sum."""
-    return max(ticked, _threads_cpu(pid_dir))
+        return ticked
 
 
 def group_cpu(pgids: Mapping[str, int]) -> dict[str, float]:
@@ -79,14 +73,13 @@ def group_cpu(pgids: Mapping[str, int]) -> dict[str, float]:
         except (OSError, ValueError, IndexError):  # gone meanwhile, or not a process entry
             continue
         if pgrp in wanted:
-            out[wanted[pgrp]] += _pid_cpu(entry, ticked)
+            out[wanted[pgrp]] += _pid_cpu(int(entry.name), ticked)
     return out
 
 
 def process_cpu(pid: int) -> float | None:
-    entry = PROC / str(pid)
     try:
-        return _pid_cpu(entry, _proc_cpu((entry / "stat").read_text())[1])
+        return _pid_cpu(pid, _proc_cpu((PROC / str(pid) / "stat").read_text())[1])
     except (OSError, ValueError, IndexError):
         return None
 

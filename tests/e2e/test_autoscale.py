@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import run_jobbench
+from tests.e2e.helpers import anomalies_of_the_run, run_jobbench
 from tests.e2e.test_cleanup_signals import assert_nothing_left, groups_of, jobbench, stop
 
 HERE = Path(__file__).parent
@@ -39,7 +39,7 @@ def check_rep(rep: dict[str, Any], jobs: int, idle_s: float, cold_s: float) -> d
     """What every autoscaled rep must show: all jobs done once, every added worker started
     after its cold start, polled, went idle, was stopped for it and exited cleanly."""
     assert rep["jobs"]["completed"] == jobs and "redelivered" not in rep["jobs"]
-    assert "lost" not in rep["jobs"] and not rep.get("anomalies")
+    assert "lost" not in rep["jobs"] and not anomalies_of_the_run(rep)
     fleet = rep["fleet"]
     added = {w: life for w, life in fleet["workers"].items() if not life["active"]}
     assert added and fleet["cold_starts"] == len(added)

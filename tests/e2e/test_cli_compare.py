@@ -12,6 +12,7 @@ import pytest
 import runpod
 
 from tests.e2e.helpers import run_jobbench
+from tests.machine_share import MachineShare
 
 FAST_SUITE = """
 [suites.fast]
@@ -37,13 +38,15 @@ def jobbench(
 
 @pytest.fixture(scope="module")
 def compared(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, machine_share: MachineShare
 ) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """Its verdict is judged: it runs with no other test beside it."""
     folder = tmp_path_factory.mktemp("compare")
     (folder / "jobbench.toml").write_text(FAST_SUITE)
-    return folder, jobbench(
-        "compare", "main", "pr", "--suite", "fast", "--format", "json", cwd=folder
-    )
+    with machine_share.alone():
+        return folder, jobbench(
+            "compare", "main", "pr", "--suite", "fast", "--format", "json", cwd=folder
+        )
 
 
 def test_compare_runs_both_variants_interleaved_and_saves_everything(
@@ -211,12 +214,15 @@ def saved_copy(source: Path, target: Path, label: str | None = None, **params: o
 
 
 @pytest.fixture(scope="module")
-def a_a(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    """`compare main main`: the A/A check of the noise, on the tiny suite."""
+def a_a(
+    tmp_path_factory: pytest.TempPathFactory, machine_share: MachineShare
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """`compare main main`: the A/A check of the noise, on the tiny suite, judged: alone."""
     folder = tiny_folder(tmp_path_factory.mktemp("a-a"))
-    return folder, jobbench(
-        "compare", "main", "main", "--suite", "tiny", "--format", "json", cwd=folder
-    )
+    with machine_share.alone():
+        return folder, jobbench(
+            "compare", "main", "main", "--suite", "tiny", "--format", "json", cwd=folder
+        )
 
 
 def test_a_a_check_saves_b_apart_and_reuses_both(

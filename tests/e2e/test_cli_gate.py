@@ -27,6 +27,7 @@ def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return run_jobbench("gate", *args, cwd=cwd)
 
 
+@pytest.mark.quiet
 def test_reps_auto_adds_pairs_until_a_real_slowdown_is_settled(tmp_path: Path) -> None:
     (tmp_path / "jobbench.toml").write_text(SETTLE_SUITE)
     # B = main (drain) against A = pr (take-ahead): B takes a whole take latency more a batch
@@ -49,6 +50,7 @@ def test_reps_auto_adds_pairs_until_a_real_slowdown_is_settled(tmp_path: Path) -
     assert order[-2:] == ["pr deep", "main deep"]  # the added pairs stay interleaved
 
 
+@pytest.mark.quiet
 def test_reps_auto_stops_at_max_reps_and_says_what_these_reps_could_see(tmp_path: Path) -> None:
     (tmp_path / "jobbench.toml").write_text(SETTLE_SUITE)
     result = gate("main", "main", "--suite", "settle", "--max-reps", "3", cwd=tmp_path)

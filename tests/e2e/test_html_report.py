@@ -17,6 +17,7 @@ from jobbench.errors import UsageError
 from jobbench.render.page.rep_strip import machine_text
 from jobbench.results.store import read_result
 from tests.e2e.helpers import run_jobbench
+from tests.machine_share import MachineShare
 from tests.unit.test_html_report import PLOTS, labels, plotted, rep_blocks, svgs
 
 RUN = [
@@ -31,9 +32,14 @@ def jobbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Real results: x (drain, page written by `run --html`), y (take-ahead), x-vs-y."""
-    cwd = tmp_path_factory.mktemp("report")
+def folder(tmp_path_factory: pytest.TempPathFactory, machine_share: MachineShare) -> Path:
+    """Real results: x (drain, page written by `run --html`), y (take-ahead), x-vs-y. Alone: a
+    rep set aside as saturated would change the pages these tests read."""
+    with machine_share.alone():
+        return _folder(tmp_path_factory.mktemp("report"))
+
+
+def _folder(cwd: Path) -> Path:
     done = jobbench(*RUN, "--label", "x", "--html", "x.html", cwd=cwd)
     assert done.returncode == 0, done.stderr
     ahead = ["--policy", "take-ahead", "--take-ahead", "4", "--label", "y"]

@@ -10,12 +10,15 @@ import sys
 from itertools import pairwise
 from pathlib import Path
 
+import pytest
+
 from jobbench.core.scenario.load_profiles import parse_load
 from tests.e2e.helpers import run_jobbench
 
 FAST = ["--take-latency", "0.02", "--wake-latency", "0.005", "--hold", "2"]
 
 
+@pytest.mark.quiet  # a busy machine may set the pacing back or fill the fleet
 def test_a_rate_profile_runs_open_loop_through_real_workers(tmp_path: Path) -> None:
     proc = run_jobbench(
         "run", "--worker", "model", "--policy", "drain", "-w", "2", "--slots", "4",

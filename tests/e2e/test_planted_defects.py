@@ -19,6 +19,9 @@ import pytest
 
 from tests.e2e.helpers import run_jobbench
 
+# Every test here judges a gate's verdict, which reps set aside as saturated would change.
+pytestmark = pytest.mark.quiet
+
 PLANTED = f"{sys.executable} {Path(__file__).with_name('planted_worker.py')}"
 VARIANTS = {
     "base": "",

@@ -24,6 +24,7 @@ import pytest
 
 from jobbench.core.fake.rep_drive import RepEnd
 from tests.e2e.helpers import run_jobbench
+from tests.machine_share import MachineShare
 from tests.programs import CHROMIUM, needs
 from tests.unit.test_html_report import BUSY, SATURATED, STALL, small
 
@@ -53,11 +54,15 @@ def jobbench(*args: str, cwd: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def page(tmp_path_factory: pytest.TempPathFactory, machine_share: MachineShare) -> Path:
     """A comparison report of two real runs (drain vs take-ahead): every kind of plot; beside
     it run.html, the take-ahead run's own page (close to its ideal: the ideal's label sits at
     the completion plot's right edge)."""
-    folder = tmp_path_factory.mktemp("browser")
+    with machine_share.shared():
+        return _page(tmp_path_factory.mktemp("browser"))
+
+
+def _page(folder: Path) -> Path:
     jobbench(*RUN, "--policy", "drain", "--label", "main", cwd=folder)
     jobbench(*RUN, "--policy", "take-ahead", "--take-ahead", "4", "--label", "pr", cwd=folder)
     jobbench("compare", "main", "pr", "--html", "report.html", cwd=folder)
@@ -66,11 +71,15 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def crowded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def crowded(tmp_path_factory: pytest.TempPathFactory, machine_share: MachineShare) -> Path:
+    with machine_share.shared():
+        return _crowded(tmp_path_factory.mktemp("crowded"))
+
+
+def _crowded(folder: Path) -> Path:
     """A comparison of generated results with long labels, 8 reps against 6, a stalled, a
     partial and an outlier rep, machine load, a side whose every rep ran on a full machine of
     many CPUs (the widest machine cells), and an incomplete side: the widest page."""
-    folder = tmp_path_factory.mktemp("crowded")
     reports = folder / "reports"
     reports.mkdir()
     a, b = "runpod-sdk-1.10.0-baseline-with-a-long-label", "runpod-sdk-1.12.0-take-ahead-candidate"

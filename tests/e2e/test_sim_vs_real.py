@@ -35,6 +35,7 @@ def result(target: str, flags: tuple[str, ...], cwd: Path) -> list[dict[str, Any
     return reps
 
 
+@pytest.mark.quiet  # it bounds the real run's overhead over the model
 @pytest.mark.parametrize(
     "flags",
     [("-w", "2", "--policy", "drain"), ("-w", "1", "--take-ahead", "8")],

@@ -10,6 +10,7 @@ import pytest
 
 from tests.e2e.helpers import run_jobbench
 from tests.e2e.test_report_browser import assert_fits, console_lines, layout, pixels, screenshot
+from tests.machine_share import MachineShare
 from tests.programs import CHROMIUM, needs
 
 pytestmark = needs(CHROMIUM)
@@ -21,8 +22,12 @@ SWEEP = (
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    here = tmp_path_factory.mktemp("sweep")
+def folder(tmp_path_factory: pytest.TempPathFactory, machine_share: MachineShare) -> Path:
+    with machine_share.shared():
+        return _folder(tmp_path_factory.mktemp("sweep"))
+
+
+def _folder(here: Path) -> Path:
     done = run_jobbench(*SWEEP, "--html", "sweep.html", cwd=here, timeout_s=180)
     assert done.returncode == 0, done.stderr
     x_latency = ("--x", "take-latency", "--y", "slots", "--color", "efficiency")

@@ -1,0 +1,53 @@
+"""The suite runs on several pytest-xdist workers at once, and most tests do not mind: they
+wait on sockets and processes far more than they compute. A test marked `quiet` does mind: it
+judges figures, flags or timings that other work on the machine disturbs (jobbench itself sets
+a rep aside as `saturated` when processes outside the run fill the machine). It runs with no
+other test beside it.
+
+A readers-writer lock over two files does this across the worker processes: every other test
+holds the room lock shared, a quiet test holds it alone. A quiet test first takes the door, so
+that no new test enters while it waits for the ones inside to finish (else a steady stream of
+short tests would keep it waiting for good); a test that enters passes through the door at once.
+Without xdist there is no one to share the machine with, and nothing is locked.
+"""
+
+from __future__ import annotations
+
+import fcntl
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import TextIO
+
+
+class MachineShare:
+    """The lock files of one test run, in a folder every xdist worker of that run shares (None:
+    a run in one process)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        """Beside other tests, never beside a quiet one."""
+        with ExitStack() as files:
+            if self.folder is not None:
+                door, room = (files.enter_context(self._file(n)) for n in ("door", "room"))
+                fcntl.flock(door, fcntl.LOCK_EX)
+                fcntl.flock(room, fcntl.LOCK_SH)
+                fcntl.flock(door, fcntl.LOCK_UN)
+            yield
+
+    @contextmanager
+    def alone(self) -> Iterator[None]:
+        """With no other test running. Closing a file releases its lock."""
+        with ExitStack() as files:
+            if self.folder is not None:
+                door, room = (files.enter_context(self._file(n)) for n in ("door", "room"))
+                fcntl.flock(door, fcntl.LOCK_EX)
+                fcntl.flock(room, fcntl.LOCK_EX)
+            yield
+
+    def _file(self, name: str) -> TextIO:
+        assert self.folder is not None
+        return (self.folder / f"{name}.lock").open("a")
