@@ -79,6 +79,7 @@ def rows_of(path: Path, rep: int) -> list[dict[str, Any]]:
 
 
 @pytest.mark.e2e
+@pytest.mark.quiet  # each /run within 200 ms of its time: a busy machine may miss it
 def test_a_rate_profile_sends_each_run_at_its_intended_time_and_measures_from_it(
     served: RunningServer, tmp_path: Path
 ) -> None:
@@ -153,6 +154,7 @@ async def _send_all_then_stop(server: RunningServer, plan: BurstPlan) -> BurstRe
         await http.close()
 
 
+@pytest.mark.quiet  # the 5th /run within 0.1 s of its window
 def test_a_profile_beyond_a_tight_run_window_goes_out_late_never_slowed_or_dropped(
     start_server: Callable[..., RunningServer],
 ) -> None:
