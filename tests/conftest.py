@@ -22,14 +22,28 @@ E2E = Path(__file__).parent / "e2e"
 # `.ci/run` sets this: there every program a test needs is installed, so a skipped test is a
 # test that did not run, and the run fails (tests/programs.py skips them on a bare machine).
 NO_SKIPS = "JOBBENCH_TESTS_NO_SKIPS"
+NEXT_IS_QUIET = pytest.StashKey[bool]()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/e2e runs the jobbench CLI or real worker processes: it is marked
-    e2e like the few elsewhere that start workers, so `-m "not e2e"` leaves the fast ones."""
+    e2e like the few elsewhere that start workers, so `-m "not e2e"` leaves the fast ones.
+
+    For xdist (`--dist loadgroup`): the quiet tests are one group, run in a row on one worker
+    (tests/machine_share.py); every other test goes with its file, whose module fixtures are
+    then made once."""
     for item in items:
         if item.path.is_relative_to(E2E):
             item.add_marker(pytest.mark.e2e)
+        group = "quiet" if _is_quiet(item) else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """A row of quiet tests keeps the machine alone from its first to its last."""
+    item.stash[NEXT_IS_QUIET] = nextitem is not None and _is_quiet(nextitem)
+    return (yield)
 
 
 def forbidden_skips(reporter: Any) -> list[Any]:
@@ -85,9 +99,20 @@ def share_the_machine(
     request: pytest.FixtureRequest, machine_share: MachineShare
 ) -> Iterator[None]:
     """A `quiet` test runs alone, every other beside the others (tests/machine_share.py)."""
-    quiet = request.node.get_closest_marker("quiet") is not None
-    with machine_share.alone() if quiet else machine_share.shared():
+    if not _is_quiet(request.node):
+        with machine_share.shared():
+            yield
+        return
+    machine_share.keep_alone()
+    try:
         yield
+    finally:
+        if not request.node.stash.get(NEXT_IS_QUIET, False):
+            machine_share.release()
+
+
+def _is_quiet(item: pytest.Item) -> bool:
+    return item.get_closest_marker("quiet") is not None
 
 
 @pytest.fixture

@@ -8,6 +8,10 @@ A readers-writer lock over two files does this across the worker processes: ever
 holds the room lock shared, a quiet test holds it alone. A quiet test first takes the door, so
 that no new test enters while it waits for the ones inside to finish (else a steady stream of
 short tests would keep it waiting for good); a test that enters passes through the door at once.
+
+The quiet tests run one after another on one worker (one xdist group, tests/conftest.py), and
+that worker keeps the room from the first to the last of a row of them: the machine is emptied
+once, not before each quiet test, while the other workers would sit at the door anyway.
 Without xdist there is no one to share the machine with, and nothing is locked.
 """
 
@@ -26,6 +30,8 @@ class MachineShare:
 
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
+        self._kept = ExitStack()  # the room, held alone across a row of quiet tests
+        self._keeping = False
 
     @contextmanager
     def shared(self) -> Iterator[None]:
@@ -42,11 +48,24 @@ class MachineShare:
     def alone(self) -> Iterator[None]:
         """With no other test running. Closing a file releases its lock."""
         with ExitStack() as files:
-            if self.folder is not None:
+            if self.folder is not None and not self._keeping:
                 door, room = (files.enter_context(self._file(n)) for n in ("door", "room"))
                 fcntl.flock(door, fcntl.LOCK_EX)
                 fcntl.flock(room, fcntl.LOCK_EX)
             yield
+
+    def keep_alone(self) -> None:
+        """Take the machine alone until `release`: for a row of quiet tests."""
+        if self.folder is None or self._keeping:
+            return
+        door, room = (self._kept.enter_context(self._file(n)) for n in ("door", "room"))
+        fcntl.flock(door, fcntl.LOCK_EX)
+        fcntl.flock(room, fcntl.LOCK_EX)
+        self._keeping = True
+
+    def release(self) -> None:
+        self._kept.close()
+        self._keeping = False
 
     def _file(self, name: str) -> TextIO:
         assert self.folder is not None

@@ -61,3 +61,24 @@ def test_without_xdist_nothing_is_locked() -> None:
     share = MachineShare(None)
     with share.alone(), share.alone(), share.shared():
         pass
+
+
+def test_a_row_of_quiet_tests_keeps_the_machine_until_the_last_one_releases_it(
+    tmp_path: Path,
+) -> None:
+    share, other_worker = MachineShare(tmp_path), MachineShare(tmp_path)
+    entered = threading.Event()
+
+    def another_test() -> None:
+        with other_worker.shared():
+            entered.set()
+
+    share.keep_alone()
+    with share.alone(), share.alone():  # two quiet tests of the row: kept, not taken again
+        pass
+    waiting = threading.Thread(target=another_test)
+    waiting.start()
+    assert not entered.wait(0.3)  # the machine is still kept between them
+    share.release()
+    assert entered.wait(5)
+    waiting.join(5)
