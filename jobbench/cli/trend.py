@@ -76,7 +76,12 @@ def trend(
         int, Opt(metavar="N", parser=whole(10), help="every Nth commit (and the end)")
     ] = 1,
     reps: Reps = None,
-    metric: Metric = None,
+    metric: Annotated[
+        str | None,
+        Opt(
+            metavar="METRIC", help="each row's metric (default: its gated one, else time_to_p99_s)"
+        ),
+    ] = None,
     max_regression: Annotated[
         str, Opt(metavar="PERCENT", help="smallest change a change point may be, e.g. 5%")
     ] = "5%",
