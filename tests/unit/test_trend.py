@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +24,7 @@ from jobbench.results.trend import (
     change_points,
     document,
 )
+from tests.unit.cli import run_cli
 
 TREE = "/root/.cache/jobbench/worktrees/0123456789ab/" + "a" * 40
 
@@ -209,12 +211,35 @@ def test_only_skipped_commits_left_is_unsettled() -> None:
 
 
 def test_a_spent_budget_ends_the_search() -> None:
-    clock = iter([0.0, 0.0, 10.0, 10.0, 99.0, 99.0])
+    clock = iter(range(0, 3000, 30))  # every look at the clock 30 s later
     found = run_bisect(
         FakeStepper(first_bad=5),  # type: ignore[arg-type]
         commits(17),
         50.0,
         lambda _: None,
-        now=lambda: next(clock),
+        now=lambda: float(next(clock)),
     )
-    assert found.code == EXIT_INCONCLUSIVE and "--budget spent" in found.message
+    assert found.code == EXIT_INCONCLUSIVE and "--budget spent after 1 steps" in found.message
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("trend", "v1..v2"), "--repo: give the SDK checkout whose commits to run"),
+        (("trend", "v1..v2", "--suite", "seed", "--burst", "8"), "--suite seed and --burst"),
+        (("bisect", "v1", "v2", "--worker", "model"), "--worker model: the model worker"),
+        (("bisect", "v1", "v2", "--worker", "python w.py", "-t", "4"), "--take-ahead"),
+        (("trend", "v1..v2", "--max-regression", "five"), "--max-regression 'five'"),
+        (("trend", "v1..v2", "--metric", "speed"), "--metric speed: use one of"),
+    ],
+)
+def test_bad_flags_are_one_line_and_exit_2(
+    args: tuple[str, ...],
+    said: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run_cli(monkeypatch, *args, cwd=tmp_path) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1, err

@@ -85,7 +85,8 @@ def run_bisect(
     """Steps until the first slower commit is known (code 0), or the search cannot go on: BAD
     not slower or not runnable (2), a step unsettled, the budget spent or only skipped commits
     left (3). Ctrl-C propagates: each step taken is saved for the next call."""
-    deadline = now() + budget_s
+    started = now()
+    deadline = started + budget_s
     found = Bisection(commits)
     search = Search(len(commits))
     stepper.ready_good()
@@ -97,9 +98,11 @@ def run_bisect(
                 found, search, EXIT_INCONCLUSIVE, f"--budget spent after {len(found.steps)} steps"
             )
         guess = 1 + search.steps_left()
+        eta = _eta(found, now() - started, guess)
+        commit = commits[index]
         say(
-            f"step {len(found.steps) + 1} (about {guess} to go): {commits[index].name} "
-            f"{commits[index].subject!r} against GOOD {commits[0].name}; "
+            f"step {len(found.steps) + 1} (about {guess} to go{eta}): {commit.name} "
+            f"{commit.subject!r} against GOOD {commits[0].name}; "
             f"{len(search.candidates()) + 1} commits left to search"
         )
         step = stepper.step(commits[index], left / guess)
@@ -124,6 +127,14 @@ def run_bisect(
         return _ends(found, search, EXIT_INCONCLUSIVE, f"only skipped commits are left ({skipped})")
     _conclude(found, stepper, commits, first)
     return found
+
+
+def _eta(found: Bisection, elapsed: float, steps: int) -> str:
+    """`, about 4 min left`: the mean step so far times the steps still expected."""
+    if not found.steps:
+        return ""
+    left = elapsed / len(found.steps) * steps
+    return f", about {left / 60:.0f} min left" if left >= 90 else f", about {left:.0f} s left"
 
 
 def _bad_problem(step: Step, commits: list[Commit]) -> str | None:

@@ -99,7 +99,6 @@ class SetupRequest:
 
 def make_setup(request: SetupRequest) -> Setup:
     """Every flag checked (one line naming it and the fix) before anything runs."""
-    repo = check_repo(request.repo)
     worker = base_worker(request.worker, request.take_ahead, request.python)
     given = request.scenario.given()
     if request.suite is not None and given:
@@ -113,7 +112,7 @@ def make_setup(request: SetupRequest) -> Setup:
     reps = suite.reps if request.reps is None else request.reps
     check_count(REPS, reps)
     check_writable_folder(request.out, "--out")
-    return Setup(repo, suite, worker, reps, request.out, request.pin_queue)
+    return Setup(check_repo(request.repo), suite, worker, reps, request.out, request.pin_queue)
 
 
 def _flags_scenario(flags: ScenarioFlags, worker: WorkerSpec) -> Scenario:
