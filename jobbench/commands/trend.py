@@ -60,7 +60,8 @@ def trend_command(request: TrendRequest) -> int:
         ) from None
     series, points = analyse(trend, setup, request.gate)
     doc = document(trend.commits, trend.states, series, points)
-    path = setup.out / f"trend-{safe_label(setup.repo.resolve().name)}.json"
+    # In a folder of its own: `history` and the commit store list the results in --out.
+    path = setup.out / "trends" / f"{safe_label(setup.repo.resolve().name)}.json"
     known = reported(path)
     archive(path)
     write_json(doc, path)
