@@ -12,7 +12,7 @@ import pytest
 from jobbench.core.history.bisect import Search, run_bisect
 from jobbench.core.history.step import SKIP, Step
 from jobbench.core.history.store import checkout_commit, worker_identity
-from jobbench.core.history.trend_run import neighbour_pairs, scattered
+from jobbench.core.history.trend_run import _Clock, neighbour_pairs, scattered
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 from jobbench.measure.stats import median_interval
 from jobbench.results.model import Params, ScenarioResult
@@ -243,3 +243,12 @@ def test_bad_flags_are_one_line_and_exit_2(
     assert run_cli(monkeypatch, *args, cwd=tmp_path) == EXIT_USAGE
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1, err
+
+
+def test_no_commit_starts_past_the_trend_budget() -> None:
+    times = iter([0.0, 0.0, 100.0, 250.0])
+    clock = _Clock(300.0, now=lambda: next(times))
+    assert not clock.stop_before(2)  # nothing measured yet: the first pair runs
+    clock.done = 2  # 2 commits in 100 s: a pair takes about 100 s
+    assert not clock.stop_before(2)  # 100 + 100 <= 300
+    assert clock.stop_before(2)  # 250 + 100 > 300: it would end past the budget

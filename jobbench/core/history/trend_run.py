@@ -54,15 +54,16 @@ class _Clock:
     def elapsed(self) -> float:
         return self.now() - self.started
 
-    def per_commit(self) -> float | None:
-        return self.elapsed / self.done if self.done else None
+    def per_commit(self, elapsed: float) -> float | None:
+        return elapsed / self.done if self.done else None
 
     def stop_before(self, commits: int) -> bool:
         """At --budget no new commit starts: none once it is spent, nor a pair whose estimate
         would end past it."""
-        per = self.per_commit()
-        return self.elapsed >= self.budget_s or (
-            per is not None and self.elapsed + per * commits > self.budget_s
+        elapsed = self.elapsed
+        per = self.per_commit(elapsed)
+        return elapsed >= self.budget_s or (
+            per is not None and elapsed + per * commits > self.budget_s
         )
 
 
@@ -139,7 +140,7 @@ def scattered(count: int) -> list[int]:
 def _line(commits: list[Commit], window: list[int], clock: _Clock, total: int) -> str:
     names = " and ".join(f"{commits[i].name} {_subject(commits[i])}" for i in window)
     left = total - clock.done
-    per = clock.per_commit()
+    per = clock.per_commit(clock.elapsed)
     eta = f", about {_minutes(per * left)} left" if per is not None else ""
     first, last = clock.done + 1, clock.done + len(window)
     counted = f"commit {first}" if first == last else f"commits {first}-{last}"
