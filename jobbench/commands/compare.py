@@ -23,11 +23,11 @@ from jobbench.core.scenario.checks import (
 )
 from jobbench.core.scenario.config import RunConfig
 from jobbench.core.scenario.project import (
-    DEFAULT_SUITE,
     Project,
     Suite,
     apply_variant,
     load_project,
+    pick_suite,
 )
 from jobbench.core.sim.target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageError
@@ -59,15 +59,6 @@ class CompareRequest:
     html: Path | None = None
     pin_queue: bool = True
     target: str = "fake"  # where sides that run now run: fake | sim (core/sim/target.py)
-
-
-def pick_suite(project: Project, name: str | None) -> Suite:
-    key = name or DEFAULT_SUITE
-    if key not in project.suites:
-        raise UsageError(
-            f"--suite {key}: no such suite; known: {', '.join(sorted(project.suites))}"
-        )
-    return project.suites[key]
 
 
 def pick_reps(request: CompareRequest, suite: Suite) -> tuple[int, bool]:

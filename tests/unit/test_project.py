@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.commands.compare import pick_suite
-from jobbench.core.scenario.project import STEADY_CAPACITY_JPS, load_project
+from jobbench.core.scenario.project import STEADY_CAPACITY_JPS, load_project, pick_suite
 from jobbench.errors import UsageError
 from tests.unit.cli import run_cli
 

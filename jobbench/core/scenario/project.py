@@ -398,6 +398,16 @@ def _seconds(table: dict[str, Any], key: str, default: float, where: str) -> flo
     )
 
 
+def pick_suite(project: Project, name: str | None) -> Suite:
+    """--suite NAME (default the gate's suite), or the one-line error listing the known ones."""
+    key = name or DEFAULT_SUITE
+    if key not in project.suites:
+        raise UsageError(
+            f"--suite {key}: no such suite; known: {', '.join(sorted(project.suites))}"
+        )
+    return project.suites[key]
+
+
 def apply_variant(suite: Suite, variant: Variant) -> tuple[Scenario, ...]:
     """The suite's scenarios run by this variant's workers (and its latency overrides)."""
     out = []

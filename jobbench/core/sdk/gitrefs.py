@@ -20,7 +20,7 @@ def cache_root() -> Path:
     return jobbench_cache() / "worktrees"
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=120
@@ -31,7 +31,7 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def resolve_commit(repo: Path, ref: str) -> str | None:
     """The commit `ref` names in `repo`, or None if it names none."""
-    done = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    done = git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
 
 
@@ -54,7 +54,7 @@ def describe_checkout(tree: Path) -> str | None:
 
 
 def is_git_repo(repo: Path) -> bool:
-    return repo.is_dir() and _git(repo, "rev-parse", "--git-dir").returncode == 0
+    return repo.is_dir() and git(repo, "rev-parse", "--git-dir").returncode == 0
 
 
 def worktree_for(repo: Path, commit: str) -> Path:
@@ -62,8 +62,8 @@ def worktree_for(repo: Path, commit: str) -> Path:
     repo_key = hashlib.sha1(str(repo.resolve()).encode()).hexdigest()[:12]
     path = cache_root() / repo_key / commit
     if path.exists():
-        status = _git(path, "status", "--porcelain", "--untracked-files=no")
-        head = _git(path, "rev-parse", "HEAD").stdout.strip()
+        status = git(path, "status", "--porcelain", "--untracked-files=no")
+        head = git(path, "rev-parse", "HEAD").stdout.strip()
         if status.returncode != 0 or status.stdout.strip() or head != commit:
             raise UsageError(
                 f"worktree cache {path} is dirty or not at {commit[:12]}; remove "
@@ -71,7 +71,7 @@ def worktree_for(repo: Path, commit: str) -> Path:
             )
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    added = _git(repo, "worktree", "add", "--detach", str(path), commit)
+    added = git(repo, "worktree", "add", "--detach", str(path), commit)
     if added.returncode != 0:
         raise UsageError(f"--repo {repo}: git worktree add failed: {added.stderr.strip()}")
     return path

@@ -1,0 +1,100 @@
+"""`jobbench bisect GOOD BAD --repo PATH`: the first commit slower than GOOD, found step by step
+(core/history/bisect.py), each step printed as it ends; the commit, its subject and its change
+against its parent, or JSON. Exit 0 found, 3 unsettled (the range left named), 2 bad input,
+130 interrupted (every step taken is saved and reused by the next call)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobbench.core.fake.target import FakeTarget
+from jobbench.core.history.bisect import Bisection, run_bisect
+from jobbench.core.history.commits import commits_between
+from jobbench.core.history.setup import SetupRequest, make_setup
+from jobbench.core.history.step import Stepper
+from jobbench.core.history.store import CommitStore, Machine
+from jobbench.core.run.settle import DEFAULT_MAX_REPS
+from jobbench.core.scenario.checks import REPS, check_count
+from jobbench.errors import EXIT_USAGE, Interrupted, UsageError
+from jobbench.render.text.progress import make_progress
+from jobbench.render.words import trend as words
+from jobbench.results.gate import GateConfig
+
+
+@dataclass(frozen=True)
+class BisectRequest:
+    good: str
+    bad: str
+    setup: SetupRequest
+    gate: GateConfig = field(default_factory=GateConfig)
+    max_reps: int = DEFAULT_MAX_REPS
+    budget_s: float = 3 * 3600.0
+    json_out: bool = False
+    quiet: bool = False
+
+
+def bisect_command(request: BisectRequest) -> int:
+    gate = request.gate.validate()
+    setup = make_setup(request.setup)
+    check_count(REPS, request.max_reps)
+    if request.max_reps < setup.reps:
+        raise UsageError(
+            f"--max-reps {request.max_reps}: must be at least the first {setup.reps} reps"
+        )
+    commits = commits_between(setup.repo, request.good, request.bad)
+    _, progress = make_progress(request.quiet)
+    stepper = Stepper(
+        setup,
+        commits[0],
+        gate,
+        request.max_reps,
+        CommitStore.scan(setup.out, Machine.here()),
+        progress,
+        FakeTarget(pin_queue=setup.pin_queue),
+    )
+    try:
+        found = run_bisect(stepper, commits, request.budget_s, progress.message)
+    except Interrupted as exc:
+        raise Interrupted(
+            f"{exc}; every step taken is saved: the same bisect again reuses them"
+        ) from None
+    if request.json_out:
+        sys.stdout.write(json.dumps(bisect_json(found), indent=1) + "\n")
+    else:
+        sys.stdout.write("".join(line + "\n" for line in ending(found)))
+    if found.code == EXIT_USAGE:
+        sys.stderr.write(f"error: {found.message}\n")
+    elif found.message:
+        sys.stderr.write(f"bisect: {found.message}\n")
+    return found.code
+
+
+def bisect_json(found: Bisection) -> dict[str, Any]:
+    """`{"first_bad": {"commit", "subject", "change"} or null, "steps": [{"commit", "verdict",
+    "change"}, ...]}`: changes as fractions (0.25: 25 % slower), null where none was measured."""
+    first = found.first_bad
+    return {
+        "first_bad": None
+        if first is None
+        else {"commit": first.sha, "subject": first.subject, "change": found.change},
+        "steps": [
+            {"commit": step.commit.sha, "verdict": step.verdict, "change": step.change}
+            for step in found.steps
+        ],
+    }
+
+
+def ending(found: Bisection) -> list[str]:
+    """The last lines: the first slower commit, its subject, its change against its parent."""
+    first, parent = found.first_bad, found.parent
+    if first is None or parent is None:
+        return [f"no first slower commit found after {len(found.steps)} steps"]
+    row = f" in {found.scenario}" if found.scenario else ""
+    return [
+        f"first slower commit: {first.sha} ({first.name}), after {len(found.steps)} steps",
+        f"  {first.subject}",
+        f"  change against its parent {parent.name}{row}: {words.change(found.change, found.ci)}",
+    ]

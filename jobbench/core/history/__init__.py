@@ -1,0 +1,3 @@
+"""SDK history: the commits of a revision range of --repo, one result per commit, kept by commit,
+scenario and machine; `jobbench trend` runs a range and finds its change points, `jobbench
+bisect` searches one for the first slower commit (docs/history.md)."""

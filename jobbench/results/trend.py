@@ -1,0 +1,232 @@
+"""A trend over commits (docs/history.md): each row's metric per commit, its change points, and
+the document `jobbench trend --json` prints and saves.
+
+A commit's value of a row is the median of its reps that count, by the gate's rule
+(decision.sort_out: runner-flagged reps and outliers set aside). Change points are found over
+those medians by E-divisive means as Apache Otava implements it (Fleming et al., "Hunter: Using
+Change Point Detection to Hunt for Performance Regressions", ICPE 2023): a split step over sliding
+windows with a t-test of the two sides, then a merge step that drops every point whose p-value is
+above `max_pvalue` or whose size is within the gate's threshold. What is said of a point comes
+from the reps themselves: before and after are the medians of every counted rep between it and
+its neighbouring change points, each with a distribution-free 95 % interval, and the change is the
+Hodges-Lehmann estimate after / before - 1 with its interval, as the gate quotes a change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jobbench.errors import UsageError
+from jobbench.measure import stats
+from jobbench.results.compare import METRICS, rep_flags, rep_values
+from jobbench.results.decision import Rule, sort_out
+from jobbench.results.model import ScenarioResult
+
+# Otava's own default: with the merge step's size floor (the gate's threshold) it keeps the
+# alerts of a noisy series to what a reader would also call a step.
+MAX_PVALUE = 0.001
+# Otava's sliding window is 50 points; a shorter series gets half its length (at least 6): a
+# window over the whole of a short range splits it once, and a step that comes back (a slowdown
+# then its fix) leaves the two sides' means too close for that split to be significant, so
+# neither step was found in 10 commits (4, 3 and 3 of them, +50 % between) or 15 (5, 5, 5);
+# with half-length windows both were, in 50 of 50 series of 2 % noise, and no series of noise
+# alone under 6 % had a change point more often than 5 in 100 (docs/history.md).
+WINDOW = 50
+MIN_WINDOW = 6
+OTAVA_MISSING = (
+    "jobbench trend finds change points with Apache Otava, which is not installed here; "
+    "pip install 'jobbench[history]'"
+)
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A point of the history: a commit of --repo, its subject and its tag."""
+
+    sha: str
+    subject: str
+    ref: str | None = None
+
+    @property
+    def short(self) -> str:
+        return self.sha[:12]
+
+    @property
+    def name(self) -> str:
+        """How a line names it: its tag, else its short sha."""
+        return self.ref or self.short
+
+
+@dataclass(frozen=True)
+class Point:
+    """One commit's value of a row: the median of its reps that count, and their range."""
+
+    index: int  # into the trend's commits
+    clean: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return stats.median(self.clean)
+
+
+@dataclass(frozen=True)
+class Series:
+    scenario: str
+    metric: str
+    points: tuple[Point, ...]
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    index: int  # the first commit of the new level
+    scenario: str
+    metric: str
+    before: float
+    after: float
+    before_ci: tuple[float, float]
+    after_ci: tuple[float, float]
+    change: float  # Hodges-Lehmann after / before - 1
+    change_ci: tuple[float, float]
+    p_value: float  # Otava's t-test of the two sides
+
+    @property
+    def direction(self) -> str:
+        """Every metric jobbench compares is worse higher: seconds, CPU, an uneven split."""
+        return "slower" if self.change > 0 else "faster"
+
+
+def series_of(
+    entries: Sequence[Mapping[str, ScenarioResult]], scenario: str, metric: str, rule: Rule
+) -> Series:
+    """The row's value at each commit that measured it (`entries[i]`: commit i's rows by name)."""
+    points = []
+    for index, rows in enumerate(entries):
+        entry = rows.get(scenario)
+        if entry is None or not entry.reps:
+            continue
+        clean = counted_reps(entry, metric, rule)
+        if clean:
+            points.append(Point(index, tuple(clean)))
+    return Series(scenario, metric, tuple(points))
+
+
+def counted_reps(entry: ScenarioResult, metric: str, rule: Rule) -> list[float]:
+    """The row's reps that count for `metric`, as the gate sorts them out; when the runner
+    flagged every rep (a machine busy throughout), all of them, as the result's own summary
+    takes them (core/run/loop.add_rep): a commit measured on a busy machine is a noisier point,
+    not a missing one."""
+    values = rep_values(entry, metric, entry.name, required=False)
+    flags = rep_flags(entry)
+    if all(f is not None for v, f in zip(values, flags) if v is not None):
+        flags = [None] * len(flags)
+    kept = [(v, f) for v, f in zip(values, flags) if v is not None and v > 0]
+    if not METRICS[metric].outliers:
+        rule = Rule(rule.threshold, outlier_z=math.inf)
+    clean, _ = sort_out([v for v, _ in kept], [f for _, f in kept], "A", rule)
+    return clean
+
+
+def change_points(
+    series: Series, threshold: float, max_pvalue: float = MAX_PVALUE
+) -> list[ChangePoint]:
+    """The series' change points, oldest first; none with fewer than four commits measured."""
+    points = series.points
+    if len(points) < 4:
+        return []
+    try:
+        from otava.analysis import compute_change_points
+    except ImportError:
+        raise UsageError(OTAVA_MISSING) from None
+    medians = [p.median for p in points]
+    window = max(MIN_WINDOW, min(WINDOW, len(medians) // 2))
+    found, _ = compute_change_points(
+        medians, window_len=window, max_pvalue=max_pvalue, min_magnitude=threshold
+    )
+    cuts = sorted(int(point.index) for point in found)
+    bounds = [0, *cuts, len(points)]
+    out = []
+    for at in range(1, len(bounds) - 1):
+        before = [v for p in points[bounds[at - 1] : bounds[at]] for v in p.clean]
+        after = [v for p in points[bounds[at] : bounds[at + 1]] for v in p.clean]
+        estimate, low, high = stats.log_shift(before, after)
+        change = math.expm1(estimate)
+        if abs(change) <= threshold:  # Otava's size is of means; the gate's of the reps
+            continue
+        out.append(
+            ChangePoint(
+                index=points[bounds[at]].index,
+                scenario=series.scenario,
+                metric=series.metric,
+                before=stats.median(before),
+                after=stats.median(after),
+                before_ci=stats.median_interval(before),
+                after_ci=stats.median_interval(after),
+                change=change,
+                change_ci=(math.expm1(low), math.expm1(high)),
+                p_value=_p_value(found, bounds[at]),
+            )
+        )
+    return out
+
+
+def _p_value(found: Sequence[Any], cut: int) -> float:
+    return next(float(point.stats.pvalue) for point in found if int(point.index) == cut)
+
+
+@dataclass(frozen=True)
+class CommitState:
+    """What the trend knows of a commit besides its rows: the label its newest result is saved
+    under (None: nothing measured), or why it was skipped."""
+
+    label: str | None = None
+    skipped: str | None = None
+
+
+def document(
+    commits: Sequence[Commit],
+    states: Sequence[CommitState],
+    series: Sequence[Series],
+    points: Sequence[ChangePoint],
+) -> dict[str, Any]:
+    """`{"commits": [...], "change_points": [...]}`: `commits` oldest first, the range's start
+    the first, each with its rows' values (median, min, max, reps counted); each change point
+    names its commit by sha and tag (`ref`, or null)."""
+    rows: list[dict[str, Any]] = [{} for _ in commits]
+    for row in series:
+        for point in row.points:
+            rows[point.index][row.scenario] = {
+                "metric": row.metric,
+                "median": point.median,
+                "min": min(point.clean),
+                "max": max(point.clean),
+                "n": len(point.clean),
+            }
+    return {
+        "commits": [
+            {
+                "commit": commit.sha,
+                "ref": commit.ref,
+                "subject": commit.subject,
+                "label": state.label,
+                "skipped": state.skipped,
+                "rows": rows[index],
+            }
+            for index, (commit, state) in enumerate(zip(commits, states))
+        ],
+        "change_points": [
+            {
+                "commit": commits[point.index].sha,
+                "ref": commits[point.index].ref,
+                "scenario": point.scenario,
+                "metric": point.metric,
+                "before": point.before,
+                "after": point.after,
+                "change": point.change,
+                "direction": point.direction,
+            }
+            for point in points
+        ],
+    }
