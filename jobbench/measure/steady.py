@@ -25,10 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from jobbench.measure.events import EventScan
 from jobbench.measure.held import Holds
 from jobbench.measure.ideal_dispatch import ideal_ends
+
+Floats = npt.NDArray[Any]  # an array of times or counts
 
 WINDOW_S = 1.0
 SATURATION_SHARE = 0.03
@@ -156,7 +159,7 @@ def _windows(
     return windows
 
 
-def _phases(jobs: Sequence[Served]) -> dict[str, np.ndarray]:
+def _phases(jobs: Sequence[Served]) -> dict[str, Floats]:
     """Each job's queue wait (intended submit to claim), service and end-to-end, seconds."""
     times = np.array(jobs, dtype=np.int64).reshape(-1, 3)
     sub, claim, done = times[:, 0], times[:, 1], times[:, 2]
@@ -167,7 +170,7 @@ def _phases(jobs: Sequence[Served]) -> dict[str, np.ndarray]:
     }
 
 
-def _percentiles(phases: dict[str, np.ndarray]) -> dict[str, float | None]:
+def _percentiles(phases: dict[str, Floats]) -> dict[str, float | None]:
     """`wait_p50_s` ... `e2e_p99_s` of each phase (None where it has no job)."""
     return {f"{name}_p{q}_s": _pct(values, q) for name, values in phases.items() for q in (50, 99)}
 
@@ -196,8 +199,8 @@ def _slot_windows(windows: list[dict[str, Any]], held: Holds, bounds: list[int])
     jobs, and the jobs that left a buffer after waiting while a slot was free elsewhere."""
     edges = np.array(bounds, dtype=np.float64)
     width = WINDOW_S * NS_PER_S
-    busy: list[np.ndarray] = []
-    delivered: list[np.ndarray] = []
+    busy: list[Floats] = []
+    delivered: list[Floats] = []
     buffered = np.zeros(len(windows))
     for worker, spans in held.spans.items():
         starts = held.starts[worker]
@@ -217,7 +220,7 @@ def _slot_windows(windows: list[dict[str, Any]], held: Holds, bounds: list[int])
         window["held_jobs"] = int(held_left[k])
 
 
-def _occupied(ins: Sequence[int], outs: Sequence[int], at: np.ndarray) -> np.ndarray:
+def _occupied(ins: Sequence[int], outs: Sequence[int], at: Floats) -> Floats:
     """The integral up to each `at` of the count of intervals [in, out) open: sum over ins
     before t of (t - in), less the same over outs (exact, for any overlap)."""
     origin = at[0]  # times near 0: the products below stay exact enough in float64
@@ -241,7 +244,7 @@ def _warmup(
     return served[mser_truncation(e2e)][0], "detected"
 
 
-def mser_truncation(values: np.ndarray, batch: int = MSER_BATCH) -> int:
+def mser_truncation(values: Floats, batch: int = MSER_BATCH) -> int:
     """MSER-5: the index to cut `values` (in time order) at, among the first half, where the
     rest's batch means have the least MSER statistic (their squared deviations / count^2)."""
     n = len(values) // batch
@@ -305,5 +308,5 @@ def _rate(times: list[int], lo: int, hi: int) -> float | None:
     return round((bisect.bisect_left(times, hi) - bisect.bisect_left(times, lo)) / seconds, 3)
 
 
-def _pct(values: Sequence[float] | np.ndarray, q: float) -> float | None:
+def _pct(values: Sequence[float] | Floats, q: float) -> float | None:
     return round(float(np.percentile(values, q)), 6) if len(values) else None

@@ -186,7 +186,7 @@ def _poisson(rate: float, length: float, seed: int) -> list[float]:
     last = 0.0
     while True:
         gaps = rng.exponential(1.0 / rate, size=max(16, int(rate * length * 1.1) + 16))
-        for at in (last + np.cumsum(gaps)).tolist():
+        for at in map(float, last + np.cumsum(gaps)):
             if at >= length:
                 return times
             times.append(at)
