@@ -27,16 +27,10 @@ NEXT_IS_QUIET = pytest.StashKey[bool]()
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/e2e runs the jobbench CLI or real worker processes: it is marked
-    e2e like the few elsewhere that start workers, so `-m "not e2e"` leaves the fast ones.
-
-    For xdist (`--dist loadgroup`): the quiet tests are one group, run in a row on one worker
-    (tests/machine_share.py); every other test goes with its file, whose module fixtures are
-    then made once."""
+    e2e like the few elsewhere that start workers, so `-m "not e2e"` leaves the fast ones."""
     for item in items:
         if item.path.is_relative_to(E2E):
             item.add_marker(pytest.mark.e2e)
-        group = "quiet" if _is_quiet(item) else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -9,9 +9,12 @@ holds the room lock shared, a quiet test holds it alone. A quiet test first take
 that no new test enters while it waits for the ones inside to finish (else a steady stream of
 short tests would keep it waiting for good); a test that enters passes through the door at once.
 
-The quiet tests run one after another on one worker (one xdist group, tests/conftest.py), and
-that worker keeps the room from the first to the last of a row of them: the machine is emptied
-once, not before each quiet test, while the other workers would sit at the door anyway.
+A file's tests run on one worker in their order (`--dist loadfile`), and a row of quiet tests
+keeps the room from the first to the last of them (tests/conftest.py): the machine is emptied
+once for the row, not before each of its tests, while the other workers would sit at the door
+anyway. (One xdist group of every quiet test would make one row of them all, but `--dist
+loadgroup` groups nothing under pytest 9.2: xdist 3.8 renames a test's `_nodeid`, which pytest
+no longer reads.)
 Without xdist there is no one to share the machine with, and nothing is locked.
 """
 

@@ -29,7 +29,9 @@ def test_this_process_is_read_from_proc_and_burning_cpu_shows() -> None:
     after = harness_cpu.sample(pid, {})
     block = harness_cpu.harness_cpu(before, after, 0.5, 2)
     assert block is not None
-    assert block["driver_cores"] > 0.3 and block["queue_cores"] > 0.3  # both are this process
+    # Both are this process: 0.3 s of CPU, however long a busy machine took to give it.
+    for part in ("driver_cores", "queue_cores"):
+        assert block[part] * block["wall_s"] > 0.28, block
     assert block["machine_busy_cores"] == 1.0
 
 
