@@ -24,6 +24,7 @@ import argparse
 import email.parser
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -139,11 +140,19 @@ def trend(repo: Path, first: str, suite: str, out: Path) -> int:
         *rows, "--out", str(out / "reports"), "--html", str(out / f"trend-{suite}.html"),
     ]  # fmt: skip
     print("$ " + " ".join(command[1:]), flush=True)
-    table = run(command, capture=True, stderr_live=True)
-    (out / f"trend-{suite}.txt").write_text(table.stdout)
-    sys.stdout.write(table.stdout)
-    print(f"{suite}: exit {table.returncode}; page {out / f'trend-{suite}.html'}")
-    return table.returncode
+    child = subprocess.Popen(command, text=True, stdout=subprocess.PIPE)
+    try:
+        table, _ = child.communicate()
+    except KeyboardInterrupt:
+        # The trend stops its queue and workers and keeps every finished commit: it gets the
+        # signal and the time to (subprocess.run would SIGKILL it and orphan its workers).
+        child.send_signal(signal.SIGINT)
+        child.wait()
+        raise
+    (out / f"trend-{suite}.txt").write_text(table)
+    sys.stdout.write(table)
+    print(f"{suite}: exit {child.returncode}; page {out / f'trend-{suite}.html'}")
+    return child.returncode
 
 
 def git(repo: Path, *args: str) -> None:
@@ -152,14 +161,14 @@ def git(repo: Path, *args: str) -> None:
 
 
 def run(
-    argv: list[str], capture: bool = False, check: bool = False, stderr_live: bool = False
+    argv: list[str], capture: bool = False, check: bool = False
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         argv,
         text=True,
         check=check,
         stdout=subprocess.PIPE if capture else None,
-        stderr=None if stderr_live or not capture else subprocess.PIPE,
+        stderr=subprocess.PIPE if capture else None,
     )
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import run_jobbench
+from tests.e2e.helpers import run_jobbench, start_jobbench
 
 # Each judges figures a busy machine disturbs (a bisection step is the gate's rule, which sets a
 # rep the machine disturbed aside): with no other test beside them (tests/machine_share.py).
@@ -116,3 +117,45 @@ def test_trend_marks_the_slowdown_and_the_speedup_and_nothing_in_the_noise(
     page = (tmp_path / "trend.html").read_text()
     assert page.count('class="cp slower"') == 1 and page.count('class="cp faster"') == 1
     assert "commit 4 (x1.5)" in page  # a subject, in a hover text
+
+
+def interrupted_after(run: subprocess.Popen[str], text: str, times: int = 1) -> str:
+    """SIGINT once `text` is printed `times` (Ctrl-C, as CI cancels a job); stderr to the end."""
+    assert run.stderr is not None
+    seen = []
+    for line in run.stderr:
+        seen.append(line)
+        times -= text in line
+        if not times:
+            run.send_signal(signal.SIGINT)
+            break
+    _, rest = run.communicate(timeout=60)
+    return "".join(seen) + rest
+
+
+def test_an_interrupted_bisect_and_trend_keep_what_they_finished_for_the_next_call(
+    tmp_path: Path,
+) -> None:
+    """Exit 130 with what was finished saved: the same call again reuses it."""
+    repo = tmp_path / "sdk"
+    build_history(repo, [1.0] * 5 + [1.5] * 4)
+    commits = shas(repo)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    bisect = ("bisect", "v0", "HEAD", "--repo", str(repo), *SCENARIO, "--json")
+    said = interrupted_after(start_jobbench(*bisect, cwd=tmp_path, env=env), "step 2 (")
+    assert "every step taken is saved" in said, said
+    again = run_jobbench(*bisect, cwd=tmp_path, env=env)
+    assert again.returncode == 0, again.stderr
+    assert f"{commits[-1][:12]}: regression" in again.stderr  # step 1, BAD, from its save
+    assert "[from saved comparison" in again.stderr
+    assert json.loads(again.stdout)["first_bad"]["commit"] == commits[5]
+
+    trend = ("trend", "v0..HEAD", "--repo", str(repo), *SCENARIO, "--reps", "3")
+    # Its second pair of commits begun: the first is saved.
+    said = interrupted_after(start_jobbench(*trend, cwd=tmp_path, env=env), " of 9: ", 2)
+    assert "interrupted" in said, said
+    again = run_jobbench(*trend, cwd=tmp_path, env=env)
+    assert again.returncode == 0, again.stderr
+    reused = int(again.stderr.split(" measured before on this machine")[0].split()[-1])
+    assert reused >= 2, again.stderr  # the pair it finished, and what bisect measured
+    assert "9 measured" in again.stdout
