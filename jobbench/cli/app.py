@@ -89,7 +89,11 @@ Worker = Annotated[
     str, Opt(metavar="KIND|CMD", help="runpod | model | a command like 'python h.py'")
 ]
 Policy = Annotated[
-    str | None, Opt(metavar="POLICY", help="model worker: sdk-1.12 | drain | take-ahead")
+    str | None,
+    Opt(
+        metavar="POLICY",
+        help="model worker: sdk-1.12 | drain | take-ahead | sdk-take-ahead | job-cache",
+    ),
 ]
 Sdk = Annotated[
     Path | None, Opt(metavar="PATH", help="runpod-python checkout to put first on the path")
