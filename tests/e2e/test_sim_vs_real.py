@@ -61,14 +61,17 @@ def test_real_workers_and_the_simulation_agree(tmp_path: Path, flags: tuple[str,
 
 
 # The two fixes on runpod 1.12.0's loops (workers/policy_sdk_take_ahead.py, policy_job_cache.py)
-# run on the SDK's timers: a 0.1 s pickup and re-check whose phase against the burst is the
-# process's own in a real run and fixed in a simulated one. So a real run may be up to a tick
-# ahead of or behind the simulation; the takes and the split are the same.
+# and a server-side one (--take-extra). The first two run on the SDK's timers: a 0.1 s pickup and
+# re-check whose phase against the burst is the process's own in a real run and fixed in a
+# simulated one. So a real run may be up to a tick ahead of or behind the simulation; the takes,
+# the split and the order of events are the same.
 SDK_TICK_S = 0.1
 FIX_SCENARIO = ("--worker", "model", "-w", "1", "--slots", "8", "-b", "64", "--reps", "3")
 FIX_FLAGS = [
     ("--policy", "sdk-take-ahead", "--take-ahead", "8", "--job-seconds", "0.25"),
     ("--policy", "job-cache", "--job-seconds", "0.25"),
+    # main on a fixed server: each take of 8 hands out 8 more (drain holds them)
+    ("--policy", "drain", "--take-extra", "8", "--job-seconds", "0.25"),
 ]
 
 
@@ -85,7 +88,7 @@ def fix_result(target: str, flags: tuple[str, ...], cwd: Path) -> list[dict[str,
 
 
 @pytest.mark.quiet  # it bounds the real run's time against the simulated one
-@pytest.mark.parametrize("flags", FIX_FLAGS, ids=["sdk-take-ahead", "job-cache"])
+@pytest.mark.parametrize("flags", FIX_FLAGS, ids=["sdk-take-ahead", "job-cache", "fixed-server"])
 def test_each_fix_runs_alike_in_real_processes_and_simulated(
     tmp_path: Path, flags: tuple[str, ...]
 ) -> None:
