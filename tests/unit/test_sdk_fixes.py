@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 
 from fake_queue.queue import virtual_clock
+from jobbench.core.scenario.worker import worker_spec
+from jobbench.errors import UsageError
+from jobbench.workers.model_worker_config import ConfigError, load_config
 from jobbench.workers.policy_base import Job, OnEnd, Policy, Run
 from jobbench.workers.policy_job_cache import (
     JobCachePolicy,
@@ -231,3 +234,32 @@ def test_shutdown_runs_queued_jobs_and_drops_the_cache() -> None:
     run_for(JobCachePolicy(link, 1), 0.6)
     # #429 stops its fetcher and runs what is queued: a0 ran; a1 and a2 were cached, never run
     assert set(link.done) == {"a0"}
+
+
+# ---- the flags and the environment that choose them ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy", "k", "problem"),
+    [
+        ("sdk-take-ahead", 0, "--policy sdk-take-ahead needs --take-ahead K"),
+        ("job-cache", 8, "--take-ahead 8: policy job-cache has no take-ahead"),
+        ("sdk-take-ahead", 8, None),
+        ("job-cache", 0, None),
+    ],
+)
+def test_only_sdk_take_ahead_of_the_fixes_reads_k(policy: str, k: int, problem: str | None) -> None:
+    env = {
+        "JOBBENCH_POLICY": policy,
+        "JOBBENCH_TAKE_AHEAD": str(k),
+        "RUNPOD_WEBHOOK_GET_JOB": "http://q/job-take/$ID",
+        "RUNPOD_WEBHOOK_POST_OUTPUT": "http://q/job-done/$RUNPOD_POD_ID?job=$ID",
+    }
+    if problem is None:
+        assert worker_spec("model", policy, k, None, None).policy == policy
+        assert load_config(env).policy == policy
+        return
+    with pytest.raises(UsageError, match=problem):
+        worker_spec("model", policy, k, None, None)
+    with pytest.raises(ConfigError, match="JOBBENCH_TAKE_AHEAD"):
+        load_config(env)
