@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,8 @@ from fake_queue.settings import (
     settings_from_mapping,
     settings_from_options,
 )
+from jobbench.core.sim.engine import simulate_rep
+from tests.unit.test_virtual_time import REFERENCE, reference_cell
 
 # ---- parse_distribution ----------------------------------------------------------------------
 
@@ -429,3 +432,13 @@ def test_a_take_claims_up_to_take_extra_more_than_it_asked() -> None:
         return len(first.jobs), len(second.jobs), len(waiting.jobs)
 
     assert virtual_clock.run(main()) == (7, 3, 4)
+
+
+def test_main_on_a_server_that_hands_out_a_batch_more_simulated() -> None:
+    fixed = replace(REFERENCE, take_extra=32)
+    cell = replace(reference_cell("drain", 1, 64, 0.5), latency=fixed)
+    figures = simulate_rep(cell, seed=1).measure.figures
+    # one woken take of 32 brings 64: 32 run, 32 held start as the first end; no second take
+    assert figures["time_to_p99_s"] == pytest.approx(0.05 + 0.5 + 0.5, abs=1e-6)
+    takes = figures["takes"]
+    assert (takes["asked_mean"], takes["got_mean"], takes["full_fraction"]) == (32, 64, 1)
