@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 LATENCY_HELP = "seconds, or kind:a,b (uniform, normal, lognormal), or samples:FILE"
+TAKE_EXTRA_HELP = "a take claims up to N jobs more than it asked for (a server-side fix)"
 DESCRIPTION = "Serve the fake RunPod queue (worker, client and bench-control APIs) until Ctrl-C."
 
 
@@ -48,6 +49,7 @@ SERVE_FLAGS: tuple[Flag, ...] = (
     Flag("--wake-latency", "LATENCY", f"woken take's answer delay: {LATENCY_HELP} (default 0.05)"),
     Flag("--hold", "SECONDS", "long-poll hold, seconds (default 20)"),
     Flag("--done-latency", "LATENCY", f"job-done answer delay: {LATENCY_HELP} (default 0)"),
+    Flag("--take-extra", "N", f"{TAKE_EXTRA_HELP} (default 0)", "whole", "4"),
     Flag("--api-key", "KEY", "require this key on every route"),
     Flag("--rate-limits", "MODE", "off | runpod (RunPod's documented limits; default off)"),
     Flag("--fault", "ROUTE:KIND:RATE", "repeatable, e.g. job-done:500:0.1", "repeat"),
@@ -95,6 +97,7 @@ class ServeOptions:
     wake_latency: str | None = None
     hold: str | None = None
     done_latency: str | None = None
+    take_extra: int | None = None
     api_key: str | None = None
     rate_limits: str | None = None
     faults: tuple[str, ...] = ()  # --fault, in the order given

@@ -11,7 +11,7 @@ from typing import Any
 from fake_queue.options import ServeOptions, flag
 from fake_queue.queue.faults import FaultRule, parse_fault
 from fake_queue.queue.latency import (
-    Distribution,
+    TAKE_EXTRA,
     LatencyModel,
     LatencySpecError,
     parse_distribution,
@@ -86,6 +86,7 @@ _KEYS = {
     "wake_latency",
     "hold",
     "done_latency",
+    "take_extra",
     "header_timeout",
     "idle_timeout",
     "max_connections",
@@ -102,7 +103,7 @@ def settings_from_mapping(
         raise SettingsError(f"config: unknown key(s) {sorted(unknown)}; known: {sorted(_KEYS)}")
     _check_numbers(values)
     latency_values: dict[str, Any] = dict(values.get("latency", {}))
-    for key in ("take_latency", "wake_latency", "hold", "done_latency"):
+    for key in ("take_latency", "wake_latency", "hold", "done_latency", TAKE_EXTRA):
         if key in values:
             latency_values[key] = values[key]
     try:
@@ -168,7 +169,7 @@ _LATENCY_FLAGS = {
 
 
 def _apply_flags(options: ServeOptions, base: ServerSettings) -> ServerSettings:
-    latency: dict[str, Distribution] = {}
+    latency: dict[str, Any] = {}  # LatencyModel field -> its Distribution
     try:
         for field_name, model_field in _LATENCY_FLAGS.items():
             value = getattr(options, field_name)
@@ -177,8 +178,14 @@ def _apply_flags(options: ServeOptions, base: ServerSettings) -> ServerSettings:
         faults = tuple(parse_fault(rule) for rule in options.faults)
     except ValueError as exc:  # LatencySpecError, FaultSpecError
         raise SettingsError(str(exc)) from None
+    model = replace(base.latency, **latency)
+    if options.take_extra is not None:
+        try:
+            model = LatencyModel.from_mapping({TAKE_EXTRA: options.take_extra}, model)
+        except LatencySpecError as exc:
+            raise SettingsError(f"{flag(TAKE_EXTRA)}: {exc.problem}") from None
     changes: dict[str, Any] = {
-        "latency": replace(base.latency, **latency),
+        "latency": model,
         "faults": base.faults + faults,
     }
     for field_name in _PLAIN_FIELDS:

@@ -199,39 +199,66 @@ def _too_long(dist: Distribution, spec: str) -> str | None:
 
 @dataclass(frozen=True)
 class LatencyModel:
-    """docs/latency-model.md: what a take, a wake, a hold and a done cost."""
+    """docs/latency-model.md: what a take, a wake, a hold and a done cost, and how many jobs more
+    than it asked for a take may claim (`take_extra`: 0, as RunPod's queue; more, a server-side
+    fix, "A server-side fix")."""
 
     take: Distribution = field(default_factory=lambda: Distribution("fixed", 0.5))
     wake: Distribution = field(default_factory=lambda: Distribution("fixed", 0.05))
     hold: Distribution = field(default_factory=lambda: Distribution("fixed", 20.0))
     done: Distribution = field(default_factory=lambda: Distribution("fixed", 0.0))
+    take_extra: int = 0
 
-    FIELDS = ("take", "wake", "hold", "done")
+    FIELDS = ("take", "wake", "hold", "done")  # the delays; take_extra is a count of jobs
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any], base: LatencyModel | None = None) -> LatencyModel:
-        """Build from `{"take": 0.5, "wake_latency": ...}`; unknown keys are an error."""
+        """Build from `{"take": 0.5, "wake_latency": ..., "take_extra": 4}`; unknown keys are
+        an error."""
         model = base or cls()
-        changes: dict[str, Distribution] = {}
+        changes: dict[str, Any] = {}
         for key, raw in values.items():
+            if key == TAKE_EXTRA:
+                changes[key] = parse_take_extra(raw, key)
+                continue
             short = key.removesuffix("_latency")
             if short not in cls.FIELDS:
                 raise LatencySpecError(
-                    "latency", f"unknown key {key!r}; use take, wake, hold or done"
+                    "latency", f"unknown key {key!r}; use take, wake, hold, done or {TAKE_EXTRA}"
                 )
             changes[short] = parse_distribution(raw, key)
             if short == "hold" and changes[short].mean <= 0:
                 raise LatencySpecError(key, HOLD_ZERO)
         return replace(model, **changes)
 
-    def to_json(self) -> dict[str, Any]:
-        return {name: getattr(self, name).to_json() for name in self.FIELDS}
+    def to_json(self, *, every: bool = False) -> dict[str, Any]:
+        """The delays, and take_extra when a server fix sets it (a result of RunPod's queue
+        reads as before); `every`: take_extra also when 0, for a queue that keeps what it is
+        not told (PUT /_bench/latency)."""
+        out = {name: getattr(self, name).to_json() for name in self.FIELDS}
+        if self.take_extra or every:
+            out[TAKE_EXTRA] = self.take_extra
+        return out
 
     def describe(self) -> str:
+        extra = f", up to {self.take_extra} jobs more than asked" if self.take_extra else ""
         return (
             f"take {self.take.describe()} s, wake {self.wake.describe()} s, "
-            f"hold {self.hold.describe()} s, done {self.done.describe()} s"
+            f"hold {self.hold.describe()} s, done {self.done.describe()} s{extra}"
         )
+
+
+TAKE_EXTRA = "take_extra"  # its key in a latency table, a result and PUT /_bench/latency
+MAX_TAKE_EXTRA = 10_000  # a take's jobs are all in one answer: more is a typo
+
+
+def parse_take_extra(value: Any, name: str) -> int:
+    """A take's extra jobs: a whole number from 0 to MAX_TAKE_EXTRA."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise LatencySpecError(name, f"{value!r} is not a whole number of jobs; write e.g. 4")
+    if not 0 <= value <= MAX_TAKE_EXTRA:
+        raise LatencySpecError(name, f"{value} jobs: give 0 to {MAX_TAKE_EXTRA:,}")
+    return value
 
 
 class LatencySampler:

@@ -83,7 +83,9 @@ class TakeLife(RunningJobs):
         return take
 
     def _claim(self, take: Take, at: int) -> bool:
-        while self.queued and len(take.jobs) < take.asked:
+        # A server-side fix may hand a take more than it asked for (LatencyModel.take_extra).
+        most = take.asked + self.sampler.model.take_extra
+        while self.queued and len(take.jobs) < most:
             job = self.queued.popleft()
             if job.expired(at):
                 self._expire(job)

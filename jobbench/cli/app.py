@@ -9,7 +9,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from fake_queue.options import LATENCY_HELP
+from fake_queue.options import LATENCY_HELP, TAKE_EXTRA_HELP
 from fake_queue.queue.scalers import SCALERS
 from jobbench.cli.conventions import App, Group
 from jobbench.cli.values import seconds, whole
@@ -89,7 +89,11 @@ Worker = Annotated[
     str, Opt(metavar="KIND|CMD", help="runpod | model | a command like 'python h.py'")
 ]
 Policy = Annotated[
-    str | None, Opt(metavar="POLICY", help="model worker: sdk-1.12 | drain | take-ahead")
+    str | None,
+    Opt(
+        metavar="POLICY",
+        help="model worker: sdk-1.12 | drain | take-ahead | sdk-take-ahead | job-cache",
+    ),
 ]
 Sdk = Annotated[
     Path | None, Opt(metavar="PATH", help="runpod-python checkout to put first on the path")
@@ -109,6 +113,7 @@ InputJson = Annotated[str | None, Opt("--input", metavar="JSON", help="JSON inpu
 Inputs = Annotated[Path | None, Opt(metavar="FILE", help="JSONL file of job inputs, cycled")]
 Latency = Annotated[str, Opt(metavar="LATENCY", help=LATENCY_HELP)]
 Hold = Annotated[str, Opt(metavar="SECONDS", help="long-poll hold, seconds")]
+TakeExtra = Annotated[int, Opt("--take-extra", metavar="N", parser=whole(4), help=TAKE_EXTRA_HELP)]
 Seed = Annotated[int | None, Opt(metavar="N", parser=whole(7), help="seed for sampled latencies")]
 Out = Annotated[Path, Opt("--out", "-o", metavar="DIR", help="folder for results")]
 Quiet = Annotated[bool, Opt("--quiet", "-q", help="no progress output")]

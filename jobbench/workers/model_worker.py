@@ -6,8 +6,8 @@ takes by one policy of docs/latency-model.md (see model_policies).
 
 Environment: the SDK's RUNPOD_WEBHOOK_GET_JOB, RUNPOD_WEBHOOK_POST_OUTPUT, RUNPOD_POD_ID,
 RUNPOD_AI_API_KEY, RUNPOD_WEBHOOK_PING, RUNPOD_PING_INTERVAL (ms), plus JOBBENCH_POLICY
-(sdk-1.12 | drain | take-ahead, default drain), JOBBENCH_SLOTS (default 32) and
-JOBBENCH_TAKE_AHEAD (K, default 0; > 0 for take-ahead only), named in policies.py.
+(one of policies.POLICIES, default drain), JOBBENCH_SLOTS (default 32) and JOBBENCH_TAKE_AHEAD
+(K, default 0; > 0 for take-ahead and sdk-take-ahead only), named in policies.py.
 SIGTERM/SIGINT: stop taking, finish running and held jobs, post their results, exit 0. Bad
 configuration: exit 2. Stdlib and aiohttp only: N workers must not pay for jobbench's CLI
 imports.
@@ -34,7 +34,7 @@ from jobbench.workers.http_link import (
 )
 from jobbench.workers.model_policies import make_policy
 from jobbench.workers.model_worker_config import Config, ConfigError, load_config
-from jobbench.workers.policies import SDK_112
+from jobbench.workers.policies import SDK_BASED
 from jobbench.workers.raw_http import RawClient
 from jobbench.workers.run_job import RUNPOD_VERSION
 
@@ -50,9 +50,9 @@ def session_headers(config: Config) -> dict[str, str]:
 
 def lean_clients(config: Config, headers: dict[str, str]) -> tuple[RawClient, RawClient] | None:
     """(takes, results) over the lean client, when both URLs suit it; None: aiohttp for all.
-    sdk-1.12 talks through aiohttp like the SDK it ports, so its round trips cost what the real
-    worker's do (the calibration against it holds within 1.2 %)."""
-    if config.policy == SDK_112 or not all(
+    The policies on 1.12.0's loops talk through aiohttp like the SDK they port, so their round
+    trips cost what the real worker's do (sdk-1.12's calibration against it holds within 1.2 %)."""
+    if config.policy in SDK_BASED or not all(
         map(RawClient.accepts, (config.take_url, config.done_url))
     ):
         return None

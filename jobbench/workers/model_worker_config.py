@@ -67,11 +67,11 @@ def load_config(env: Mapping[str, str]) -> Config:
     take_ahead = _int_env(env, TAKE_AHEAD_ENV, 0, 0, "set K, the jobs to take ahead")
     problem = policies.take_ahead_problem(policy, take_ahead)
     if problem == policies.NEEDS_TAKE_AHEAD:
-        raise ConfigError(f"{POLICY_ENV}={policies.TAKE_AHEAD} needs {TAKE_AHEAD_ENV}=K with K > 0")
+        raise ConfigError(f"{POLICY_ENV}={policy} needs {TAKE_AHEAD_ENV}=K with K > 0")
     if problem == policies.NO_TAKE_AHEAD:
         raise ConfigError(
-            f"{TAKE_AHEAD_ENV}={take_ahead} only applies to "
-            f"{POLICY_ENV}={policies.TAKE_AHEAD} (got {policy}); unset it or set it to 0"
+            f"{TAKE_AHEAD_ENV}={take_ahead} only applies to {POLICY_ENV}="
+            f"{' or '.join(policies.TAKES_AHEAD)} (got {policy}); unset it or set it to 0"
         )
     interval_ms = _int_env(env, "RUNPOD_PING_INTERVAL", 10_000, 1, "set the heartbeat period in ms")
     worker_id = env.get("RUNPOD_POD_ID") or str(uuid.uuid4())  # the SDK's fallback

@@ -21,7 +21,12 @@ from __future__ import annotations
 SDK_112 = "sdk-1.12"  # runpod 1.12.0's JobScaler loops, ported (policy_sdk112.py)
 DRAIN = "drain"  # when full, wait until drained, then take a full batch at once
 TAKE_AHEAD = "take-ahead"  # drain, and after a take that came back full ask for K more
-POLICIES = (SDK_112, DRAIN, TAKE_AHEAD)
+# The fixes on the SDK's own mechanics (sdk-1.12's tick, re-check and slot release):
+SDK_TAKE_AHEAD = "sdk-take-ahead"  # the take-ahead pull request's rules (policy_sdk_take_ahead.py)
+JOB_CACHE = "job-cache"  # runpod-python #429's job cache (policy_job_cache.py)
+POLICIES = (SDK_112, DRAIN, TAKE_AHEAD, SDK_TAKE_AHEAD, JOB_CACHE)
+TAKES_AHEAD = (TAKE_AHEAD, SDK_TAKE_AHEAD)  # the policies that read a take-ahead K
+SDK_BASED = (SDK_112, SDK_TAKE_AHEAD, JOB_CACHE)  # 1.12.0's loops, and its HTTP client
 DEFAULT_POLICY = DRAIN  # the model worker's, when JOBBENCH_POLICY is unset
 DEFAULT_SLOTS = 32  # the runpod SDK's design, and the model worker's; a command's is its own
 
@@ -42,8 +47,8 @@ def policy_for(take_ahead: int) -> str:
 
 def take_ahead_problem(policy: str, take_ahead: int) -> str | None:
     """NEEDS_TAKE_AHEAD, NO_TAKE_AHEAD, or None when `policy` and K go together."""
-    if policy == TAKE_AHEAD and take_ahead == 0:
+    if policy in TAKES_AHEAD and take_ahead == 0:
         return NEEDS_TAKE_AHEAD
-    if policy != TAKE_AHEAD and take_ahead > 0:
+    if policy not in TAKES_AHEAD and take_ahead > 0:
         return NO_TAKE_AHEAD
     return None

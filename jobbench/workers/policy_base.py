@@ -1,8 +1,8 @@
-"""What every model-worker policy (policy_sdk112, policy_drain; model_policies picks one)
-shares: the `Link` protocol the policies reach the queue through, the timeouts and pauses
-1.12.0 guards its calls with, the rate-limited error log, and `Policy`, the base with the take
-and stop loops and the shutdown. Stdlib only, and no clock but the running loop's (virtual on a
-virtual-time loop).
+"""What every model-worker policy (policy_sdk112 and the fixes built on it, policy_drain;
+model_policies picks one) shares: the `Link` protocol the policies reach the queue through, the
+timeouts and pauses 1.12.0 guards its calls with, the rate-limited error log, and `Policy`, the
+base with the take and stop loops and the shutdown. Stdlib only, and no clock but the running
+loop's (virtual on a virtual-time loop).
 """
 
 from __future__ import annotations
@@ -181,11 +181,17 @@ class Policy:
         self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
     ) -> list[Job]:
         """One take, bounded like 1.12.0's wait_for; [] on 204, errors and timeouts."""
+        return await self.try_fetch(count, in_progress, on_sent) or []
+
+    async def try_fetch(
+        self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
+    ) -> list[Job] | None:
+        """`fetch`, telling an empty answer ([]: 204, or the hold ran out) from a failed take
+        (None: an error, a 429 or a timeout), for a policy that backs off after the one only."""
         take = self.link.take(count, in_progress, on_sent)
         jobs = await guarded("job-take", take, TAKE_TIMEOUT_S, self.error_pause_s)
-        if jobs is None:
-            return []
-        self.accept(jobs)  # in the same step as the answer's read: nothing comes between
+        if jobs is not None:
+            self.accept(jobs)  # in the same step as the answer's read: nothing comes between
         return jobs
 
 

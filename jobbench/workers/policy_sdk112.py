@@ -1,5 +1,7 @@
-"""`Sdk112Policy`: runpod 1.12.0's JobScaler loops, ported (docs/protocol.md section 2). Stdlib
-only, no clock but the running loop's."""
+"""`Sdk112Policy`: runpod 1.12.0's JobScaler loops, ported (docs/protocol.md section 2), and the
+parts of them the fixes built on it share (policy_sdk_take_ahead, policy_job_cache): the count of
+what a worker has, the local queue and its pickup, a slot held until the job-done POST returns.
+Stdlib only, no clock but the running loop's."""
 
 from __future__ import annotations
 
@@ -25,10 +27,14 @@ class Sdk112Policy(Policy):
     def job_ids(self) -> list[str]:
         return sorted(self.progress)
 
+    def occupancy(self) -> int:
+        """What 1.12.0 counts against the slots: taken jobs count twice (queue and progress)
+        until run_jobs picks them up."""
+        return self.queue.qsize() + len(self.progress)
+
     async def take_loop(self) -> None:
         while not self.stopping.is_set():
-            # Taken jobs count twice (queue and progress) until run_jobs picks them up.
-            need = self.slots - (self.queue.qsize() + len(self.progress))
+            need = self.slots - self.occupancy()
             if need <= 0:
                 await asyncio.sleep(FULL_RECHECK_S)
                 continue
@@ -40,14 +46,19 @@ class Sdk112Policy(Policy):
             self.queue.put_nowait(job)
             self.progress.add(job["id"])
 
+    def has_waiting(self) -> bool:
+        """A job is waiting for a slot (in 1.12.0, in the local queue)."""
+        return not self.queue.empty()
+
+    def next_waiting(self) -> Job:
+        """The job that gets the next free slot."""
+        return self.queue.get_nowait()
+
     async def run_jobs(self) -> None:
         tasks: set[asyncio.Task[None]] = set()
-        while not self.taker_done() or not self.queue.empty():
-            while len(tasks) < self.slots and not self.queue.empty():
-                job = self.queue.get_nowait()
-                task = asyncio.create_task(self._handle(job))
-                tasks.add(task)
-                self.tasks[job["id"]] = task
+        while not self.taker_done() or self.has_waiting():
+            while len(tasks) < self.slots and self.has_waiting():
+                tasks.add(self.start(self.next_waiting()))
             if tasks:
                 done, _ = await asyncio.wait(
                     tasks, timeout=PICKUP_S, return_when=asyncio.FIRST_COMPLETED
@@ -56,6 +67,12 @@ class Sdk112Policy(Policy):
             else:
                 await asyncio.sleep(PICKUP_S)
         await asyncio.gather(*tasks, return_exceptions=True)
+
+    def start(self, job: Job) -> asyncio.Task[None]:
+        """Run `job` in a slot of its own; the slot frees once its job-done POST returned."""
+        task = asyncio.create_task(self._handle(job))
+        self.tasks[job["id"]] = task
+        return task
 
     async def _handle(self, job: Job) -> None:
         try:

@@ -292,6 +292,7 @@ def test_the_help_texts_quote_the_real_defaults() -> None:
         "--wake-latency": default.latency.wake.describe(),
         "--hold": default.latency.hold.describe(),
         "--done-latency": default.latency.done.describe(),
+        "--take-extra": default.latency.take_extra,
         "--rate-limits": default.rate_limits,
     }
     for name, value in quoted.items():

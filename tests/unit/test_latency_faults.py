@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fake_queue.options import parse_options
+from fake_queue.queue import virtual_clock
 from fake_queue.queue.faults import (
     RATE_WINDOW_S,
     RUNPOD_RATE_LIMITS,
@@ -18,6 +21,7 @@ from fake_queue.queue.faults import (
     RateLimiter,
     parse_fault,
 )
+from fake_queue.queue.job_queue import JobQueue
 from fake_queue.queue.latency import (
     Distribution,
     LatencyModel,
@@ -25,7 +29,14 @@ from fake_queue.queue.latency import (
     LatencySpecError,
     parse_distribution,
 )
-from fake_queue.settings import ServerSettings, SettingsError, settings_from_mapping
+from fake_queue.settings import (
+    ServerSettings,
+    SettingsError,
+    settings_from_mapping,
+    settings_from_options,
+)
+from jobbench.core.sim.engine import simulate_rep
+from tests.unit.test_virtual_time import REFERENCE, reference_cell
 
 # ---- parse_distribution ----------------------------------------------------------------------
 
@@ -381,3 +392,53 @@ def test_rate_limiter_leaves_unlimited_routes_alone(clock: Clock) -> None:
     assert all(limiter.admit("job-take") for _ in range(10_000))
     limiter.release("job-take")  # no error for an unlimited route
     assert all(limiter.admit("health") for _ in range(100))
+
+
+# ---- a server-side fix: take_extra --------------------------------------------------------------
+
+
+def test_take_extra_is_read_from_a_latency_table_and_written_only_when_set() -> None:
+    fixed = LatencyModel.from_mapping({"take": 0.03, "take_extra": 4})
+    assert fixed.take_extra == 4 and fixed.take == Distribution("fixed", 0.03)
+    assert fixed.to_json()["take_extra"] == 4
+    assert LatencyModel.from_mapping(fixed.to_json()) == fixed
+    assert "up to 4 jobs more than asked" in fixed.describe()
+    # RunPod's queue: a result reads as before; a PUT to a running queue still resets it
+    assert "take_extra" not in LatencyModel().to_json()
+    assert LatencyModel().to_json(every=True)["take_extra"] == 0
+    assert LatencyModel.from_mapping(LatencyModel().to_json(every=True), fixed).take_extra == 0
+    for bad in (-1, 1.5, "4", True, 10_001):
+        with pytest.raises(LatencySpecError, match="take_extra"):
+            LatencyModel.from_mapping({"take_extra": bad})
+
+
+def test_take_extra_as_a_flag_and_a_config_key() -> None:
+    assert settings_from_options(parse_options(["--take-extra", "8"])).latency.take_extra == 8
+    assert settings_from_mapping({"take_extra": 2}, ServerSettings()).latency.take_extra == 2
+    table = settings_from_mapping({"latency": {"take_extra": 3}}, ServerSettings())
+    assert table.latency.take_extra == 3
+    with pytest.raises(SettingsError, match="--take-extra"):
+        settings_from_options(parse_options(["--take-extra", "-1"]))
+
+
+def test_a_take_claims_up_to_take_extra_more_than_it_asked() -> None:
+    async def main() -> tuple[int, int, int]:
+        queue = JobQueue(LatencySampler(LatencyModel(take_extra=3), 1))
+        queue.submit_many(range(10))
+        first = queue.take("w1", 4)  # 4 asked, 3 more given
+        second = queue.take("w2", 4)  # 3 left: all of them
+        waiting = queue.take("w3", 1)
+        queue.submit_many(range(5))  # a woken take may get more than asked too
+        return len(first.jobs), len(second.jobs), len(waiting.jobs)
+
+    assert virtual_clock.run(main()) == (7, 3, 4)
+
+
+def test_main_on_a_server_that_hands_out_a_batch_more_simulated() -> None:
+    fixed = replace(REFERENCE, take_extra=32)
+    cell = replace(reference_cell("drain", 1, 64, 0.5), latency=fixed)
+    figures = simulate_rep(cell, seed=1).measure.figures
+    # one woken take of 32 brings 64: 32 run, 32 held start as the first end; no second take
+    assert figures["time_to_p99_s"] == pytest.approx(0.05 + 0.5 + 0.5, abs=1e-6)
+    takes = figures["takes"]
+    assert (takes["asked_mean"], takes["got_mean"], takes["full_fraction"]) == (32, 64, 1)

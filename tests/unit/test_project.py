@@ -223,3 +223,45 @@ def test_a_suite_or_its_row_scales_the_watchdogs_stall_bound(tmp_path: Path) -> 
     )
     a, b = load_project(tmp_path).suites["s"].scenarios
     assert (a.stall_s, b.stall_s) == (1.0, 2.5)
+
+
+FIXES = """
+[tool.jobbench.suites.fixes]
+latency = {take = 0.5}
+scenarios = [{name = "deep", workers = 1, burst = 64, job_seconds = 0.5}]
+
+[tool.jobbench.variants.fixed-server]
+worker = "model"
+policy = "drain"
+latency = {take = 0.03, take_extra = 32}
+
+[tool.jobbench.variants.sdk-pr]
+worker = "model"
+policy = "sdk-take-ahead"
+take_ahead = 32
+
+[tool.jobbench.variants.cache]
+worker = "model"
+policy = "job-cache"
+"""
+
+
+def test_each_fix_is_a_variant_the_sdk_fixes_by_policy_the_server_by_its_latency(
+    tmp_path: Path,
+) -> None:
+    from jobbench.core.scenario.project import apply_variant
+
+    (tmp_path / "pyproject.toml").write_text(FIXES)
+    project = load_project(tmp_path)
+    suite = project.suites["fixes"]
+    (server,) = apply_variant(suite, project.variants["fixed-server"])
+    assert (server.latency.take.a, server.latency.take_extra) == (0.03, 32)
+    assert server.worker.policy == "drain"
+    (pr,) = apply_variant(suite, project.variants["sdk-pr"])
+    assert (pr.worker.policy, pr.worker.take_ahead, pr.latency.take_extra) == (
+        "sdk-take-ahead",
+        32,
+        0,
+    )
+    (cache,) = apply_variant(suite, project.variants["cache"])
+    assert cache.worker.policy == "job-cache"

@@ -157,7 +157,7 @@ class FakeSession:
         else:
             base, self.endpoint_url = split_server(self.server_url)
         self.client = BenchClient(base, self.api_key)
-        self.client.set_latency(self.scenario.latency.to_json())
+        self.client.set_latency(self.scenario.latency.to_json(every=True))
         self._set_faults(self.client)
         if (fleet := self.scenario.fleet) is not None:
             self.client.set_fleet(fleet.to_json(), fleet.id_prefix, self.seed)

@@ -122,19 +122,22 @@ def check_fits(s: Scenario) -> Scenario:
 
 @dataclass(frozen=True)
 class LatencyFlags:
-    """The latency flags as given (seconds, kind:a,b or samples:FILE), for run and locust."""
+    """The latency flags as given (seconds, kind:a,b or samples:FILE), for run and locust, and
+    --take-extra (run's), the jobs more than asked a take may claim."""
 
     take: str = "0.5"
     wake: str = "0.05"
     hold: str = "20"
     done: str = "0"
+    take_extra: int = 0
 
     def model(self) -> LatencyModel:
-        values = {
+        values: dict[str, str | int] = {
             "take_latency": self.take,
             "wake_latency": self.wake,
             "hold": self.hold,
             "done_latency": self.done,
+            "take_extra": self.take_extra,
         }
         try:
             return LatencyModel.from_mapping(values)

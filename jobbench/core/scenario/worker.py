@@ -68,7 +68,7 @@ def _check_policy(policy: str | None, take_ahead: int) -> None:
         raise UsageError(f"--policy {policy!r}: use one of {', '.join(policies.POLICIES)}")
     problem = policies.take_ahead_problem(policy, take_ahead)
     if problem == policies.NEEDS_TAKE_AHEAD:
-        raise UsageError(f"--policy {policies.TAKE_AHEAD} needs --take-ahead K (K > 0), e.g. 32")
+        raise UsageError(f"--policy {policy} needs --take-ahead K (K > 0), e.g. 32")
     if problem == policies.NO_TAKE_AHEAD:
         raise UsageError(
             f"--take-ahead {take_ahead}: policy {policy} has no take-ahead;"

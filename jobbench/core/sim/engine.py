@@ -66,7 +66,8 @@ def simulated_policy(worker: WorkerSpec) -> str:
     if take_ahead_problem(RUNPOD_MODEL, worker.take_ahead) == NO_TAKE_AHEAD:
         raise UsageError(
             f"--target sim: --worker runpod is simulated by its model {RUNPOD_MODEL}, which has "
-            "no take-ahead; use --worker model --policy take-ahead"
+            "no take-ahead; use --worker model --policy sdk-take-ahead (take-ahead on its "
+            "loops) or take-ahead (the ideal)"
         )
     return RUNPOD_MODEL
 

@@ -124,8 +124,8 @@ def grid_cells(grid: Grid) -> Cells:
         cells.append(Cell(chosen, k, workers, slots, job, take, wake, load, scale))
     if not cells:
         raise UsageError(
-            "--policy/--take-ahead: no cell is valid (drain and sdk-1.12 take K = 0, take-ahead"
-            " K > 0); add --take-ahead 0 or a K > 0 that fits a policy"
+            "--policy/--take-ahead: no cell is valid (take-ahead and sdk-take-ahead take K > 0,"
+            " the others K = 0); add --take-ahead 0 or a K > 0 that fits a policy"
         )
     return Cells(tuple(cells), skipped)
 
