@@ -50,6 +50,9 @@ class CandidateFailed(RunFailed):
     run."""
 
 
+INTERRUPTED = "interrupted (Ctrl-C or SIGTERM)"
+
+
 class Interrupted(RunFailed):
     """Ctrl-C: partial results were saved and marked incomplete."""
 

@@ -13,7 +13,7 @@ from fake_queue.options import LATENCY_HELP, TAKE_EXTRA_HELP
 from fake_queue.queue.scalers import SCALERS
 from jobbench.cli.conventions import App, Group
 from jobbench.cli.values import seconds, whole
-from jobbench.errors import Interrupted, JobbenchError
+from jobbench.errors import INTERRUPTED, Interrupted, JobbenchError
 from jobbench.procs.signals import interrupts_then_exit
 from jobbench.render.text.progress import end_progress
 
@@ -173,6 +173,6 @@ def exit_with(command: Callable[[], int]) -> NoReturn:
         fail(exc)
     except KeyboardInterrupt:
         end_progress(after_ctrl_c=True)
-        typer.echo("error: interrupted (Ctrl-C or SIGTERM)", err=True)
+        typer.echo(f"error: {INTERRUPTED}", err=True)
         raise typer.Exit(Interrupted.exit_code) from None
     raise typer.Exit(code)

@@ -18,7 +18,7 @@ from jobbench.core.history.step import Stepper
 from jobbench.core.history.store import CommitStore, Machine
 from jobbench.core.run.settle import DEFAULT_MAX_REPS
 from jobbench.core.scenario.checks import REPS, check_count
-from jobbench.errors import EXIT_USAGE, Interrupted, UsageError
+from jobbench.errors import EXIT_USAGE, INTERRUPTED, Interrupted, UsageError
 from jobbench.render.text.progress import make_progress
 from jobbench.render.words import trend as words
 from jobbench.results.gate import GateConfig
@@ -57,9 +57,9 @@ def bisect_command(request: BisectRequest) -> int:
     )
     try:
         found = run_bisect(stepper, commits, request.budget_s, progress.message)
-    except Interrupted as exc:
+    except (Interrupted, KeyboardInterrupt) as exc:  # a run's, or Ctrl-C between runs
         raise Interrupted(
-            f"{exc}; every step taken is saved: the same bisect again reuses them"
+            f"{exc or INTERRUPTED}; every step taken is saved: the same bisect again reuses them"
         ) from None
     if request.json_out:
         sys.stdout.write(json.dumps(bisect_json(found), indent=1) + "\n")

@@ -15,7 +15,14 @@ from jobbench.core.history.commits import range_commits
 from jobbench.core.history.setup import Setup, SetupRequest, make_setup
 from jobbench.core.history.trend_run import TrendRun, run_trend
 from jobbench.core.scenario.checks import check_writable_file
-from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, Interrupted, UsageError
+from jobbench.errors import (
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    INTERRUPTED,
+    Interrupted,
+    UsageError,
+)
 from jobbench.render.text.progress import make_progress
 from jobbench.render.text.trend_text import render_points
 from jobbench.render.words.trend import point_line
@@ -54,9 +61,10 @@ def trend_command(request: TrendRequest) -> int:
     _, progress = make_progress(request.quiet)
     try:
         trend = run_trend(setup, commits, progress, request.budget_s)
-    except Interrupted as exc:
+    except (Interrupted, KeyboardInterrupt) as exc:  # a run's, or Ctrl-C between runs
         raise Interrupted(
-            f"{exc}; every commit that finished is kept: the same trend again runs only the rest"
+            f"{exc or INTERRUPTED}; every commit that finished is kept: the same trend again "
+            "runs only the rest"
         ) from None
     series, points = analyse(trend, setup, request.gate)
     doc = document(trend.commits, trend.states, series, points)

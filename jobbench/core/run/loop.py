@@ -13,7 +13,14 @@ from typing import Any
 
 from jobbench.core.run.settle import Settler
 from jobbench.core.run.target import Plan, Progress, Session
-from jobbench.errors import CandidateFailed, Interrupted, JobbenchError, RunFailed, name_kept_logs
+from jobbench.errors import (
+    INTERRUPTED,
+    CandidateFailed,
+    Interrupted,
+    JobbenchError,
+    RunFailed,
+    name_kept_logs,
+)
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
@@ -80,7 +87,7 @@ def run_plans(
         docs[candidate if candidate is not None else -1].error = str(exc)
         progress.message(f"the candidate's run stopped: {exc}")
     except KeyboardInterrupt:
-        mark_failed(docs, "interrupted (Ctrl-C or SIGTERM) before every rep ran", interrupted=True)
+        mark_failed(docs, f"{INTERRUPTED} before every rep ran", interrupted=True)
         raise Interrupted(f"interrupted: partial results saved in {_where(saves)}") from None
     except Interrupted as exc:
         mark_failed(docs, str(exc), interrupted=True)
