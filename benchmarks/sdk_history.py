@@ -12,8 +12,8 @@ with the seed suite and with the steady-load suite, each with its page and JSON 
 
 A quiet machine, and hours: every release runs each suite's rows 5 times (the seed suite's four
 rows take about 7.5 minutes a release on 2 cores, the steady suite's four about 9). A re-run
-reuses every release already measured in --out/reports. `--smoke` checks the script instead: the last
---smoke-releases releases (3), one small scenario at scaled-down latencies, 3 reps.
+reuses every release already measured in --out/reports. `--smoke` checks the script instead:
+the last --smoke-releases releases (3), one small scenario at scaled-down latencies, 3 reps.
 
 Nothing of the SDK is kept in jobbench: the repository and the downloads live in --out.
 """
