@@ -107,7 +107,9 @@ def gate(
         # alarm rate (a fifth, over four checks) fully separated reps reach at 10 a side
         ("spin", "burst", 12, r"(?i)cpu"),
         ("late-start", "trickle", 8, r"slower in trickle"),
-        ("stall-on-429", "rate-limited", 10, r"(?i)stall"),
+        # 14: a baseline that stalls once in 10 reps (seen on a CI run) leaves 9 of 10 short
+        # of its level; a rep only runs while the row is unsettled
+        ("stall-on-429", "rate-limited", 14, r"(?i)stall"),
         ("greedy", "burst", 5, r"(?i)split|uneven|one worker"),
     ],
 )
