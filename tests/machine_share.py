@@ -49,16 +49,18 @@ class MachineShare:
 
     @contextmanager
     def alone(self) -> Iterator[None]:
-        """With no other test running. Closing a file releases its lock."""
-        with ExitStack() as files:
-            if self.folder is not None and not self._keeping:
-                door, room = (files.enter_context(self._file(n)) for n in ("door", "room"))
-                fcntl.flock(door, fcntl.LOCK_EX)
-                fcntl.flock(room, fcntl.LOCK_EX)
+        """With no other test running (inside a row of quiet tests, it already is)."""
+        kept_before = self._keeping
+        self.keep_alone()
+        try:
             yield
+        finally:
+            if not kept_before:
+                self.release()
 
     def keep_alone(self) -> None:
-        """Take the machine alone until `release`: for a row of quiet tests."""
+        """Take the machine alone until `release`: for a row of quiet tests. Closing a file
+        releases its lock."""
         if self.folder is None or self._keeping:
             return
         door, room = (self._kept.enter_context(self._file(n)) for n in ("door", "room"))

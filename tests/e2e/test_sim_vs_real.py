@@ -23,9 +23,10 @@ OUTLIER_MAX_S = 0.3  # any one rep
 EARLY_TIMER_S = 0.002  # a real timer may fire a little early, a virtual one never
 
 
-def result(target: str, flags: tuple[str, ...], cwd: Path) -> list[dict[str, Any]]:
+def result(target: str, scenario: tuple[str, ...], cwd: Path) -> list[dict[str, Any]]:
+    """The reps of `jobbench run --target TARGET SCENARIO` at the scaled-down latencies."""
     ran = run_jobbench(
-        "run", "--target", target, *SCENARIO, *flags, *FAST, "--label", target, "--quiet",
+        "run", "--target", target, *scenario, *FAST, "--label", target, "--quiet",
         cwd=cwd, timeout_s=120,
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
@@ -42,7 +43,8 @@ def result(target: str, flags: tuple[str, ...], cwd: Path) -> list[dict[str, Any
     ids=["drain-2-workers", "take-ahead-1-worker"],
 )
 def test_real_workers_and_the_simulation_agree(tmp_path: Path, flags: tuple[str, ...]) -> None:
-    real, simulated = result("fake", flags, tmp_path), result("sim", flags, tmp_path)
+    scenario = (*SCENARIO, *flags)
+    real, simulated = result("fake", scenario, tmp_path), result("sim", scenario, tmp_path)
     take_keys = ("count", "empty", "asked_mean", "got_mean")
     overheads = []
     for measured, model in zip(real, simulated, strict=True):
@@ -75,24 +77,13 @@ FIX_FLAGS = [
 ]
 
 
-def fix_result(target: str, flags: tuple[str, ...], cwd: Path) -> list[dict[str, Any]]:
-    ran = run_jobbench(
-        "run", "--target", target, *FIX_SCENARIO, *flags, *FAST, "--label", target, "--quiet",
-        cwd=cwd, timeout_s=120,
-    )  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
-    doc = json.loads((cwd / "reports" / f"{target}.json").read_text())
-    assert doc["target"]["kind"] == target and doc["complete"]
-    reps: list[dict[str, Any]] = doc["scenarios"][0]["reps"]
-    return reps
-
-
 @pytest.mark.quiet  # it bounds the real run's time against the simulated one
 @pytest.mark.parametrize("flags", FIX_FLAGS, ids=["sdk-take-ahead", "job-cache", "fixed-server"])
 def test_each_fix_runs_alike_in_real_processes_and_simulated(
     tmp_path: Path, flags: tuple[str, ...]
 ) -> None:
-    real, simulated = fix_result("fake", flags, tmp_path), fix_result("sim", flags, tmp_path)
+    scenario = (*FIX_SCENARIO, *flags)
+    real, simulated = result("fake", scenario, tmp_path), result("sim", scenario, tmp_path)
     take_keys = ("count", "empty", "asked_mean", "got_mean", "full_fraction")
     gaps = []
     for measured, model in zip(real, simulated, strict=True):

@@ -3,11 +3,24 @@ waits for the tests running beside it and runs with none; no test enters while i
 
 from __future__ import annotations
 
+import fcntl
 import threading
 import time
 from pathlib import Path
 
 from tests.machine_share import MachineShare
+
+
+def wait_until_held(lock: Path) -> None:
+    """Until some holder has `lock` (a try to take it fails), however slow the thread to get it."""
+    with lock.open("a") as probe:
+        while True:
+            try:
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return
+            fcntl.flock(probe, fcntl.LOCK_UN)
+            time.sleep(0.01)
 
 
 def test_a_quiet_test_waits_for_those_inside_and_no_new_test_enters_meanwhile(
@@ -40,7 +53,7 @@ def test_a_quiet_test_waits_for_those_inside_and_no_new_test_enters_meanwhile(
     inside.wait(5)
     quiet = threading.Thread(target=quiet_test)
     quiet.start()
-    time.sleep(0.2)  # the quiet test holds the door, waiting for the room
+    wait_until_held(tmp_path / "door.lock")  # the quiet test holds the door, waits for the room
     late = threading.Thread(target=late_test)
     late.start()
     time.sleep(0.2)
