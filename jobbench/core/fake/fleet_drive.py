@@ -8,6 +8,7 @@ session's list, so each is cleaned up on every way out (core/fake/target.py)."""
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,10 +38,14 @@ class FleetDrive:
     _due: list[tuple[float, str]] = field(default_factory=list)  # (runner's monotonic s, worker)
     _stopping: dict[str, float] = field(default_factory=dict)  # worker: SIGTERM sent at
 
-    def tick(self, now: float, began: float) -> list[str]:
+    def tick(self, began: float) -> list[str]:
         """One look at the fleet: new orders taken in, due starts spawned, stopped processes
         reported; returns what to say. A fleet worker that exits unasked raises RunFailed."""
         view = self.client.fleet(self.cursor)
+        # The runner's clock is read once the view is here, never before: the queue's `now_ns`
+        # was read before it answered, so a start is never due before its modelled cold start
+        # is over (a clock read before the request ran early by the request's time).
+        now = time.monotonic()
         self.states = view.get("workers", {})
         lines = []
         for order in view.get("orders", []):

@@ -159,7 +159,7 @@ class RepDrive:
                 if pacer is not None and pacer.error is not None:
                     raise RunFailed(f"submitting {s.load_spec}: {pacer.error}")
                 self._say(faults.tick(now - began))
-                if self.fleet is not None and self._fleet_tick(now, began, end):
+                if self.fleet is not None and self._fleet_tick(began, end):
                     break
                 time.sleep(POLL_S)
                 self.check_queue()
@@ -216,11 +216,11 @@ class RepDrive:
         procs = [*self.workers, *(self.fleet.processes if self.fleet is not None else [])]
         return {w.worker_id: w.pgid for w in procs if w.pgid is not None and w.returncode() is None}
 
-    def _fleet_tick(self, now: float, began: float, end: RepEnd) -> bool:
+    def _fleet_tick(self, began: float, end: RepEnd) -> bool:
         """The fleet's orders executed; True when a fleet worker died (the rep ends there)."""
         assert self.fleet is not None
         try:
-            self._say(self.fleet.tick(now, began))
+            self._say(self.fleet.tick(began))
         except RunFailed as exc:
             end.partial, end.error = "worker died", RunFailed(f"{exc}{self.logs}")
             return True
