@@ -47,8 +47,10 @@ def check_rep(rep: dict[str, Any], jobs: int, idle_s: float, cold_s: float) -> d
         assert life["started_s"] >= life["decided_s"] + cold_s - 0.005  # the modelled part
         assert life["polling_s"] > life["started_s"]  # then the process's own start-up
         assert life["stop_reason"] == f"idle {idle_s:g} s"
-        last_idle = life["idle"][-1][0]
-        assert life["stopping_s"] == pytest.approx(last_idle + idle_s, abs=0.1)
+        # idle for idle_s, then stopped: a timer never fires early, and one on a machine busy
+        # with other tests fires late (the rule's exact instants: tests/unit/test_fleet_scaler.py)
+        idle_ends = life["idle"][-1][0] + idle_s
+        assert idle_ends - 0.005 <= life["stopping_s"] < idle_ends + 1.0
         assert life["stopped_s"] > life["stopping_s"]
         assert life["billed_s"] == pytest.approx(life["stopped_s"] - life["decided_s"], abs=1e-3)
     assert fleet["peak_workers"] <= 3 and fleet["size"][-1][1] == 1  # back to the active one
@@ -66,8 +68,9 @@ def test_model_workers_scale_up_on_queue_delay_and_idle_out(tmp_path: Path) -> N
     for rep in entry["reps"]:
         fleet = check_rep(rep, 48, 0.8, 0.1)
         ups = [life["decided_s"] for life in fleet["workers"].values() if not life["active"]]
-        # the first look after a job has waited 0.5 s: at 0.5 s (looks every 0.25 s from 0)
-        assert min(ups) == pytest.approx(0.5, abs=0.1)  # the next look would be 0.75 s
+        # never before a job has waited 0.5 s; the first look after it is at 0.5 s (looks every
+        # 0.25 s from 0), later only by a busy machine's lateness
+        assert 0.5 - 0.005 <= min(ups) < 1.0
         assert all(
             "queue delay" in life["reason"] for life in fleet["workers"].values() if life["reason"]
         )
@@ -86,15 +89,12 @@ def test_request_count_starts_its_target_at_once_and_the_sim_predicts_it(tmp_pat
     (entry,) = doc["scenarios"]
     fleet = check_rep(entry["reps"][0], 60, 0.6, 0.2)
     ups = sorted(life["decided_s"] for life in fleet["workers"].values() if not life["active"])
-    assert ups == pytest.approx([0.0, 0.0], abs=0.03)  # ceil(60 / 20) = 3 workers, 1 running
-    # The same queue and scaler, simulated: a simulated worker polls the instant it starts,
-    # a real one after its process's start-up (imports; slower in a fresh clone with no
-    # bytecode), which delays the added workers' share of the jobs by at most that much.
-    predicted = entry["predicted"]["time_to_p99_s"]
-    added = [life for life in fleet["workers"].values() if not life["active"]]
-    start_up = max(life["polling_s"] - life["started_s"] for life in added)
-    measured = entry["reps"][0]["time_to_p99_s"]
-    assert predicted * 0.85 <= measured <= (predicted + start_up) * 1.15, (predicted, start_up)
+    # ceil(60 / 20) = 3 workers, 1 running: 2 started at once, before the first job is done
+    assert len(ups) == 2 and ups[-1] < entry["reps"][0]["time_to_first_s"]
+    # The same queue and scaler, simulated, is the lower bound (a real worker polls after its
+    # process's start-up); how close it comes is bounded with the machine to itself in
+    # benchmarks/timed/test_sim_vs_real.py.
+    assert entry["reps"][0]["time_to_p99_s"] >= entry["predicted"]["time_to_p99_s"] * 0.85
 
 
 def test_the_real_runpod_sdk_is_scaled_up_stopped_and_shuts_down_clean(tmp_path: Path) -> None:

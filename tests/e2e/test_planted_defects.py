@@ -1,11 +1,13 @@
 """`jobbench gate base cand` against defects a real pull request could bring, each planted in
 one worker (planted_worker.py, a user command) and run by the real CLI with real worker
 processes on scaled-down suites: the gate must fail closed, exit 1 with a reason naming what
-the candidate breaks, and pass a change that changes nothing.
+the candidate breaks.
 
-Failed jobs, a spinning core, a stall and an uneven split are judged by the gate's correctness
-and behaviour rules (issue 35); the late start only by time, in the trickle the gate suite adds
-for it (jobbench/core/scenario/project.py TRICKLE_SCENARIO, here at a fortieth of its times)."""
+Here are the defects the gate judges by a fact: failed jobs (the correctness rule), an uneven
+split and a hang (behaviour rules, issue 35). The defects it judges by a measured figure (a
+spinning core, a late start, a stall) and the comment-only change it must pass need a quiet
+machine and the reps a false-alarm rate asks for: benchmarks/timed/test_gate_timing.py, run by
+benchmarks/timed_checks.py."""
 
 from __future__ import annotations
 
@@ -97,34 +99,25 @@ def gate(
     return result.returncode, comparison, reasons
 
 
-# Failed jobs and an uneven split are settled within 5 reps a side; the others need the pairs
-# their test's share of the false-alarm rate asks for.
+# Failed jobs and an uneven split are settled within 5 reps a side.
 @pytest.mark.parametrize(
     ("candidate", "suite", "max_reps", "named"),
     [
         ("fail", "burst", 5, r"fail"),  # 5 % of its jobs fail fast: no slower, and wrong
-        # a core busy for nothing: a check of the workers' own CPU, whose share of the false
-        # alarm rate (a fifth, over four checks) fully separated reps reach at 10 a side
-        ("spin", "burst", 12, r"(?i)cpu"),
-        ("late-start", "trickle", 8, r"slower in trickle"),
-        # 14: a baseline that stalls once in 10 reps (seen on a CI run) leaves 9 of 10 short
-        # of its level; a rep only runs while the row is unsettled
-        ("stall-on-429", "rate-limited", 14, r"(?i)stall"),
         ("greedy", "burst", 5, r"(?i)split|uneven|one worker"),
     ],
 )
 def test_a_planted_defect_fails_the_gate_with_a_reason_naming_it(
     project: Path, candidate: str, suite: str, max_reps: int, named: str
 ) -> None:
+    assert_caught(project, candidate, suite, max_reps, named)
+
+
+def assert_caught(project: Path, candidate: str, suite: str, max_reps: int, named: str) -> None:
+    """The gate fails the candidate (exit 1, regression) with a reason matching `named`."""
     code, comparison, reasons = gate(project, candidate, suite, max_reps)
     assert (code, comparison["verdict"]) == (1, "regression"), reasons
     assert re.search(named, reasons), reasons
-
-
-def test_a_comment_only_change_passes_the_burst_and_the_trickle(project: Path) -> None:
-    for suite in ("burst", "trickle"):
-        code, comparison, reasons = gate(project, "comment-only", suite)
-        assert (code, comparison["verdict"]) == (0, "pass"), reasons
 
 
 def test_a_candidate_whose_worker_hangs_is_a_regression_and_a_baseline_that_hangs_fails(

@@ -152,8 +152,9 @@ def test_client_leaving_during_take_latency_requeues_its_jobs_at_the_front(
         assert sorted(e["job"] for e in claims) == ["job-1", "job-2"]
         assert sorted(e["job"] for e in requeues) == ["job-1", "job-2"]
         assert not [e for e in evs if e["ev"] == "deliver" and e["worker"] == "leaver"]
-        # it left ~0.1 s in; the server let go of the jobs no later than the answer was due
-        assert all(e["t"] - claims[0]["t"] >= 90_000_000 for e in requeues)
+        # it left ~0.1 s after asking (its claim may be later still on a busy machine); the
+        # server let go of the jobs after claiming them and no later than the answer was due
+        assert all(e["t"] >= claims[-1]["t"] for e in requeues)
         due = claims[0]["t"] + 300_000_000
         assert all(e["t"] <= due + 200_000_000 for e in requeues)
         delivered = [e for e in evs if e["ev"] == "deliver"]

@@ -19,7 +19,19 @@ NEEDS_NODE = (
 def pytest_without_programs(**env: str) -> subprocess.CompletedProcess[str]:
     """The node test in a child pytest whose PATH finds no program at all."""
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", NEEDS_NODE],
+        # One process: the suite's three xdist workers would cost ~3 s of CPU each for one test.
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-n",
+            "0",
+            "-p",
+            "no:cacheprovider",
+            "-rs",
+            NEEDS_NODE,
+        ],
         cwd=ROOT,
         env={**os.environ, "PATH": "/nonexistent", **env},
         capture_output=True,
