@@ -148,9 +148,9 @@ def resolve_extras(
         if name in taken:
             continue
         if name not in project.variants:
+            where = f"{suite.where}: variants" if suite.where else f"--suite {suite.name}"
             raise UsageError(
-                f"--suite {suite.name}: its variant {name!r} is none; known: "
-                + ", ".join(sorted(project.variants))
+                f"{where}: {name!r} is no variant; known: " + ", ".join(sorted(project.variants))
             )
         extras.append(resolve(name, project, request.out, request.repo, request.rerun))
     return extras

@@ -16,7 +16,14 @@ from jobbench.core.scenario.fleet_spec import EXAMPLE as AUTOSCALE_EXAMPLE
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import UsageError
 from jobbench.results.compare import METRICS
-from jobbench.workers.policies import DEFAULT_SLOTS, DRAIN, JOB_CACHE, SDK_TAKE_AHEAD, TAKE_AHEAD
+from jobbench.workers.policies import (
+    DEFAULT_SLOTS,
+    DRAIN,
+    JOB_CACHE,
+    SDK_112,
+    SDK_TAKE_AHEAD,
+    TAKE_AHEAD,
+)
 from jobbench.workers.spec import WorkerSpec
 
 # The reference table, docs/latency-model.md; the last field is the gated metric, chosen by
@@ -127,14 +134,16 @@ BUILTIN_VARIANTS = {
     "main": Variant("main", WorkerSpec(kind="model", policy=DRAIN)),
     "pr": Variant("pr", WorkerSpec(kind="model", policy=TAKE_AHEAD, take_ahead=32)),
     # The fixes of issue 38 (docs/fixes.md): the PR's take-ahead and #429's job cache on the
-    # SDK's own mechanics, and main's policy on a server with the faster take.
+    # SDK's own mechanics, with runpod 1.12.0's own loops on them as their baseline, and main's
+    # policy on a server with the faster take.
+    "sdk-main": Variant("sdk-main", WorkerSpec(kind="model", policy=SDK_112)),
     "sdk-pr": Variant("sdk-pr", WorkerSpec(kind="model", policy=SDK_TAKE_AHEAD, take_ahead=32)),
     "job-cache": Variant("job-cache", WorkerSpec(kind="model", policy=JOB_CACHE)),
     "server-fix": Variant(
         "server-fix", WorkerSpec(kind="model", policy=DRAIN), latency={"take": FIXED_TAKE_S}
     ),
 }
-FIX_VARIANTS = ("main", "pr", "sdk-pr", "job-cache", "server-fix")
+FIX_VARIANTS = ("main", "pr", "sdk-main", "sdk-pr", "job-cache", "server-fix")
 # 32 slots is the SDK's design in the reference table, not a command's concurrency
 SEED_SCENARIOS = tuple(
     Scenario(n, workers=w, burst=b, job_seconds=j, metric=m, slots_by_default=True)
@@ -313,7 +322,16 @@ SCENARIO_KEYS = {
     "stall_after",
     *FAULT_KEYS,
 }
-SUITE_KEYS = {"scenarios", "latency", "reps", "metric", "autoscale", "stall_after", *FAULT_KEYS}
+SUITE_KEYS = {
+    "scenarios",
+    "latency",
+    "reps",
+    "metric",
+    "autoscale",
+    "stall_after",
+    "variants",
+    *FAULT_KEYS,
+}
 
 
 def _faults(
@@ -393,7 +411,18 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
     reps = _whole(spec, "reps", 5, where)
     with toml_terms(where):
         check_count(REPS, reps)
-    return Suite(name, tuple(scenarios), reps, where)
+    return Suite(name, tuple(scenarios), reps, where, _variant_names(spec, where))
+
+
+def _variant_names(spec: dict[str, Any], where: str) -> tuple[str, ...]:
+    """`variants = ["main", "pr", "job-cache"]`: set beside compare's two sides on one table
+    (compare checks each names a variant: a later [variants.NAME] may define it)."""
+    value = spec.get("variants", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f'{where}: variants must be a list of variant names like ["main", "pr"]')
+    if len(set(value)) < len(value):
+        raise UsageError(f"{where}: variants {value}: a name is given twice; give each once")
+    return tuple(value)
 
 
 def _stall_after(table: dict[str, Any], where: str) -> float | None:

@@ -14,8 +14,8 @@ LEGEND = (
     "Each cell: the median over the reps. time to 99 %: until 99 % of a burst is done; steady "
     "e2e p99: a steady load's end-to-end p99 after the warm-up; worker-seconds: billed by an "
     "autoscaled fleet; held jobs: left a buffer after waiting while a slot was free elsewhere; "
-    "split (Jain): 1 = every worker served as many jobs, 1/n = one did all. *: the best of a "
-    "line whose values differ."
+    "split (Jain): 1 = every worker served as many jobs, 1/n = one did all (-: fewer than two "
+    "workers served). *: the best of a line whose values differ."
 )
 
 
