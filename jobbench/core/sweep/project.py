@@ -20,12 +20,13 @@ SWEEP_KEYS = (*AXIS_KEYS, *LATENCY_KEYS, *TEXT_KEYS, *WHOLE_KEYS)
 
 
 # Built-in sweeps, which a [sweeps.NAME] table of the same name replaces. `fixes` (docs/fixes.md):
-# each fix's policy beside main's drain, on the platform's take and on a server-fixed one (its
-# 0.03 s take, core/scenario/project.py FIXED_TAKE_S), over fleets and burst depths; its heatmap
-# is `--x policy --y load` (each policy with its K on one axis, render/page/sweep_page.py).
+# each fix's policy beside main's drain and the SDK's loops, on the platform's take and on a
+# server-fixed one (its 0.03 s take, core/scenario/project.py FIXED_TAKE_S), over fleets and
+# burst depths; its heatmap is `--x policy --y load` (each policy with its K on one axis,
+# render/page/sweep_page.py).
 BUILTIN_SWEEPS: dict[str, dict[str, Any]] = {
     "fixes": {
-        "policy": ["drain", "take-ahead", "sdk-take-ahead", "job-cache"],
+        "policy": ["drain", "take-ahead", "sdk-1.12", "sdk-take-ahead", "job-cache"],
         "take_ahead": [0, 32],
         "workers": [1, 2, 4, 8],
         "slots": 32,
