@@ -39,6 +39,7 @@ class Figure:
     unit: str  # as render/words/cells.fmt writes it
     read: Callable[[ScenarioResult], float | None]
     burst_only: bool = False  # a drain's figure: a steady load's jobs end as they arrive
+    higher_is_better: bool = False  # the split (1 is even); every other figure is a cost
 
 
 # In the table's order; a scenario shows the figures some variant has (a burst has no steady
@@ -49,7 +50,7 @@ FIGURES = (
     Figure("steady e2e p99", "s", _summary("steady_e2e_p99_s")),
     Figure("worker-seconds", "s", _summary("fleet_worker_s")),
     Figure("held jobs", "", _summary("held_jobs")),
-    Figure("split (Jain)", "ratio", _jain),
+    Figure("split (Jain)", "ratio", _jain, higher_is_better=True),
 )
 
 

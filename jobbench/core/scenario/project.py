@@ -194,7 +194,7 @@ BUILTIN_SUITES = {
 # and the shallow burst, the steady rows at 25, 50 and 90 % of capacity, and the autoscaled fleet
 # on a deep burst and on the shallow burst of long jobs, where a buffer hides jobs from the
 # scaler. Three reps: the model workers' figures vary little rep to rep, and a real run of the
-# five variants takes long enough.
+# six variants takes long enough.
 FIXES_SUITE = Suite(
     "fixes",
     (

@@ -11,6 +11,7 @@ from typing import Any
 
 from jobbench.core.scenario.project import FIXED_TAKE_S, load_project
 from jobbench.errors import UsageError
+from jobbench.workers.policies import DRAIN, JOB_CACHE, SDK_112, SDK_TAKE_AHEAD, TAKE_AHEAD
 
 AXIS_KEYS = ("workers", "slots", "take_ahead", "job_seconds", "policy")
 LATENCY_KEYS = ("take_latency", "wake_latency", "load", "autoscale")  # each item one flag's value
@@ -26,7 +27,7 @@ SWEEP_KEYS = (*AXIS_KEYS, *LATENCY_KEYS, *TEXT_KEYS, *WHOLE_KEYS)
 # render/page/sweep_page.py).
 BUILTIN_SWEEPS: dict[str, dict[str, Any]] = {
     "fixes": {
-        "policy": ["drain", "take-ahead", "sdk-1.12", "sdk-take-ahead", "job-cache"],
+        "policy": [DRAIN, TAKE_AHEAD, SDK_112, SDK_TAKE_AHEAD, JOB_CACHE],
         "take_ahead": [0, 32],
         "workers": [1, 2, 4, 8],
         "slots": 32,

@@ -1,7 +1,7 @@
 """The side-by-side table of a suite's variants (results/side_by_side.py, docs/fixes.md), as
 Markdown or as plain aligned text for the terminal: a line per scenario and figure, a column per
-variant, the best value of a line marked `*` where its values differ (lower is better for all
-but the split, where 1 is an even one and higher is better)."""
+variant, the best value of a line marked `*` where its values differ (the lowest, but for the
+split, where 1 is an even one: the highest)."""
 
 from __future__ import annotations
 
@@ -21,9 +21,8 @@ LEGEND = (
 
 def _cells(line: Line) -> list[str]:
     known = [v for v in line.values if v is not None]
-    higher_better = line.figure.unit == "ratio"
     differ = len(set(known)) > 1
-    best = (max(known) if higher_better else min(known)) if differ else None
+    best = (max(known) if line.figure.higher_is_better else min(known)) if differ else None
     return [
         fmt(v, line.figure.unit) + (" *" if v is not None and v == best else "")
         for v in line.values
