@@ -17,7 +17,8 @@ LATENCY_AXIS = "seconds as a list or a range, or one kind:a,b; repeatable"
 @app.command()
 def sweep(
     name: Annotated[
-        str | None, Arg(metavar="NAME", help="a [sweeps.NAME] table of jobbench.toml")
+        str | None,
+        Arg(metavar="NAME", help="a [sweeps.NAME] table of jobbench.toml, or built-in fixes"),
     ] = None,
     workers: Annotated[
         str | None, Opt("--workers", "-w", metavar="LIST", help=f"workers (4): {AXIS}")

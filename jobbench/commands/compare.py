@@ -32,10 +32,12 @@ from jobbench.core.scenario.project import (
 from jobbench.core.sim.target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageError
 from jobbench.render import FORMATS, renderer
+from jobbench.render.text.side_by_side_text import render_side_by_side
 from jobbench.results.compare import compare_docs
 from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import Comparison, Params, Result, Row
 from jobbench.results.pairing import Named, match_scenarios
+from jobbench.results.side_by_side import side_by_side
 from jobbench.results.store import result_path, safe_label, save_document
 
 
@@ -132,6 +134,28 @@ def planned(side: ResolvedSide, suite: Suite) -> Planned:
     return Planned(side.label, scenarios)
 
 
+def resolve_extras(
+    request: CompareRequest, project: Project, suite: Suite, sides: list[ResolvedSide]
+) -> list[ResolvedSide]:
+    """The variants a suite sets beside the two sides on its table (the `fixes` suite's), those
+    that are neither side, each resolved as a side is (a saved label unless --rerun). None when
+    settling (`--reps auto`, the gate's): settling weighs two sides, and the gate judges them."""
+    if request.reps == AUTO:
+        return []
+    taken = {request.baseline, request.candidate, *(side.label for side in sides)}
+    extras = []
+    for name in suite.variants:
+        if name in taken:
+            continue
+        if name not in project.variants:
+            where = f"{suite.where}: variants" if suite.where else f"--suite {suite.name}"
+            raise UsageError(
+                f"{where}: {name!r} is no variant; known: " + ", ".join(sorted(project.variants))
+            )
+        extras.append(resolve(name, project, request.out, request.repo, request.rerun))
+    return extras
+
+
 def free_latency(sides: list[ResolvedSide], project: Project) -> frozenset[str]:
     """Latency fields a side's variant sets on purpose (a saved label of a variant's name is
     that variant's run): those may differ between the sides, no others."""
@@ -150,9 +174,11 @@ def run_sides(
     request: CompareRequest,
     progress: Progress,
     settle: Settler | None,
+    extras: Sequence[ResolvedSide] = (),
 ) -> list[Result]:
     """Saved sides as they are; the rest run now, interleaved rep by rep (and settled, when
-    both run now and `settle` is given)."""
+    both run now, no extra variant does and `settle` is given). The results of `sides`, then
+    of `extras` (a suite's other variants, run after the two sides' plans)."""
     plans = [
         Plan(
             RunConfig(
@@ -163,15 +189,16 @@ def run_sides(
             ),
             SimTarget() if request.target == "sim" else FakeTarget(pin_queue=request.pin_queue),
         )
-        for s in sides
+        for s in [*sides, *extras]
         if s.variant is not None
     ]
     settle = settle if len(plans) == 2 else None
     # The candidate's own failures (a hung or dead worker) are judged, not fatal: its plan is
-    # the last one whenever it runs now.
-    candidate = len(plans) - 1 if sides[1].variant is not None else None
+    # the last of the two sides' whenever it runs now.
+    running = sum(s.variant is not None for s in sides)
+    candidate = running - 1 if sides[1].variant is not None else None
     ran = iter(run_plans(plans, progress, settle, candidate) if plans else [])
-    return [s.doc if s.doc is not None else next(ran) for s in sides]
+    return [s.doc if s.doc is not None else next(ran) for s in [*sides, *extras]]
 
 
 def compare_command(request: CompareRequest, progress: Progress) -> int:
@@ -188,10 +215,16 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
     suite = pick_suite(project, request.suite)
     reps, auto = pick_reps(request, suite)
     sides = resolve_sides(request, project)
+    extras = resolve_extras(request, project, suite, sides)
     free = free_latency(sides, project)
     match_scenarios(planned(sides[0], suite), planned(sides[1], suite), free)  # before any run
+    for extra in extras:  # each beside A, as B is: the same scenarios, its own latency
+        extra_free = free_latency([sides[0], extra], project)
+        match_scenarios(planned(sides[0], suite), planned(extra, suite), extra_free)
     for key, side in zip("AB", sides):  # after the checks: a usage error is one line
         progress.message(f"{key} = {side.name}: {side.origin}")
+    for extra in extras:
+        progress.message(f"beside them ({suite.name}): {extra.name}: {extra.origin}")
     metric_for = metric_chooser(request, suite)
     rule = request.gate.rule()
     settle = None
@@ -207,7 +240,8 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
             max_reps=request.max_reps,
             budget_s=request.budget_s,
         )
-    docs = run_sides(sides, suite, reps, request, progress, settle)
+    everyone = run_sides(sides, suite, reps, request, progress, settle, extras)
+    docs = everyone[: len(sides)]
     paths = [s.path or result_path(request.out, s.label) for s in sides]
     relative = [os.path.relpath(p, request.out) for p in paths]
     comparison = compare_docs(
@@ -234,6 +268,8 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
         progress.message(f"B's run stopped early, judged as its behaviour: {docs[1].error}")
     _save(comparison, docs, request)
     renderer(request.fmt)(comparison, sys.stdout, _width(), request.wide)
+    if extras:
+        _side_by_side(everyone, request, suite)
     if request.html is not None:
         from jobbench.render.page.report_page import write_report
 
@@ -262,6 +298,21 @@ def _save(comparison: Comparison, docs: list[Result], request: CompareRequest) -
     if summary_file and request.fail_on_regression:
         with open(summary_file, "a") as handle:
             handle.write(markdown + "\n")
+
+
+def _side_by_side(docs: list[Result], request: CompareRequest, suite: Suite) -> None:
+    """Every variant of the suite on one table (docs/fixes.md): saved as
+    `<A>-vs-<B>.<suite>.md`, and shown after the comparison in the table and Markdown formats
+    (the JSON and CSV ones stay one document on stdout)."""
+    table = side_by_side(docs)
+    stem = f"{safe_label(docs[0].label)}-vs-{safe_label(docs[1].label)}"
+    buffer = io.StringIO()
+    render_side_by_side(table, buffer, markdown=True)
+    path = request.out / f"{stem}.{safe_label(suite.name)}.md"
+    path.write_text(f"### {suite.name}: every variant side by side\n\n{buffer.getvalue()}")
+    if request.fmt in ("table", "markdown"):
+        sys.stdout.write(f"\n{suite.name}: every variant side by side ({path})\n\n")
+        render_side_by_side(table, sys.stdout, markdown=request.fmt == "markdown")
 
 
 def _markdown(comparison: Comparison) -> str:

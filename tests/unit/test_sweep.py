@@ -110,6 +110,41 @@ def test_policies_that_do_not_go_with_a_take_ahead_are_skipped_and_counted(
     assert doc.axes.policy == ["drain", "take-ahead", "sdk-1.12"]
 
 
+def test_the_policy_axis_gives_cells_for_every_policy_and_one_heatmap_with_each_k(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Each fix's policy beside main's and the SDK's (issue 38): a cell each per fleet, and with
+    # --x policy one map whose axis names each policy with its K, not one half-empty map per K.
+    policies = "drain,take-ahead,sdk-take-ahead,job-cache,sdk-1.12"
+    args = (*SMALL, "--policy", policies, "--slots", "8", "--x", "policy", "--y", "workers")
+    doc, _ = sweep(monkeypatch, tmp_path, *args, "--html", "sweep.html")
+    assert {(c.policy, c.take_ahead) for c in doc.cells} == {
+        ("drain", 0),
+        ("take-ahead", 4),
+        ("sdk-take-ahead", 4),
+        ("job-cache", 0),
+        ("sdk-1.12", 0),
+    }
+    assert len(doc.cells) == 5 * 2 and all(c.time_to_p99_s for c in doc.cells)
+    page = (tmp_path / "sweep.html").read_text()
+    assert page.count('<svg class="heat"') == 1
+    for label in ("drain", "take-ahead K4", "sdk-take-ahead K4", "job-cache", "sdk-1.12"):
+        assert f">{label}</text>" in page
+    assert ">K 0<" not in page
+
+
+def test_the_builtin_fixes_sweep_sets_each_fix_on_the_platform_and_a_fixed_server(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    args = ("sweep", "fixes", "--workers", "4", "--x", "policy", "--y", "load")
+    doc, _ = sweep(monkeypatch, tmp_path, *args, "--processes", "1", "--html", "fixes.html")
+    assert doc.axes.policy == ["drain", "take-ahead", "sdk-1.12", "sdk-take-ahead", "job-cache"]
+    assert doc.axes.take_latency == ["0.5", "0.03"]  # the platform's take, a fixed server's
+    assert len(doc.cells) == 5 * 2 * 3  # policies (each with its K) x takes x burst depths
+    page = (tmp_path / "fixes.html").read_text()
+    assert page.count('<svg class="heat"') == 2 and ">burst:1024</text>" in page
+
+
 def test_the_rerun_command_is_the_same_scenario_through_the_real_run_parser(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -334,7 +369,7 @@ def test_a_sweep_name_with_no_table_is_an_error(
     assert run_cli(monkeypatch, "sweep", "big", cwd=tmp_path) == EXIT_USAGE
     assert capsys.readouterr().err == (
         "error: NAME 'big': no [sweeps.big] in jobbench.toml or pyproject.toml here (sweeps: "
-        "small); add the table or give the axes as flags\n"
+        "fixes, small); add the table or give the axes as flags\n"
     )
 
 

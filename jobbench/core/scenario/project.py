@@ -16,7 +16,14 @@ from jobbench.core.scenario.fleet_spec import EXAMPLE as AUTOSCALE_EXAMPLE
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import UsageError
 from jobbench.results.compare import METRICS
-from jobbench.workers.policies import DEFAULT_SLOTS
+from jobbench.workers.policies import (
+    DEFAULT_SLOTS,
+    DRAIN,
+    JOB_CACHE,
+    SDK_112,
+    SDK_TAKE_AHEAD,
+    TAKE_AHEAD,
+)
 from jobbench.workers.spec import WorkerSpec
 
 # The reference table, docs/latency-model.md; the last field is the gated metric, chosen by
@@ -50,6 +57,9 @@ class Suite:
     scenarios: tuple[Scenario, ...]
     reps: int = 5
     where: str = ""  # where it is written, for errors: "jobbench.toml suites.fast"
+    # Variants the suite sets beside compare's two sides on one table (the `fixes` suite's):
+    # compare runs those of them that are neither side, and prints the side-by-side table.
+    variants: tuple[str, ...] = ()
 
     def metric_for(self, scenario: str) -> str | None:
         """The gated metric a scenario of this suite sets (each row's `metric`), if any."""
@@ -117,10 +127,23 @@ AUTOSCALE_ROWS = (
     ("rc32-64j-8s", "request-count=32,active=1", None, 64, 8.0),
 )
 
+# A server-side fix (docs/latency-model.md, "A server-side fix"): a take that finds jobs queued
+# answered in tens of milliseconds instead of the platform's half second.
+FIXED_TAKE_S = 0.03
 BUILTIN_VARIANTS = {
-    "main": Variant("main", WorkerSpec(kind="model", policy="drain")),
-    "pr": Variant("pr", WorkerSpec(kind="model", policy="take-ahead", take_ahead=32)),
+    "main": Variant("main", WorkerSpec(kind="model", policy=DRAIN)),
+    "pr": Variant("pr", WorkerSpec(kind="model", policy=TAKE_AHEAD, take_ahead=32)),
+    # The fixes of issue 38 (docs/fixes.md): the PR's take-ahead and #429's job cache on the
+    # SDK's own mechanics, with runpod 1.12.0's own loops on them as their baseline, and main's
+    # policy on a server with the faster take.
+    "sdk-main": Variant("sdk-main", WorkerSpec(kind="model", policy=SDK_112)),
+    "sdk-pr": Variant("sdk-pr", WorkerSpec(kind="model", policy=SDK_TAKE_AHEAD, take_ahead=32)),
+    "job-cache": Variant("job-cache", WorkerSpec(kind="model", policy=JOB_CACHE)),
+    "server-fix": Variant(
+        "server-fix", WorkerSpec(kind="model", policy=DRAIN), latency={"take": FIXED_TAKE_S}
+    ),
 }
+FIX_VARIANTS = ("main", "pr", "sdk-main", "sdk-pr", "job-cache", "server-fix")
 # 32 slots is the SDK's design in the reference table, not a command's concurrency
 SEED_SCENARIOS = tuple(
     Scenario(n, workers=w, burst=b, job_seconds=j, metric=m, slots_by_default=True)
@@ -165,6 +188,28 @@ BUILTIN_SUITES = {
         reps=5,
     ),
 }
+
+
+# One table that answers the take-ahead PR's question (#647, docs/fixes.md): every fix on a deep
+# and the shallow burst, the steady rows at 25, 50 and 90 % of capacity, and the autoscaled fleet
+# on a deep burst and on the shallow burst of long jobs, where a buffer hides jobs from the
+# scaler. Three reps: the model workers' figures vary little rep to rep, and a real run of the
+# six variants takes long enough.
+FIXES_SUITE = Suite(
+    "fixes",
+    (
+        *(s for s in SEED_SCENARIOS if s.name in ("4w-1024j-0.5s", "4w-64j-0.5s-shallow")),
+        *(s for s in BUILTIN_SUITES["steady"].scenarios if "poisson" in s.name),
+        *(
+            s
+            for s in BUILTIN_SUITES["autoscale"].scenarios
+            if s.name in ("qd4-burst-1024", "qd2-64j-8s")
+        ),
+    ),
+    reps=3,
+    variants=FIX_VARIANTS,
+)
+BUILTIN_SUITES[FIXES_SUITE.name] = FIXES_SUITE
 
 
 def load_project(folder: Path) -> Project:
@@ -277,7 +322,16 @@ SCENARIO_KEYS = {
     "stall_after",
     *FAULT_KEYS,
 }
-SUITE_KEYS = {"scenarios", "latency", "reps", "metric", "autoscale", "stall_after", *FAULT_KEYS}
+SUITE_KEYS = {
+    "scenarios",
+    "latency",
+    "reps",
+    "metric",
+    "autoscale",
+    "stall_after",
+    "variants",
+    *FAULT_KEYS,
+}
 
 
 def _faults(
@@ -357,7 +411,18 @@ def _suite(name: str, spec: dict[str, Any], where: str) -> Suite:
     reps = _whole(spec, "reps", 5, where)
     with toml_terms(where):
         check_count(REPS, reps)
-    return Suite(name, tuple(scenarios), reps, where)
+    return Suite(name, tuple(scenarios), reps, where, _variant_names(spec, where))
+
+
+def _variant_names(spec: dict[str, Any], where: str) -> tuple[str, ...]:
+    """`variants = ["main", "pr", "job-cache"]`: set beside compare's two sides on one table
+    (compare checks each names a variant: a later [variants.NAME] may define it)."""
+    value = spec.get("variants", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f'{where}: variants must be a list of variant names like ["main", "pr"]')
+    if len(set(value)) < len(value):
+        raise UsageError(f"{where}: variants {value}: a name is given twice; give each once")
+    return tuple(value)
 
 
 def _stall_after(table: dict[str, Any], where: str) -> float | None:

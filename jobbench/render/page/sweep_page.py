@@ -15,6 +15,7 @@ from jobbench.render.page.style import CSS
 from jobbench.render.text.sweep_text import count, describe
 from jobbench.results.sweep_model import AXIS_NAMES, COLOR_FIGURES, Sweep, SweepCell
 
+POLICY, TAKE_AHEAD = "policy", "take_ahead"
 AXIS_TITLES = {
     "policy": "policy",
     "take_ahead": "take-ahead K",
@@ -23,6 +24,8 @@ AXIS_TITLES = {
     "job_seconds": "job seconds",
     "take_latency": "take latency (s)",
     "wake_latency": "wake latency (s)",
+    "load": "load",
+    "autoscale": "fleet",
 }
 # How a caption names one axis's value: `K 8`, `jobs 0.5 s`, `take 0.1 s`.
 _VALUE_WORDS = {
@@ -56,6 +59,11 @@ def sweep_page(sweep: Sweep, x: str, y: str, color: str) -> str:
     """`x` and `y`: axis names (results/sweep_model.AXIS_NAMES); `color`: a COLOR_FIGURES key."""
     axes = sweep.axes.model_dump()
     values = {name: [value_text(v) for v in axes[name]] for name in AXIS_NAMES}
+    if POLICY in (x, y) and TAKE_AHEAD not in (x, y):
+        # Each policy with its take-ahead on one axis (`drain`, `take-ahead K32`, `job-cache`):
+        # a K that only some policies take would split the map into halves left empty.
+        values[POLICY] = list(dict.fromkeys(_policy_text(c) for c in sweep.cells))
+        values[TAKE_AHEAD] = []
     others = [n for n in AXIS_NAMES if n not in (x, y) and len(values[n]) > 1]
     scale = _scale(sweep, color)
     title = COLOR_FIGURES[color]
@@ -63,7 +71,7 @@ def sweep_page(sweep: Sweep, x: str, y: str, color: str) -> str:
     for combo in itertools.product(*(values[n] for n in others)):
         fixed = dict(zip(others, combo))
         cells = {
-            (value_text(getattr(c, x)), value_text(getattr(c, y))): _heat_cell(c, color)
+            (_axis_text(c, x), _axis_text(c, y)): _heat_cell(c, color)
             for c in sweep.cells
             if all(value_text(getattr(c, n)) == v for n, v in fixed.items())
         }
@@ -73,6 +81,15 @@ def sweep_page(sweep: Sweep, x: str, y: str, color: str) -> str:
         svg = heatmap(values[x], values[y], cells, scale, (AXIS_TITLES[x], AXIS_TITLES[y]))
         figures.append(f"<figure><figcaption>{escape(caption)}</figcaption>{svg}</figure>")
     return _document(sweep, title, legend(scale, title), figures)
+
+
+def _policy_text(cell: SweepCell) -> str:
+    """A policy with its take-ahead, as the policy axis shows it: `take-ahead K32`, `drain`."""
+    return f"{cell.policy} K{cell.take_ahead}" if cell.take_ahead else cell.policy
+
+
+def _axis_text(cell: SweepCell, axis: str) -> str:
+    return _policy_text(cell) if axis == POLICY else value_text(getattr(cell, axis))
 
 
 def _words(axis: str, value: str) -> str:
