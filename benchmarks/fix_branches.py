@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planted_defects import SCALE, git
+from planted_defects import SCALE, clone_sdk, git
 
 from jobbench.core.scenario.project import SEED_ROWS
 from jobbench.workers.policy_job_cache import fetch_count
@@ -589,9 +589,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="fix-branches-"))
     try:
         sdk = work / "sdk"
-        subprocess.run(["git", "clone", "-q", str(args.sdk_repo), str(sdk)], check=True)
-        git(sdk, "config", "user.email", "bench@localhost")
-        git(sdk, "config", "user.name", "fix branches")
+        clone_sdk(args.sdk_repo, sdk, "fix branches")
         for branch in branches:
             build_branch(sdk, branch)
         git(sdk, "checkout", "-q", "--detach", BASE_TAG)  # each branch runs from a worktree
