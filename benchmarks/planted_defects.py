@@ -147,6 +147,13 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+def clone_sdk(source: Path, sdk: Path, who: str) -> None:
+    """A throwaway clone of a runpod-python repository that can commit (fix_branches.py too)."""
+    subprocess.run(["git", "clone", "-q", str(source), str(sdk)], check=True)
+    git(sdk, "config", "user.email", "bench@localhost")
+    git(sdk, "config", "user.name", who)
+
+
 def plant(sdk: Path, defect: Defect) -> None:
     git(sdk, "checkout", "-q", "-B", defect.branch, "base")
     path = sdk / defect.file
@@ -187,9 +194,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="planted-"))
     try:
         sdk = work / "sdk"
-        subprocess.run(["git", "clone", "-q", str(args.sdk_repo), str(sdk)], check=True)
-        git(sdk, "config", "user.email", "bench@localhost")
-        git(sdk, "config", "user.name", "planted defects")
+        clone_sdk(args.sdk_repo, sdk, "planted defects")
         git(sdk, "checkout", "-q", "-B", "base", "v1.12.0")
         chosen = [d for d in DEFECTS if not args.only or d.branch in args.only]
         for defect in chosen:
