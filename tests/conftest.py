@@ -27,10 +27,20 @@ NEXT_IS_QUIET = pytest.StashKey[bool]()
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/e2e runs the jobbench CLI or real worker processes: it is marked
-    e2e like the few elsewhere that start workers, so `-m "not e2e"` leaves the fast ones."""
+    e2e like the few elsewhere that start workers, so `-m "not e2e"` leaves the fast ones.
+
+    The files that hold the machine alone (a quiet test, or a fixture that takes the machine)
+    go first: xdist hands files out in this order, and a file that asks for the machine at the
+    start waits for nothing, where one asked for mid-run waits for every test then running."""
     for item in items:
         if item.path.is_relative_to(E2E):
             item.add_marker(pytest.mark.e2e)
+    alone = {item.path for item in items if _is_quiet(item) or _takes_the_machine(item)}
+    items.sort(key=lambda item: item.path not in alone)  # stable: in file order otherwise
+
+
+def _takes_the_machine(item: pytest.Item) -> bool:
+    return "machine_alone" in getattr(item, "fixturenames", ())
 
 
 @pytest.hookimpl(wrapper=True)
@@ -86,6 +96,13 @@ def machine_share(tmp_path_factory: pytest.TempPathFactory) -> MachineShare:
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
         return MachineShare(None)
     return MachineShare(tmp_path_factory.getbasetemp().parent)
+
+
+@pytest.fixture(scope="session")
+def machine_alone(machine_share: MachineShare) -> MachineShare:
+    """The machine share, for a module fixture that holds the machine alone (`alone()`): its
+    file is run first (pytest_collection_modifyitems)."""
+    return machine_share
 
 
 @pytest.fixture(autouse=True)

@@ -38,12 +38,12 @@ def jobbench(
 
 @pytest.fixture(scope="module")
 def compared(
-    tmp_path_factory: pytest.TempPathFactory, machine_share: MachineShare
+    tmp_path_factory: pytest.TempPathFactory, machine_alone: MachineShare
 ) -> tuple[Path, subprocess.CompletedProcess[str]]:
     """Its verdict is judged: it runs with no other test beside it."""
     folder = tmp_path_factory.mktemp("compare")
     (folder / "jobbench.toml").write_text(FAST_SUITE)
-    with machine_share.alone():
+    with machine_alone.alone():
         return folder, jobbench(
             "compare", "main", "pr", "--suite", "fast", "--format", "json", cwd=folder
         )
@@ -115,7 +115,10 @@ def test_bad_names_files_and_mismatched_results_exit_2(
     folder, _ = compared
     unknown = jobbench("compare", "main", "nosuch", cwd=folder)
     assert unknown.returncode == 2
-    assert "'nosuch' is not a result" in unknown.stderr and "variants main, pr" in unknown.stderr
+    assert (
+        "'nosuch' is not a result" in unknown.stderr
+        and "variants job-cache, main, pr, sdk-main, sdk-pr, server-fix" in unknown.stderr
+    )
     corrupt = tmp_path / "corrupt.json"
     corrupt.write_text("{not json")
     assert "not a readable JSON result" in jobbench("gate", str(corrupt), "main", cwd=folder).stderr
@@ -214,15 +217,13 @@ def saved_copy(source: Path, target: Path, label: str | None = None, **params: o
 
 
 @pytest.fixture(scope="module")
-def a_a(
-    tmp_path_factory: pytest.TempPathFactory, machine_share: MachineShare
-) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    """`compare main main`: the A/A check of the noise, on the tiny suite, judged: alone."""
+def a_a(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """`compare main main`: the A/A check of the noise, on the tiny suite. Its tests read what
+    it saved and reuses, never its verdict (compare's exit is 0 whatever the verdict)."""
     folder = tiny_folder(tmp_path_factory.mktemp("a-a"))
-    with machine_share.alone():
-        return folder, jobbench(
-            "compare", "main", "main", "--suite", "tiny", "--format", "json", cwd=folder
-        )
+    return folder, jobbench(
+        "compare", "main", "main", "--suite", "tiny", "--format", "json", cwd=folder
+    )
 
 
 def test_a_a_check_saves_b_apart_and_reuses_both(

@@ -17,7 +17,6 @@ from jobbench.errors import UsageError
 from jobbench.render.page.rep_strip import machine_text
 from jobbench.results.store import read_result
 from tests.e2e.helpers import run_jobbench
-from tests.machine_share import MachineShare
 from tests.unit.test_html_report import PLOTS, labels, plotted, rep_blocks, svgs
 
 RUN = [
@@ -32,11 +31,16 @@ def jobbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory, machine_share: MachineShare) -> Path:
-    """Real results: x (drain, page written by `run --html`), y (take-ahead), x-vs-y. Alone: a
-    rep set aside as saturated would change the pages these tests read."""
-    with machine_share.alone():
-        return _folder(tmp_path_factory.mktemp("report"))
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Real results: x (drain, page written by `run --html`), y (take-ahead), x-vs-y. Beside
+    other tests: a rep they disturbed is set aside, which the tests read from x's result."""
+    return _folder(tmp_path_factory.mktemp("report"))
+
+
+def set_aside(folder: Path) -> int:
+    """x's reps set aside because the machine was full (other tests run beside these)."""
+    reps = json.loads((folder / "reports" / "x.json").read_text())["scenarios"][0]["reps"]
+    return sum(any(a["kind"] == "saturated" for a in rep.get("anomalies", [])) for rep in reps)
 
 
 def _folder(cwd: Path) -> Path:
@@ -55,7 +59,9 @@ def test_run_html_has_one_svg_per_plot(folder: Path) -> None:
     assert len(svgs(plotted(page))) == len(PLOTS)
     for plot, label in zip(PLOTS, labels(plotted(page))):
         assert plot in label
-    assert page.count('<table class="num">') == 1 and "time to 99 %" in page
+    assert "time to 99 %" in page
+    if not set_aside(folder):  # one table of figures; a set-aside rep adds what it says of it
+        assert page.count('<table class="num">') == 1
     assert "x: rep 2 of 2" in page  # says which rep the plots show
     doc = json.loads((folder / "reports" / "x.json").read_text())
     p99 = doc["scenarios"][0]["summary"]["time_to_p99_s"]["median"]
@@ -113,7 +119,8 @@ def test_every_rep_shows_the_machine_load_it_recorded(folder: Path) -> None:
         assert machine.cpu_busy is not None and 0.0 <= machine.cpu_busy <= 1.0
         assert machine.load1_start is not None and machine.load1_end is not None
         assert f'<td class="txt">{machine_text(machine)}</td>' in page
-    assert "every rep: time to 99 % done" in page and ">counted (2)" in page
+    assert "every rep: time to 99 % done" in page
+    assert f">counted ({2 - set_aside(folder)})" in page
 
 
 def test_report_command_reads_a_comparison_file_and_a_rep(folder: Path) -> None:

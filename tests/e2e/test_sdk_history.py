@@ -68,9 +68,10 @@ def interrupted_after(run: subprocess.Popen[str], text: str, times: int = 1) -> 
 def test_an_interrupted_bisect_and_trend_keep_what_they_finished_for_the_next_call(
     tmp_path: Path,
 ) -> None:
-    """Exit 130 with what was finished saved: the same call again reuses it."""
+    """Exit 130 with what was finished saved: the same call again reuses it. A slowdown of x3,
+    which the tests beside this one cannot hide: the search must get past its first step."""
     repo = tmp_path / "sdk"
-    build_history(repo, [1.0] * 5 + [1.5] * 4)
+    build_history(repo, [1.0] * 3 + [3.0] * 3)
     commits = shas(repo)
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     bisect = ("bisect", "v0", "HEAD", "--repo", str(repo), *SCENARIO, "--json")
@@ -87,10 +88,10 @@ def test_an_interrupted_bisect_and_trend_keep_what_they_finished_for_the_next_ca
 
     trend = ("trend", "v0..HEAD", "--repo", str(repo), *SCENARIO, "--reps", "3")
     # Its second pair of commits begun: the first is saved.
-    said = interrupted_after(start_jobbench(*trend, cwd=tmp_path, env=env), " of 9: ", 2)
+    said = interrupted_after(start_jobbench(*trend, cwd=tmp_path, env=env), " of 6: ", 2)
     assert "interrupted" in said, said
     again = run_jobbench(*trend, cwd=tmp_path, env=env)
     assert again.returncode == 0, again.stderr
     reused = int(again.stderr.split(" measured before on this machine")[0].split()[-1])
     assert reused >= 2, again.stderr  # the pair it finished, and what bisect measured
-    assert "9 measured" in again.stdout
+    assert "6 measured" in again.stdout
