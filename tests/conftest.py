@@ -30,8 +30,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     e2e like the few elsewhere that start workers, so `-m "not e2e"` leaves the fast ones.
 
     The files that hold the machine alone (a quiet test, or a fixture that takes the machine)
-    go first: xdist hands files out in this order, and a file that asks for the machine at the
-    start waits for nothing, where one asked for mid-run waits for every test then running."""
+    go first: xdist hands files out in this order (--no-loadscope-reorder), and a file that asks
+    for the machine at the start waits for nothing, where one asked for mid-run waits for every
+    test then running. The rest stay in collection order: tests/e2e's few long tests before the
+    many short ones of tests/integration and tests/unit, which fill in at the end."""
     for item in items:
         if item.path.is_relative_to(E2E):
             item.add_marker(pytest.mark.e2e)
