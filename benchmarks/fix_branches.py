@@ -68,6 +68,20 @@ class Branch:
     take_ahead: bool  # both sides run with --take-ahead K
 
 
+# 1.12.0's get_jobs loop up to its take, which both branches change (rp_scale.py).
+GET_JOBS_HEAD = (
+    "        while self.is_alive():\n"
+    "            await self.set_scale()\n\n"
+    "            jobs_needed = self.current_concurrency - self.current_occupancy()\n"
+    "            if jobs_needed <= 0:\n"
+    '                log.debug("JobScaler.get_jobs | Queue is full. Retrying soon.")\n'
+    "                await asyncio.sleep(1)  # don't go rapidly\n"
+    "                continue\n\n"
+    "            try:\n"
+    '                log.debug("JobScaler.get_jobs | Starting job acquisition.")\n\n'
+)
+
+
 # ---- the take-ahead branch -----------------------------------------------------------------
 TAKE_AHEAD_EDITS = (
     Edit(
@@ -94,15 +108,7 @@ TAKE_AHEAD_EDITS = (
     ),
     Edit(
         SCALE,
-        "        while self.is_alive():\n"
-        "            await self.set_scale()\n\n"
-        "            jobs_needed = self.current_concurrency - self.current_occupancy()\n"
-        "            if jobs_needed <= 0:\n"
-        '                log.debug("JobScaler.get_jobs | Queue is full. Retrying soon.")\n'
-        "                await asyncio.sleep(1)  # don't go rapidly\n"
-        "                continue\n\n"
-        "            try:\n"
-        '                log.debug("JobScaler.get_jobs | Starting job acquisition.")\n\n',
+        GET_JOBS_HEAD,
         "        last_full = False  # the last take brought all it asked for\n"
         "        while self.is_alive():\n"
         "            await self.set_scale()\n\n"
@@ -261,16 +267,7 @@ JOB_CACHE_EDITS = (
     ),
     Edit(
         SCALE,
-        "        while self.is_alive():\n"
-        "            await self.set_scale()\n\n"
-        "            jobs_needed = self.current_concurrency - self.current_occupancy()\n"
-        "            if jobs_needed <= 0:\n"
-        '                log.debug("JobScaler.get_jobs | Queue is full. Retrying soon.")\n'
-        "                await asyncio.sleep(1)  # don't go rapidly\n"
-        "                continue\n\n"
-        "            try:\n"
-        '                log.debug("JobScaler.get_jobs | Starting job acquisition.")\n\n'
-        "                # Keep the connection to the blocking call with timeout\n"
+        GET_JOBS_HEAD + "                # Keep the connection to the blocking call with timeout\n"
         "                acquired_jobs = await asyncio.wait_for(\n"
         "                    self.jobs_fetcher(session, jobs_needed),\n"
         "                    timeout=self.jobs_fetcher_timeout,\n"

@@ -2,7 +2,9 @@
 figures a fix trades against each other, one column per variant. Each is read where the result
 already holds it: the summary's median over the reps that count (time to 99 %, the steady p99,
 the fleet's worker-seconds, the jobs held in a buffer), and the split across workers as the
-median of each rep's Jain index (measure/figures.py computes it per rep; the summary has none)."""
+median of each rep's Jain index (measure/figures.py computes it per rep; the summary has none).
+A variant whose jobs did not all complete says so on a line of its own, and none of its figures
+can be a line's best: a fix is never called faster because its jobs failed or were lost."""
 
 from __future__ import annotations
 
@@ -54,11 +56,26 @@ FIGURES = (
 )
 
 
+def _not_done(entry: ScenarioResult) -> float:
+    """Jobs submitted and not completed over every rep: failed, lost, timed out, unfinished."""
+    return float(sum(rep.jobs.submitted - rep.jobs.completed for rep in entry.reps))
+
+
+# Shown, before the figures, on a scenario where some variant left jobs not done.
+NOT_DONE = Figure("jobs not done", "", _not_done)
+
+
 @dataclass(frozen=True)
 class Line:
     scenario: str
     figure: Figure
     values: tuple[float | None, ...]  # one per variant, in the table's order
+    # Per variant, whether all its jobs of the scenario completed (empty: all did); only those
+    # that did may hold a line's best.
+    all_done: tuple[bool, ...] = ()
+
+    def may_be_best(self, index: int) -> bool:
+        return not self.all_done or self.all_done[index]
 
 
 @dataclass(frozen=True)
@@ -73,12 +90,16 @@ def side_by_side(docs: Sequence[Result]) -> SideBySide:
     lines = []
     for entry in docs[0].scenarios:
         entries = [_entry(doc, entry.name) for doc in docs]
+        not_done = tuple(None if e is None else _not_done(e) for e in entries)
+        all_done = tuple(not n for n in not_done)
+        if any(not_done):
+            lines.append(Line(entry.name, NOT_DONE, not_done, all_done))
         for figure in FIGURES:
             if figure.burst_only and is_profile(entry):
                 continue
             values = tuple(None if e is None else figure.read(e) for e in entries)
             if any(v is not None for v in values):
-                lines.append(Line(entry.name, figure, values))
+                lines.append(Line(entry.name, figure, values, all_done))
     return SideBySide(tuple(doc.label for doc in docs), tuple(lines))
 
 

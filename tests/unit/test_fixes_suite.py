@@ -14,7 +14,7 @@ from jobbench.core.scenario.project import BUILTIN_SUITES, BUILTIN_VARIANTS, FIX
 from jobbench.errors import EXIT_OK, EXIT_USAGE
 from jobbench.render.text.side_by_side_text import render_side_by_side
 from jobbench.results import store
-from jobbench.results.side_by_side import FIGURES, Line, SideBySide
+from jobbench.results.side_by_side import FIGURES, NOT_DONE, Line, SideBySide
 from jobbench.workers.policies import DRAIN, JOB_CACHE, SDK_112, SDK_TAKE_AHEAD, TAKE_AHEAD
 from tests.unit.cli import run_cli
 from tests.unit.test_render_compare import check_golden
@@ -163,6 +163,7 @@ def test_a_bad_variant_or_suite_is_one_line_naming_it(
 
 def _table() -> SideBySide:
     time, steady, cost, held, jain = FIGURES
+    done = (True, True, False)
     return SideBySide(
         ("main", "pr", "job-cache"),
         (
@@ -172,8 +173,21 @@ def _table() -> SideBySide:
             Line("4w-90pct-poisson-76jps", steady, (1.396, 1.396, 1.584)),
             Line("qd2-64j-8s", cost, (30.4, 16.05, 30.94)),
             Line("qd2-64j-8s", jain, (1.0, None, 0.76)),
+            # job-cache the fastest here, but it left 5 jobs not done: never the best
+            Line("4w-64j-0.5s-shallow", NOT_DONE, (0, 0, 5), done),
+            Line("4w-64j-0.5s-shallow", time, (0.61, 0.65, 0.52), done),
         ),
     )
+
+
+def test_a_variant_that_left_jobs_not_done_is_never_the_best() -> None:
+    out = io.StringIO()
+    render_side_by_side(_table(), out, markdown=True)
+    shallow = [line for line in out.getvalue().splitlines() if "shallow" in line]
+    assert shallow == [
+        "| 4w-64j-0.5s-shallow | jobs not done | 0 * | 0 * | 5 |",
+        "| 4w-64j-0.5s-shallow | time to 99 % | 0.610 s * | 0.650 s | 0.520 s |",
+    ]
 
 
 @pytest.mark.parametrize(("markdown", "name"), [(True, "fixes.md"), (False, "fixes_table.txt")])

@@ -15,17 +15,23 @@ LEGEND = (
     "e2e p99: a steady load's end-to-end p99 after the warm-up; worker-seconds: billed by an "
     "autoscaled fleet; held jobs: left a buffer after waiting while a slot was free elsewhere; "
     "split (Jain): 1 = every worker served as many jobs, 1/n = one did all (-: fewer than two "
-    "workers served). *: the best of a line whose values differ."
+    "workers served); jobs not done: failed, lost or unfinished over every rep, shown where "
+    "some variant left any. *: the best of a line whose values differ, never a variant that "
+    "left jobs not done."
 )
 
 
 def _cells(line: Line) -> list[str]:
     known = [v for v in line.values if v is not None]
     differ = len(set(known)) > 1
-    best = (max(known) if line.figure.higher_is_better else min(known)) if differ else None
+    # A variant that left jobs not done is never the best: failing jobs is not being fast.
+    eligible = [v for i, v in enumerate(line.values) if v is not None and line.may_be_best(i)]
+    pick = max if line.figure.higher_is_better else min
+    best = pick(eligible) if differ and eligible else None
     return [
-        fmt(v, line.figure.unit) + (" *" if v is not None and v == best else "")
-        for v in line.values
+        fmt(v, line.figure.unit)
+        + (" *" if v is not None and v == best and line.may_be_best(i) else "")
+        for i, v in enumerate(line.values)
     ]
 
 
