@@ -22,7 +22,7 @@ from jobbench.workers.policy_drain import (
     TakeAheadPolicy,
 )
 from jobbench.workers.policy_job_cache import JobCachePolicy
-from jobbench.workers.policy_sdk112 import Sdk112Policy
+from jobbench.workers.policy_sdk112 import AS_THE_LOOP_KEEPS_IT, LoopTiming, Sdk112Policy
 from jobbench.workers.policy_sdk_take_ahead import SdkTakeAheadPolicy
 
 
@@ -34,15 +34,17 @@ def make_policy(
     *,
     post_quiet_s: float = POST_QUIET_S,
     post_hold_max_s: float = POST_HOLD_MAX_S,
+    timing: LoopTiming = AS_THE_LOOP_KEEPS_IT,
 ) -> Policy:
-    """The policy `name` (policies.POLICIES); the post timing is drain's and take-ahead's, and
-    only take-ahead and sdk-take-ahead read `take_ahead`."""
+    """The policy `name` (policies.POLICIES); the post timing is drain's and take-ahead's, the
+    loop's timing the SDK-based policies' (policies.SDK_BASED), and only take-ahead and
+    sdk-take-ahead read `take_ahead`."""
     if name == SDK_112:
-        return Sdk112Policy(link, slots)
+        return Sdk112Policy(link, slots, timing)
     if name == SDK_TAKE_AHEAD:
-        return SdkTakeAheadPolicy(link, slots, take_ahead)
+        return SdkTakeAheadPolicy(link, slots, take_ahead, timing=timing)
     if name == JOB_CACHE:
-        return JobCachePolicy(link, slots)
+        return JobCachePolicy(link, slots, timing)
     if name == TAKE_AHEAD:
         return TakeAheadPolicy(
             link, slots, take_ahead, post_quiet_s=post_quiet_s, post_hold_max_s=post_hold_max_s

@@ -31,7 +31,7 @@ import asyncio
 from collections import deque
 
 from jobbench.workers.policy_base import Job, Link, log
-from jobbench.workers.policy_sdk112 import Sdk112Policy
+from jobbench.workers.policy_sdk112 import AS_THE_LOOP_KEEPS_IT, LoopTiming, Sdk112Policy
 
 CACHE_MAX = 100  # rp_scale.py:52, 102
 FETCH_FACTOR = 3  # rp_scale.py:257: fetch up to 3x needed...
@@ -57,8 +57,8 @@ def empty_backoff_s(empty_in_a_row: int) -> float:
 class JobCachePolicy(Sdk112Policy):
     """#429's JobScaler: a cache of over-fetched jobs, a 0.1 s tick when full."""
 
-    def __init__(self, link: Link, slots: int) -> None:
-        super().__init__(link, slots)
+    def __init__(self, link: Link, slots: int, timing: LoopTiming = AS_THE_LOOP_KEEPS_IT) -> None:
+        super().__init__(link, slots, timing)
         self.cache: deque[Job] = deque(maxlen=CACHE_MAX)
         self._need = 0  # slots the take in flight is for; the rest of its jobs are cached
 
@@ -67,7 +67,7 @@ class JobCachePolicy(Sdk112Policy):
         while not self.stopping.is_set():
             need = self.slots - self.occupancy()
             if need <= 0:
-                await asyncio.sleep(FULL_TICK_S)
+                await asyncio.sleep(self.waited(FULL_TICK_S))
                 continue
             cached = [self.cache.popleft() for _ in range(min(need, len(self.cache)))]
             super().accept(cached)
@@ -78,7 +78,7 @@ class JobCachePolicy(Sdk112Policy):
             jobs = await self.try_fetch(fetch_count(need), bool(self.progress))
             if jobs == []:
                 empty_in_a_row += 1
-                await asyncio.sleep(empty_backoff_s(empty_in_a_row))
+                await asyncio.sleep(self.waited(empty_backoff_s(empty_in_a_row)))
                 continue
             if jobs:
                 empty_in_a_row = 0
@@ -98,17 +98,17 @@ class JobCachePolicy(Sdk112Policy):
                 tasks.add(self.start(job))
             if tasks:
                 _, tasks = await asyncio.wait(
-                    tasks, timeout=SLOT_WAIT_S, return_when=asyncio.FIRST_COMPLETED
+                    tasks, timeout=self.waited(SLOT_WAIT_S), return_when=asyncio.FIRST_COMPLETED
                 )
             else:
-                await asyncio.sleep(IDLE_S)
+                await asyncio.sleep(self.waited(IDLE_S))
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.cache:
             log(f"shutdown: {len(self.cache)} cached jobs not run (#429 drops its cache)")
 
     async def _next_queued(self) -> Job | None:
         try:
-            async with asyncio.timeout(GET_WAIT_S):
+            async with asyncio.timeout(self.waited(GET_WAIT_S)):
                 return await self.queue.get()
         except TimeoutError:
             return None

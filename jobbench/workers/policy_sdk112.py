@@ -13,19 +13,42 @@ FULL_RECHECK_S = 1.0  # 1.12.0 get_jobs: sleep(1) while no slot is free
 PICKUP_S = 0.1  # 1.12.0 run_jobs: FIRST_COMPLETED timeout and idle sleep
 
 
+class LoopTiming:
+    """How the SDK's event loop keeps its timed waits. In a worker process these are the
+    loop's own: a real loop is as late as it is, and the runner's tick stands wherever the
+    worker's start put it. The simulator's loop is exact and starts every worker with the burst,
+    so it passes its own (core/sim/sdk_costs.py) for what a real worker adds."""
+
+    def late_s(self) -> float:
+        """How much later than asked a timed wait ends."""
+        return 0.0
+
+    def first_tick_s(self) -> float:
+        """How long the runner's first idle wait lasts: its tick's phase."""
+        return PICKUP_S
+
+
+AS_THE_LOOP_KEEPS_IT = LoopTiming()
+
+
 class Sdk112Policy(Policy):
     """runpod 1.12.0 JobScaler: re-check every 1 s when full; 0.1 s pickup from a local queue."""
 
     error_pause_s = 0.0  # 1.12.0 re-takes at once after an error
 
-    def __init__(self, link: Link, slots: int) -> None:
+    def __init__(self, link: Link, slots: int, timing: LoopTiming = AS_THE_LOOP_KEEPS_IT) -> None:
         super().__init__(link, slots)
+        self.timing = timing
         self.queue: asyncio.Queue[Job] = asyncio.Queue()
         self.progress: set[str] = set()  # JobsProgress: from take until job-done returned
         self.tasks: dict[str, asyncio.Task[None]] = {}
 
     def job_ids(self) -> list[str]:
         return sorted(self.progress)
+
+    def waited(self, seconds: float) -> float:
+        """A timed wait of the SDK's, as its loop keeps it."""
+        return seconds + self.timing.late_s()
 
     def occupancy(self) -> int:
         """What 1.12.0 counts against the slots: taken jobs count twice (queue and progress)
@@ -36,7 +59,7 @@ class Sdk112Policy(Policy):
         while not self.stopping.is_set():
             need = self.slots - self.occupancy()
             if need <= 0:
-                await asyncio.sleep(FULL_RECHECK_S)
+                await asyncio.sleep(self.waited(FULL_RECHECK_S))
                 continue
             await self.fetch(need, bool(self.progress))
             await asyncio.sleep(0)
@@ -56,16 +79,18 @@ class Sdk112Policy(Policy):
 
     async def run_jobs(self) -> None:
         tasks: set[asyncio.Task[None]] = set()
+        idle_s = self.waited(self.timing.first_tick_s())
         while not self.taker_done() or self.has_waiting():
             while len(tasks) < self.slots and self.has_waiting():
                 tasks.add(self.start(self.next_waiting()))
             if tasks:
                 done, _ = await asyncio.wait(
-                    tasks, timeout=PICKUP_S, return_when=asyncio.FIRST_COMPLETED
+                    tasks, timeout=self.waited(PICKUP_S), return_when=asyncio.FIRST_COMPLETED
                 )
                 tasks.difference_update(done)
             else:
-                await asyncio.sleep(PICKUP_S)
+                await asyncio.sleep(idle_s)
+                idle_s = self.waited(PICKUP_S)
         await asyncio.gather(*tasks, return_exceptions=True)
 
     def start(self, job: Job) -> asyncio.Task[None]:

@@ -26,16 +26,27 @@ import asyncio
 from collections import deque
 
 from jobbench.workers.policy_base import Job, Link
-from jobbench.workers.policy_sdk112 import FULL_RECHECK_S, Sdk112Policy
+from jobbench.workers.policy_sdk112 import (
+    AS_THE_LOOP_KEEPS_IT,
+    FULL_RECHECK_S,
+    LoopTiming,
+    Sdk112Policy,
+)
 
 
 class SdkTakeAheadPolicy(Sdk112Policy):
     """1.12.0's loops with the take-ahead pull request's buffer of K held jobs."""
 
     def __init__(
-        self, link: Link, slots: int, take_ahead: int, *, refresh_worker: bool = False
+        self,
+        link: Link,
+        slots: int,
+        take_ahead: int,
+        *,
+        refresh_worker: bool = False,
+        timing: LoopTiming = AS_THE_LOOP_KEEPS_IT,
     ) -> None:
-        super().__init__(link, slots)
+        super().__init__(link, slots, timing)
         # refresh_worker: the worker runs one job and is replaced; jobs held for it would wait
         # out its refresh, so the pull request turns take-ahead off.
         self.take_ahead = 0 if refresh_worker else take_ahead
@@ -61,7 +72,7 @@ class SdkTakeAheadPolicy(Sdk112Policy):
                 jobs = await self.fetch(need, self.in_progress())
                 last_full = len(jobs) >= need
             elif not (self.take_ahead and last_full):
-                await asyncio.sleep(FULL_RECHECK_S)  # a short take: 1.12.0's re-check
+                await asyncio.sleep(self.waited(FULL_RECHECK_S))  # a short take: 1.12.0's re-check
                 continue
             elif self.held:
                 await self._buffer_empty.wait()  # one buffer at a time

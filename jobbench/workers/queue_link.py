@@ -7,7 +7,7 @@ as the queue's clock, queue and policies run in virtual time. No HTTP, no aiohtt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from fake_queue.queue.job_queue import JobError, JobQueue
@@ -25,9 +25,17 @@ class QueueLink:
     stop_enabled = True
     answer_arrived: float | None = None  # in process: the answer is read as it is given
 
-    def __init__(self, queue: JobQueue, worker: str) -> None:
+    def __init__(
+        self,
+        queue: JobQueue,
+        worker: str,
+        job_ends: Callable[[int], Awaitable[None]] | None = None,
+    ) -> None:
         self.queue = queue
         self.worker = worker
+        # What the ends of n jobs cost the worker before their job-done posts leave (the
+        # simulator's model of an SDK worker's CPU, core/sim/sdk_costs.py); None: nothing.
+        self.job_ends = job_ends
 
     async def take(
         self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
@@ -56,6 +64,8 @@ class QueueLink:
 
     async def post_done_many(self, results: list[tuple[str, dict[str, Any]]]) -> None:
         """All in one call: the queue takes a batch as concurrent POSTs arriving together."""
+        if self.job_ends is not None:
+            await self.job_ends(len(results))
         outcomes = await self.queue.job_done_many(self.worker, results)
         for (job_id, _), outcome in zip(results, outcomes):
             if isinstance(outcome, JobError):

@@ -30,10 +30,11 @@ from jobbench.core.run.target import RepOutcome
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.core.sim.fleet import SimWorkers, process_start_s
+from jobbench.core.sim.sdk_costs import SdkCosts
 from jobbench.errors import RunFailed, UsageError
 from jobbench.measure.conservation import check_conservation
 from jobbench.workers.model_policies import make_policy
-from jobbench.workers.policies import NO_TAKE_AHEAD, SDK_112, take_ahead_problem
+from jobbench.workers.policies import NO_TAKE_AHEAD, SDK_112, SDK_BASED, take_ahead_problem
 from jobbench.workers.policy_base import Policy
 from jobbench.workers.queue_link import QueueLink
 from jobbench.workers.spec import WorkerSpec
@@ -198,19 +199,24 @@ async def _rep(
     if scenario.fleet is not None:
         fleet = queue.fleet = Fleet(queue, scenario.fleet, seed)
 
+    # An SDK-based policy stands for a real SDK worker: its loop's timing and its CPU are
+    # added (core/sim/sdk_costs.py); the ideal policies run without either.
+    sdk = SdkCosts(seed) if policy in SDK_BASED else None
+
     def make(worker: str) -> Policy:
         # The drain and take-ahead policies' post tuning (post_quiet_s, post_hold_max_s) waits
         # out a batch's returns spreading over real milliseconds of scheduling; in virtual time
         # a batch's returns land at one instant, so the wait would only add time the model does
         # not have.
-        return make_policy(
-            policy,
-            QueueLink(queue, worker),
-            scenario.slots,
-            scenario.worker.take_ahead,
-            post_quiet_s=0,
-            post_hold_max_s=0,
-        )
+        if sdk is None:
+            link = QueueLink(queue, worker)
+            return make_policy(
+                policy, link, scenario.slots, scenario.worker.take_ahead, post_quiet_s=0,
+                post_hold_max_s=0,
+            )  # fmt: skip
+        link = QueueLink(queue, worker, sdk.job_ends)
+        timing = sdk.timing(worker)
+        return make_policy(policy, link, scenario.slots, scenario.worker.take_ahead, timing=timing)
 
     crew = SimWorkers(make, fleet, process_start_s(policy))
     for worker in ids:
