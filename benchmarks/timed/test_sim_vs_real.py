@@ -64,9 +64,9 @@ def test_real_workers_and_the_simulation_agree(tmp_path: Path, flags: tuple[str,
 
 # The two fixes on runpod 1.12.0's loops (workers/policy_sdk_take_ahead.py, policy_job_cache.py)
 # and a server-side one (--take-extra). The first two run on the SDK's timers: a 0.1 s pickup and
-# re-check whose phase against the burst is the process's own in a real run and fixed in a
-# simulated one. So a real run may be up to a tick ahead of or behind the simulation; the takes,
-# the split and the order of events are the same.
+# re-check whose phase against the burst is the process's own in a real run and drawn in a
+# simulated one (core/sim/sdk_costs.py). So a real run may be up to a tick ahead of or behind
+# the simulation; the takes, the split and the order of events are the same.
 SDK_TICK_S = 0.1
 FIX_SCENARIO = ("--worker", "model", "-w", "1", "--slots", "8", "-b", "64", "--reps", "3")
 FIX_FLAGS = [
