@@ -197,7 +197,8 @@ def run_sides(
     # the last of the two sides' whenever it runs now.
     running = sum(s.variant is not None for s in sides)
     candidate = running - 1 if sides[1].variant is not None else None
-    ran = iter(run_plans(plans, progress, settle, candidate) if plans else [])
+    beside_from = running if extras else None  # the extras' plans come after the sides'
+    ran = iter(run_plans(plans, progress, settle, candidate, beside_from) if plans else [])
     return [s.doc if s.doc is not None else next(ran) for s in [*sides, *extras]]
 
 

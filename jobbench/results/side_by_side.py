@@ -82,6 +82,9 @@ class Line:
 class SideBySide:
     labels: tuple[str, ...]  # each variant's result label, the columns
     lines: tuple[Line, ...]
+    # (label, why) of each variant whose run did not complete: a variant beside the comparison
+    # whose workers stopped its reps (core/run/loop.py), or any result saved incomplete.
+    incomplete: tuple[tuple[str, str], ...] = ()
 
 
 def side_by_side(docs: Sequence[Result]) -> SideBySide:
@@ -100,7 +103,10 @@ def side_by_side(docs: Sequence[Result]) -> SideBySide:
             values = tuple(None if e is None else figure.read(e) for e in entries)
             if any(v is not None for v in values):
                 lines.append(Line(entry.name, figure, values, all_done))
-    return SideBySide(tuple(doc.label for doc in docs), tuple(lines))
+    incomplete = tuple(
+        (doc.label, doc.error or "not every rep ran") for doc in docs if not doc.complete
+    )
+    return SideBySide(tuple(doc.label for doc in docs), tuple(lines), incomplete)
 
 
 def _entry(doc: Result, name: str) -> ScenarioResult | None:

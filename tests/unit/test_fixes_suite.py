@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,15 @@ def test_the_side_by_side_table_renders_as_its_golden_file(markdown: bool, name:
     out = io.StringIO()
     render_side_by_side(_table(), out, markdown=markdown)
     check_golden(name, out.getvalue())
+
+
+def test_a_variant_that_did_not_complete_says_why_under_the_table() -> None:
+    """A variant beside the comparison whose workers stopped its reps (core/run/loop.py):
+    its column keeps the reps that ran, and a line under the legend says why it stopped."""
+    stopped = ("job-cache", "4w-64j-0.5s-shallow rep 2: worker w1 hung")
+    table = replace(_table(), incomplete=(stopped,))
+    out = io.StringIO()
+    render_side_by_side(table, out, markdown=True)
+    assert out.getvalue().endswith(
+        "\njob-cache did not complete: 4w-64j-0.5s-shallow rep 2: worker w1 hung\n"
+    )

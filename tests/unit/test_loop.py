@@ -198,3 +198,39 @@ def test_a_rep_cut_short_is_saved_first_then_ends_the_run(tmp_path: Path) -> Non
     doc = saved(tmp_path, "A")
     assert len(doc["scenarios"][0]["reps"]) == 2  # the cut rep is in the result
     assert doc["interrupted"] is True and doc["error"].startswith("interrupted in rep 2")
+
+
+def test_a_variant_beside_the_comparison_that_its_workers_stop_ends_only_its_own_reps(
+    tmp_path: Path,
+) -> None:
+    """A suite's extra variant (the `fixes` table's) whose workers hang in rep 2: its rep is
+    saved, its session stopped at once with its logs kept, its result marked incomplete with
+    why; A and B run every rep and complete, so the comparison does not lose its run to it."""
+
+    def c_hangs(side: str, rep: int) -> JobbenchError | None:
+        return RunFailed("worker w0 hung") if (side, rep) == ("C", 2) else None
+
+    three, script = plans(tmp_path, c_hangs, sides="ABC")
+    run_plans(three, PlainProgress(quiet=True), candidate=1, beside_from=2)
+    assert script.log[script.log.index("C2") + 1 : script.log.index("C2") + 3] == [
+        "keep logs C",
+        "stop C",
+    ]
+    assert "C3" not in script.log and script.log.count("stop C") == 1
+    assert script.log[-2:] == ["stop A", "stop B"]
+    a, b, c = (saved(tmp_path, side) for side in "ABC")
+    assert [len(d["scenarios"][0]["reps"]) for d in (a, b, c)] == [3, 3, 2]
+    assert a["complete"] is b["complete"] is True and a.get("error") is b.get("error") is None
+    assert c["complete"] is False and c["error"] == f"{DRAIN.name} rep 2: worker w0 hung"
+
+
+def test_the_candidates_own_failure_still_ends_the_run_with_variants_beside_it(
+    tmp_path: Path,
+) -> None:
+    def b_hangs(side: str, rep: int) -> JobbenchError | None:
+        return RunFailed("worker w1 hung") if (side, rep) == ("B", 1) else None
+
+    three, script = plans(tmp_path, b_hangs, sides="ABC")
+    run_plans(three, PlainProgress(quiet=True), candidate=1, beside_from=2)
+    assert "C1" not in script.log  # the run ended at B's rep, for the comparison to judge
+    assert all(saved(tmp_path, side)["complete"] is False for side in "AB")

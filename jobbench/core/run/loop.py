@@ -62,13 +62,16 @@ def run_plans(
     progress: Progress,
     settle: Settler | None = None,
     candidate: int | None = None,
+    beside_from: int | None = None,
 ) -> list[Result]:
     """Run every plan's scenarios; with several plans, reps alternate A, B, A, B... `settle`
     (two plans, `--reps auto`) decides after each pair past the first reps whether a row needs
     more. A SIGTERM is a Ctrl-C here: either ends with every process stopped and the results so
     far saved, marked interrupted. A rep the `candidate` plan's own workers cut short ends the
-    run with the results so far, marked incomplete, for the comparison to judge (CandidateFailed);
-    any other failure raises."""
+    run with the results so far, marked incomplete, for the comparison to judge (CandidateFailed).
+    The plans from `beside_from` on are variants set beside the comparison (a suite's
+    `variants`): a rep their own workers cut short ends only that variant's scenario, its result
+    marked incomplete with the reason, and the others go on. Any other failure raises."""
     for plan in plans:
         plan.target.preflight(plan.config.scenarios, progress)
     first = plans[0]
@@ -78,9 +81,9 @@ def run_plans(
         with sigterm_as_interrupt():
             progress.message(first.target.header(first.config.scenarios, first.config.reps))
             for index in range(len(first.config.scenarios)):
-                _run_scenario(plans, docs, saves, index, progress, settle, candidate)
+                _run_scenario(plans, docs, saves, index, progress, settle, candidate, beside_from)
         for doc in docs:
-            doc.complete = True
+            doc.complete = doc.error is None  # a variant beside the comparison may have stopped
     except CandidateFailed as exc:
         mark_failed(docs, f"not every rep ran: the candidate's run stopped ({exc})",
                     interrupted=False)  # fmt: skip
@@ -172,8 +175,10 @@ def _run_scenario(
     progress: Progress,
     settle: Settler | None,
     candidate: int | None,
+    beside_from: int | None,
 ) -> None:
     sessions: list[Session] = []
+    stopped: set[int] = set()  # plans beside the comparison whose workers stopped them
     succeeded = False
     try:
         for plan in plans:
@@ -186,14 +191,18 @@ def _run_scenario(
             entries.append(session.entry())
             doc.scenarios.append(entries[-1])
             doc.environment.learn(session.environment())
-        _run_reps(plans, sessions, entries, docs, saves, settle, candidate)
+        _run_reps(
+            plans, sessions, entries, docs, saves, progress, settle, candidate, beside_from,
+            stopped,
+        )  # fmt: skip
         succeeded = True
     except JobbenchError as exc:
         if not isinstance(exc, Interrupted):  # an interrupted run says where its result is
             name_kept_logs(exc, [str(s.logs_folder) for s in sessions if s.logs_folder])
         raise
     finally:
-        stop_sessions(sessions, keep_logs=not succeeded)
+        running = [s for p, s in enumerate(sessions) if p not in stopped]
+        stop_sessions(running, keep_logs=not succeeded)
 
 
 def _run_reps(
@@ -202,9 +211,14 @@ def _run_reps(
     entries: list[ScenarioResult],
     docs: list[Result],
     saves: list[Save],
+    progress: Progress,
     settle: Settler | None,
     candidate: int | None,
+    beside_from: int | None,
+    stopped: set[int],
 ) -> None:
+    """The scenario's reps; a plan beside the comparison that its workers stop goes into
+    `stopped`, its session stopped at once (its logs kept)."""
     samples: list[list[PhaseSamples]] = [[] for _ in plans]
     reps = plans[0].config.reps
     deadline = settle.begin_row() if settle else 0.0
@@ -213,6 +227,8 @@ def _run_reps(
         rep += 1
         began = time.monotonic()
         for p, (session, entry) in enumerate(zip(sessions, entries)):
+            if p in stopped:
+                continue
             outcome = session.run_rep(rep, max(rep, reps))
             with interrupts_deferred():  # the rep in the result and its events, or in neither
                 add_rep(entry, outcome.measure, samples[p])
@@ -223,6 +239,16 @@ def _run_reps(
                 )
                 if p == candidate and own:
                     raise CandidateFailed(str(outcome.stopped)) from outcome.stopped
+                if beside_from is not None and p >= beside_from and own:
+                    # Its workers hung or died: the rep is saved, the variant's table column
+                    # shows its jobs not done, and the others must not lose their run to it.
+                    # Stopped at once, so its hung workers disturb no other variant's rep.
+                    why = f"{session.scenario.name} rep {rep}: {outcome.stopped}"
+                    docs[p].error = f"{docs[p].error}; {why}" if docs[p].error else why
+                    stopped.add(p)
+                    stop_sessions([session], keep_logs=True)
+                    progress.message(f"{session.title}: stopped; logs in {session.logs_folder}")
+                    continue
                 raise outcome.stopped
         pair_s = time.monotonic() - began
         if rep >= reps and (settle is None or settle.stop(entries, rep, pair_s, deadline)):

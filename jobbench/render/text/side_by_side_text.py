@@ -50,3 +50,5 @@ def render_side_by_side(table: SideBySide, out: TextIO, markdown: bool) -> None:
             ]
             out.write("  ".join(cells).rstrip() + "\n")
     out.write(f"\n{LEGEND}\n")
+    for label, why in table.incomplete:
+        out.write(f"\n{label} did not complete: {why}\n")
