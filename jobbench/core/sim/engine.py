@@ -112,7 +112,11 @@ def simulate_rep(
     policy = check_simulable(scenario)
     keep = scenario.load.jobs <= EVENTS_MAX_JOBS if keep_events is None else keep_events
     with _collector_paused():
-        events, ids = virtual_clock.run(_rep(scenario, policy, rep_seed(seed, rep), progress, keep))
+        # A fake-target rep after the first runs on workers the rep before left as they were
+        # (an SDK worker's take in flight, its cache): the SDK's models start those warm.
+        warm = rep > 1 and policy in SDK_BASED and scenario.fleet is None
+        simulated = _rep(scenario, policy, rep_seed(seed, rep), progress, keep, warm)
+        events, ids = virtual_clock.run(simulated)
         # Measured once the queue, its jobs and the fleet are gone, their memory the analysis's:
         # the tasks cancelled at the loop's close hold them in cycles (frames, tracebacks), so
         # one collection, of the rep's objects only (older ones are frozen).
@@ -181,6 +185,7 @@ async def _rep(
     seed: int | None,
     progress: RepProgress | None,
     keep_events: bool,
+    warm: bool = False,
 ) -> tuple[Iterable[Event], list[str]]:
     """The rep run, its conservation checked: its events (a list of dicts if kept, else read
     from the compact log) and the worker ids."""
@@ -221,11 +226,15 @@ async def _rep(
     crew = SimWorkers(make, fleet, process_start_s(policy))
     for worker in ids:
         crew.run(worker)
+    give_up_s = watch_bounds(scenario).give_up_s
     try:
-        while len(queue.waiting) < len(ids):  # a rep starts once every worker is polling
-            await asyncio.sleep(POLL_S)
+        await _all_polling(queue, ids)
+        if warm and sdk is not None:
+            await _warm_up(queue, scenario, give_up_s, sdk.between_reps_s())
+            log = queue.events = [] if keep_events else CompactEvents()
+            watch = _EndWatch(queue, burst, progress, loop.create_future())
+            await _all_polling(queue, ids)
         await _submit_on_time(queue, scenario)
-        give_up_s = watch_bounds(scenario).give_up_s
         await _until_all_ended(watch, give_up_s)
         # An autoscaled fleet's rep ends once it is back to its active workers: the idle
         # workers' tail is billed, so it is the rep's.
@@ -244,6 +253,25 @@ async def _rep(
         # rather than by the collection after the loop's close walking every one of them.
         queue.reset()
     return events, seen
+
+
+async def _all_polling(queue: JobQueue, ids: list[str]) -> None:
+    """Until every worker has a take waiting: a rep starts then, as on the fake target."""
+    while len(queue.waiting) < len(ids):
+        await asyncio.sleep(POLL_S)
+
+
+async def _warm_up(queue: JobQueue, scenario: Scenario, give_up_s: float, gap_s: float) -> None:
+    """The rep before, run and forgotten: its load, until its last job ends, then the pause
+    before the next rep, then the queue's reset between reps (what the fake target's
+    `client.reset()` does: jobs and events go, the workers' waiting takes stay)."""
+    loop = asyncio.get_running_loop()
+    await _submit_on_time(queue, scenario)
+    await _until_all_ended(
+        _EndWatch(queue, scenario.load.jobs, None, loop.create_future()), give_up_s
+    )
+    await asyncio.sleep(gap_s)
+    queue.reset()
 
 
 async def _submit_on_time(queue: JobQueue, scenario: Scenario) -> None:

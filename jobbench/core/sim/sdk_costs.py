@@ -32,6 +32,9 @@ LOOP_LATE_MAX_S = 0.001
 # the simulated take-ahead branch matches the real one on the seed rows, beside the SDK's own
 # CPU per job as the harness measures it, 0.62 ms (docs/simulation.md, "The SDK's own costs").
 JOB_END_CPU_S = 0.0009
+# The fake target's steps between a rep's last job and the next one's load (the events read,
+# the rep saved, every worker polling again, the queue reset): a few tenths of a second.
+BETWEEN_REPS_S = 0.3
 
 
 class DrawnTiming(LoopTiming):
@@ -70,9 +73,17 @@ class SdkCosts:
         self.seed = seed
         self.core = SharedCore()
 
+    def _draw(self, what: str) -> random.Random:
+        return random.Random(f"{what}/{self.seed}") if self.seed is not None else random.Random()
+
     def timing(self, worker: str) -> DrawnTiming:
-        draw = random.Random(f"sdk-loop/{self.seed}/{worker}") if self.seed is not None else None
-        return DrawnTiming(draw or random.Random())
+        return DrawnTiming(self._draw(f"sdk-loop/{worker}"))
+
+    def between_reps_s(self) -> float:
+        """The pause between a rep's last job and the next rep's load: the fake target's own
+        steps between reps, and a drawn part of a tick, since in a real run (seconds, in a
+        compare the other side's rep between) the runner's tick drifts to any phase."""
+        return BETWEEN_REPS_S + self._draw("between-reps").uniform(0.0, PICKUP_S)
 
     async def job_ends(self, jobs: int) -> None:
         await self.core.run(jobs * JOB_END_CPU_S)
