@@ -13,11 +13,19 @@ from pathlib import Path
 import pytest
 
 from jobbench.errors import EXIT_USAGE, UsageError
+from jobbench.procs import ray_cluster
 from jobbench.procs.ray_cluster import CLUSTER_MISSING, connect, disconnect, resolve_address
 from jobbench.procs.signals import handlers_kept
 from tests.unit.cli import run_cli
 
 SWEEP = ("sweep", "--workers", "1", "--burst", "8", "--job-seconds", "0.02")
+
+
+@pytest.fixture
+def ray_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The address is read and tried before Ray is imported: these tests need no Ray (the
+    `dev` extra does not bring it), only the check that it is there passing."""
+    monkeypatch.setattr(ray_cluster, "check_installed", lambda: None)
 
 
 def free_port() -> int:
@@ -51,6 +59,7 @@ def test_without_ray_one_line_says_how_to_install_it(
     assert CLUSTER_MISSING == "--cluster needs Ray: pip install 'jobbench[ray]'"
 
 
+@pytest.mark.usefixtures("ray_installed")
 @pytest.mark.parametrize("address", ["headnode", "ray://headnode", "headnode:port", "h:70000"])
 def test_an_address_that_is_not_one_names_the_flag_and_the_forms(
     monkeypatch: pytest.MonkeyPatch,
@@ -62,6 +71,7 @@ def test_an_address_that_is_not_one_names_the_flag_and_the_forms(
     assert err == f"error: --cluster {address}: use ray://HOST:PORT, HOST:PORT or auto"
 
 
+@pytest.mark.usefixtures("ray_installed")
 @pytest.mark.parametrize("scheme", ["", "ray://"])
 def test_an_unreachable_head_is_one_line_naming_the_address(
     monkeypatch: pytest.MonkeyPatch,
@@ -75,6 +85,7 @@ def test_an_unreachable_head_is_one_line_naming_the_address(
     assert err.endswith("start one with `ray start --head` or give its address")
 
 
+@pytest.mark.usefixtures("ray_installed")
 def test_auto_reads_ray_address_and_names_it_when_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     with pytest.raises(UsageError, match=r"^--cluster auto: RAY_ADDRESS is not set; set it or"):
