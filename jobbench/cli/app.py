@@ -117,6 +117,14 @@ TakeExtra = Annotated[int, Opt("--take-extra", metavar="N", parser=whole(4), hel
 Seed = Annotated[int | None, Opt(metavar="N", parser=whole(7), help="seed for sampled latencies")]
 Out = Annotated[Path, Opt("--out", "-o", metavar="DIR", help="folder for results")]
 Quiet = Annotated[bool, Opt("--quiet", "-q", help="no progress output")]
+Cluster = Annotated[
+    str | None,
+    Opt(
+        metavar="ADDRESS",
+        help="run on a Ray cluster: ray://HOST:PORT, HOST:PORT or auto (RAY_ADDRESS); "
+        "needs jobbench[ray]",
+    ),
+]
 PinQueue = Annotated[
     bool, Opt(help="embedded queue on a CPU of its own, workers on the others (Linux)")
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from jobbench.cli.app import Arg, Opt, Out, Quiet, Seed, app, exit_with
+from jobbench.cli.app import Arg, Cluster, Opt, Out, Quiet, Seed, app, exit_with
 from jobbench.cli.values import whole
 
 AXIS = "a list or a range: 1,2,4,8 | 8..32+8 | 1..64*2"
@@ -72,8 +72,13 @@ def sweep(
     seed: Seed = None,
     processes: Annotated[
         int | None,
-        Opt(metavar="N", parser=whole(2), help="processes simulating cells (default: one a CPU)"),
+        Opt(
+            metavar="N",
+            parser=whole(2),
+            help="processes simulating cells (default: one a CPU; not with --cluster)",
+        ),
     ] = None,
+    cluster: Cluster = None,
     label: Annotated[
         str, Opt("--label", "-l", metavar="NAME", help="saves NAME.sweep.json and .csv")
     ] = "sweep",
@@ -111,6 +116,7 @@ def sweep(
         reps=reps,
         seed=seed,
         processes=processes,
+        cluster=cluster,
         label=label,
         out=out,
         html=html,

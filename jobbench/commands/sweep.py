@@ -20,6 +20,7 @@ from jobbench.core.scenario.checks import (
     toml_terms,
 )
 from jobbench.core.sweep.grid import (
+    Cells,
     Grid,
     autoscale_axis,
     grid_cells,
@@ -31,6 +32,7 @@ from jobbench.core.sweep.grid import (
 )
 from jobbench.core.sweep.project import sweep_table
 from jobbench.errors import EXIT_OK, UsageError
+from jobbench.procs.signals import interrupts_deferred
 from jobbench.render.text.progress import make_progress
 from jobbench.results.model_base import to_json
 from jobbench.results.sweep_model import AXIS_NAMES, COLOR_FIGURES, Sweep
@@ -83,6 +85,7 @@ class SweepRequest:
     reps: int | None = None
     seed: int | None = None
     processes: int | None = None  # None: one per CPU
+    cluster: str | None = None  # a Ray cluster's address: the cells run there as tasks
     label: str = "sweep"
     out: Path = Path("reports")
     html: Path | None = None
@@ -108,6 +111,11 @@ def sweep_command(req: SweepRequest) -> int:
     check_count(REPS, reps)
     if req.processes is not None and req.processes < 1:
         raise UsageError(f"--processes {req.processes}: use 1 or more (default: one per CPU)")
+    if req.processes is not None and req.cluster is not None:
+        raise UsageError(
+            f"--processes {req.processes} with --cluster: the cluster's CPUs run the cells; "
+            "leave out --processes"
+        )
     check_label(req.label)
     if req.html is not None:
         check_writable_file(req.html, "--html")
@@ -115,9 +123,12 @@ def sweep_command(req: SweepRequest) -> int:
     cells = grid_cells(grid)
     from jobbench.core.sweep.run import run_sweep  # the simulator: only once the flags are good
 
-    _, progress = make_progress(req.quiet)
     processes = req.processes or os.cpu_count() or 1
-    sweep = run_sweep(grid, cells, reps=reps, seed=seed, processes=processes, progress=progress)
+    if req.cluster is None:
+        _, progress = make_progress(req.quiet)
+        sweep = run_sweep(grid, cells, reps=reps, seed=seed, processes=processes, progress=progress)
+    else:
+        sweep = _cluster_sweep(req, req.cluster, grid, cells, reps, seed)
     json_path, csv_path = save_sweep(sweep, req.out, req.label)
     from jobbench.render.text.sweep_text import render_summary
 
@@ -128,6 +139,30 @@ def sweep_command(req: SweepRequest) -> int:
         write_sweep_page(sweep, req.html, x, y, color)
         print(f"html: {req.html}")
     return EXIT_OK
+
+
+def _cluster_sweep(
+    req: SweepRequest, address: str, grid: Grid, cells: Cells, reps: int, seed: int | None
+) -> Sweep:
+    """The sweep with its cells as tasks on the cluster at `address`; this process leaves the
+    cluster however the sweep ends, and an interrupted one saves nothing (its tasks are
+    cancelled: procs/ray_tasks.py)."""
+    from jobbench.core.sweep.run import run_sweep
+    from jobbench.procs.ray_cluster import connect, disconnect
+
+    try:
+        cluster = connect(address)  # a bad or unreachable address: a usage error, nothing run
+        _, progress = make_progress(req.quiet)
+        nodes = len(cluster.nodes)
+        progress.message(
+            f"cluster: {address}, {nodes} node{'s' if nodes != 1 else ''}, {cluster.cpus:g} CPUs"
+        )
+        return run_sweep(
+            grid, cells, reps=reps, seed=seed, processes=1, progress=progress, cluster=cluster
+        )
+    finally:
+        with interrupts_deferred(redeliver=False):  # leaving the cluster is not cut short
+            disconnect()
 
 
 def settings(req: SweepRequest) -> tuple[dict[str, Any], str, set[str]]:

@@ -10,7 +10,9 @@ worker imports it.
   short;
 - `call_on_stop_signals`: both call a function instead, and the handlers from before come back
   after; `stop_signals_call` is that for an asyncio program: the function runs in the loop
-  (stop taking, stop a burst).
+  (stop taking, stop a burst);
+- `handlers_kept`: the handlers before a library call that installs its own (ray.init) come
+  back after it.
 """
 
 from __future__ import annotations
@@ -93,6 +95,21 @@ def interrupts_deferred(*, redeliver: bool = True) -> Iterator[None]:
             signal.signal(sig, handler)
     for signum in dict.fromkeys(received) if redeliver else ():
         signal.raise_signal(signum)  # its handler runs now: raises, exits or ignores it
+
+
+@contextlib.contextmanager
+def handlers_kept() -> Iterator[None]:
+    """SIGINT's and SIGTERM's handlers as they were before the block, whatever it installed:
+    ray.init makes SIGTERM exit the process at once, which would skip a command's clean-up."""
+    if not _main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 @contextlib.contextmanager
