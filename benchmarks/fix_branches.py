@@ -640,35 +640,37 @@ def main() -> int:
     parser.add_argument("--sim-reps", type=int, default=SIM_REPS, help="the simulator's reps a row")
     parser.add_argument("--take-ahead", type=int, default=TAKE_AHEAD, help="K of both sides")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument(
+        "--reuse", type=Path, metavar="FOLDER",
+        help="a folder kept by --keep: its real runs judged again, the simulator run anew",
+    )  # fmt: skip
     args = parser.parse_args()
     rows = args.rows or names
     branches = [b for b in BRANCHES if not args.branches or b.name in args.branches]
     # The one simulator run has two sides: one branch's model runs as both.
     branches_sim = branches if len(branches) > 1 else [*branches, *branches]
-    work = Path(tempfile.mkdtemp(prefix="fix-branches-"))
+    work = args.reuse or Path(tempfile.mkdtemp(prefix="fix-branches-"))
     try:
-        sdk = work / "sdk"
-        clone_sdk(args.sdk_repo, sdk, "fix branches")
-        for branch in branches:
-            build_branch(sdk, branch)
-        git(sdk, "checkout", "-q", "--detach", BASE_TAG)  # each branch runs from a worktree
-        for branch in branches:
-            git(sdk, "worktree", "add", "-q", str(work / f"sdk-{branch.name}"), branch.name)
+        if args.reuse is None:
+            build_worktrees(args.sdk_repo, work, branches)
         toml = project_toml(branches, rows, args.take_ahead)
         real, problems = {}, []
         for branch in branches:
             folder = work / branch.name
-            folder.mkdir()
-            (folder / "jobbench.toml").write_text(toml)
-            print(f"== {branch.name}: the real branch against its model, {args.reps} reps a row")
-            doc = compare(folder, sdk_variant(branch), model_variant(branch), args.reps, "fake")
-            real[branch.name] = figures(doc)
+            if args.reuse is None:
+                folder.mkdir()
+                (folder / "jobbench.toml").write_text(toml)
+                print(f"== {branch.name}: the real branch against its model, {args.reps} reps")
+                compare(folder, sdk_variant(branch), model_variant(branch), args.reps, "fake")
+            name = f"{sdk_variant(branch)}-vs-{model_variant(branch)}.json"
+            real[branch.name] = figures(json.loads((folder / "reports" / name).read_text()))
             events = read_events(folder / "reports" / f"{sdk_variant(branch)}.events.jsonl")
             print(f"   {branch.name} branch: {describe_takes(branch, events)}")
             problem = check_behaviour(branch, events, args.take_ahead, rows)
             if problem:
                 problems.append(f"{branch.name} branch: {problem}")
         folder = work / "sim"
+        shutil.rmtree(folder, ignore_errors=True)  # a reused folder's simulator runs anew
         folder.mkdir()
         (folder / "jobbench.toml").write_text(toml)
         print(f"== the simulator: {', '.join(model_variant(b) for b in branches_sim[:2])}")
@@ -679,10 +681,21 @@ def main() -> int:
             print(f"behaviour: {problem}")
         return 0 if within and not problems else 1
     finally:
-        if args.keep:
+        if args.keep or args.reuse:
             print(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def build_worktrees(sdk_repo: Path, work: Path, branches: list[Branch]) -> None:
+    """The SDK cloned into `work/sdk`, each branch built and checked out at `work/sdk-<name>`."""
+    sdk = work / "sdk"
+    clone_sdk(sdk_repo, sdk, "fix branches")
+    for branch in branches:
+        build_branch(sdk, branch)
+    git(sdk, "checkout", "-q", "--detach", BASE_TAG)  # each branch runs from a worktree
+    for branch in branches:
+        git(sdk, "worktree", "add", "-q", str(work / f"sdk-{branch.name}"), branch.name)
 
 
 if __name__ == "__main__":

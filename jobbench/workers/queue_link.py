@@ -33,8 +33,9 @@ class QueueLink:
     ) -> None:
         self.queue = queue
         self.worker = worker
-        # What the ends of n jobs cost the worker before their job-done posts leave (the
-        # simulator's model of an SDK worker's CPU, core/sim/sdk_costs.py); None: nothing.
+        # What the ends of n jobs cost the worker once their job-done posts went out, before
+        # their slots free (the simulator's model of an SDK worker's CPU,
+        # core/sim/sdk_costs.py); None: nothing.
         self.job_ends = job_ends
 
     async def take(
@@ -64,9 +65,9 @@ class QueueLink:
 
     async def post_done_many(self, results: list[tuple[str, dict[str, Any]]]) -> None:
         """All in one call: the queue takes a batch as concurrent POSTs arriving together."""
-        if self.job_ends is not None:
-            await self.job_ends(len(results))
         outcomes = await self.queue.job_done_many(self.worker, results)
+        if self.job_ends is not None:  # after the POSTs went out, before their slots free
+            await self.job_ends(len(results))
         for (job_id, _), outcome in zip(results, outcomes):
             if isinstance(outcome, JobError):
                 log(f"job-done for {job_id} answered {outcome.status}; result lost")

@@ -52,23 +52,34 @@ def test_a_workers_loop_timing_is_drawn_within_its_bounds_and_repeats_for_a_seed
     assert tick != DrawnTiming(random.Random(2)).first_tick_s()
 
 
-def _events(policy: str, workers: int, burst: int, seed: int, rep: int) -> list[dict[str, object]]:
+def _events(
+    policy: str, workers: int, burst: int, seed: int, rep: int, take_ahead: int = 0
+) -> list[dict[str, object]]:
     scenario = build_scenario(
         workers=workers, burst=burst, job_seconds=0.5, slots=32,
-        worker=WorkerSpec(kind="model", policy=policy),
+        worker=WorkerSpec(kind="model", policy=policy, take_ahead=take_ahead),
     )  # fmt: skip
     return simulate_rep(scenario, seed=seed, rep=rep, keep_events=True).events
 
 
 def test_four_workers_job_ends_queue_for_the_one_core_they_share() -> None:
-    """A burst of one batch a worker: the 128 jobs run at once, and their ends leave one job's
-    CPU apart, whichever worker each is on."""
-    events = _events("sdk-1.12", workers=4, burst=128, seed=3, rep=1)
+    """Take-ahead on four workers, two batches each: a batch's job-done posts reach the queue
+    together, but each job's end then costs the one core the workers share before its slot
+    frees and a held job starts in it, so the second batches' 128 jobs end one job's CPU apart,
+    whichever worker each is on."""
+    events = _events("sdk-take-ahead", workers=4, burst=256, seed=3, rep=1, take_ahead=32)
     done = sorted(float(e["t"]) for e in events if e["ev"] == "done")  # type: ignore[arg-type]
-    gaps = [b - a for a, b in itertools.pairwise(done)]
-    assert len(done) == 128
+    by_worker: dict[object, list[float]] = {}
+    for e in events:
+        if e["ev"] == "done":
+            by_worker.setdefault(e["worker"], []).append(float(e["t"]))  # type: ignore[arg-type]
+    assert len(done) == 256
+    for ends in by_worker.values():  # each worker's first batch: its posts at one instant
+        assert sorted(ends)[31] == sorted(ends)[0]
+    second = done[128:]
+    gaps = [b - a for a, b in itertools.pairwise(second)]
     assert min(gaps) == pytest.approx(JOB_END_CPU_S * 1e9, abs=1)  # these count nanoseconds
-    assert done[-1] - done[0] >= 127 * JOB_END_CPU_S * 1e9 - 1
+    assert second[-1] - second[0] >= 127 * JOB_END_CPU_S * 1e9 - 1
 
 
 def test_the_job_cache_takes_more_than_one_path_as_a_real_worker_does() -> None:

@@ -10,10 +10,11 @@ virtual time (docs/simulation.md, "The SDK's own costs").
   rep. Both are drawn per worker from the rep's seed. Without them the job cache, whose take
   sizes follow who comes first to a 0.1 s tick, would always take one path of the several a
   real worker takes (docs/fixes.md, "Real branches").
-- **Its CPU.** Each job's end (the handler's return, its job-done POST and its answer) costs
-  the worker's process CPU, and the workers share one core, as the fake target's CPU plan gives
-  them on the 2-core machine the figures come from (procs/cpu_plan.py): a batch's job-done posts
-  leave one after another, and four workers' batches queue behind each other.
+- **Its CPU.** Each job's end costs the worker's process CPU, and the workers share one core, as
+  the fake target's CPU plan gives them on the 2-core machine the figures come from
+  (procs/cpu_plan.py). The job-done POSTs of a batch leave together (sending one costs little),
+  but reading their answers and the bookkeeping come one after another before each slot frees,
+  and four workers' batches queue behind each other.
 
 The ideal policies (drain, take-ahead) get neither: they are the lower bound the reference
 table's exact figures describe.
