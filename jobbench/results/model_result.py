@@ -109,6 +109,8 @@ class HarnessCpu(Doc):
     others_cores: Number | None
     machine_busy_cores: Number | None
     cpus: int | None
+    # On a Ray cluster: the workers' cores summed per node ("node ID (IP)"); absent: local.
+    node_worker_cores: dict[str, Number] | None = None
 
 
 class Submission(Doc):
@@ -424,6 +426,25 @@ class CpuPlan(Doc):
     workers: list[int]
 
 
+class ClusterNodeInfo(Doc):
+    """One node of the Ray cluster as jobbench found it, and the workers placed on it."""
+
+    id: str
+    ip: str
+    cpus: Number
+    workers: list[str]
+
+
+class ClusterPlacement(Doc):
+    """Where a --cluster run's workers ran (procs/ray_workers.py): the address as given, the
+    address the nodes reached the queue at, each worker's CPUs and the nodes."""
+
+    address: str
+    queue_host: str
+    worker_cpus: Number
+    nodes: list[ClusterNodeInfo]
+
+
 class Environment(Doc):
     python: str
     platform: str
@@ -431,6 +452,7 @@ class Environment(Doc):
     runpod: str | None
     git_sha: str | None
     cpu_plan: CpuPlan | None = None  # absent before 7770cb4
+    cluster: ClusterPlacement | None = None  # a Ray cluster's run (--cluster); absent: local
 
     def learn(self, found: Mapping[str, Any]) -> None:
         """Fill in what a session found out (`runpod`, `cpu_plan`) where nothing is known yet."""
