@@ -12,7 +12,7 @@ import typer
 from fake_queue.options import LATENCY_HELP, TAKE_EXTRA_HELP
 from fake_queue.queue.scalers import SCALERS
 from jobbench.cli.conventions import App, Group
-from jobbench.cli.values import seconds, whole
+from jobbench.cli.values import decimal, seconds, whole
 from jobbench.errors import INTERRUPTED, Interrupted, JobbenchError
 from jobbench.procs.signals import interrupts_then_exit
 from jobbench.render.text.progress import end_progress
@@ -117,6 +117,22 @@ TakeExtra = Annotated[int, Opt("--take-extra", metavar="N", parser=whole(4), hel
 Seed = Annotated[int | None, Opt(metavar="N", parser=whole(7), help="seed for sampled latencies")]
 Out = Annotated[Path, Opt("--out", "-o", metavar="DIR", help="folder for results")]
 Quiet = Annotated[bool, Opt("--quiet", "-q", help="no progress output")]
+Cluster = Annotated[
+    str | None,
+    Opt(
+        metavar="ADDRESS",
+        help="run the workers on a Ray cluster: ray://HOST:PORT, HOST:PORT or auto "
+        "(RAY_ADDRESS); needs pip install 'jobbench[ray]' (docs/distributed.md)",
+    ),
+]
+WorkerCpus = Annotated[
+    float | None,
+    Opt(
+        metavar="N",
+        parser=decimal(1),
+        help="--cluster: CPUs each worker's Ray actor reserves (default 1)",
+    ),
+]
 PinQueue = Annotated[
     bool, Opt(help="embedded queue on a CPU of its own, workers on the others (Linux)")
 ]

@@ -96,6 +96,21 @@ def interrupts_deferred(*, redeliver: bool = True) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def handlers_kept() -> Iterator[None]:
+    """SIGINT's and SIGTERM's handlers as they were before the block, whatever a library called
+    in it installed (ray.init sets SIGTERM to sys.exit, which would skip jobbench's clean-up)."""
+    if not _main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+@contextlib.contextmanager
 def call_on_stop_signals(call: Callable[[], object]) -> Iterator[None]:
     """While it lasts, Ctrl-C and SIGTERM run `call` in the signal handler (main thread, between
     two bytecodes: keep it to a flag or a loop.call_soon_threadsafe; what it raises, the
