@@ -1,0 +1,282 @@
+"""`jobbench run --cluster` on a real Ray cluster of two nodes on this machine (issue 39): a head
+and a second node, two raylets on 127.0.0.1, started once for the module (Ray's own
+`ray.cluster_utils.Cluster`, in a temp folder and on ports of their own, so another Ray on the
+machine is never touched). In file order: a burst spread over both nodes; Ctrl-C of a run; the
+second node's raylet killed mid-rep, which breaks the cluster, so it goes last.
+
+Each test reads the run's key from a live worker's environment (none is given: the run makes
+one) and then looks for it in every file the run left and in what it printed. Nothing may be
+left running: no process whose environment names a worker folder on the nodes, and no guard."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Collection, Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from tests.e2e.helpers import run_jobbench, start_jobbench
+
+ray_cluster_utils = pytest.importorskip("ray.cluster_utils")
+
+GCS_PORT = 6410  # the head's; the other ports are Ray's picks
+CLIENT_PORT = 6411
+NODE_CPUS = 3  # logical CPUs per node: 6 one-CPU workers at most on the two
+FAST = ["--take-latency", "0.01", "--wake-latency", "0.01", "--hold", "1", "--worker", "model"]
+LEFT_S = 10.0  # a guard polls every 0.2 s; Ray takes a few seconds to see a node gone
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[dict[str, Any]]:
+    """The two nodes, their processes' temp folder (each worker's own folder is made there) and
+    the environment a jobbench run needs to reach them. Every process is stopped at the end,
+    whatever happened, by the Cluster's own pids and then by anything naming its folder."""
+    # In /tmp itself: Ray's socket paths under it must stay within AF_UNIX's 107 bytes.
+    root = Path(tempfile.mkdtemp(prefix="jbc-", dir="/tmp"))
+    node_tmp = root / "nodes"
+    node_tmp.mkdir()
+    env = {
+        # Ray writes its cluster address file under RAY_TMPDIR: ours, not /tmp/ray's.
+        "RAY_TMPDIR": str(root),
+        # Ray swaps 127.0.0.1 for the machine's address unless told that this is one machine.
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+        # The nodes import this checkout's jobbench (the actors' class): installed in a node's
+        # image on a real cluster (docs/distributed.md).
+        "PYTHONPATH": str(Path(__file__).parents[2]),
+        "TMPDIR": str(node_tmp),
+    }
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in env.items():
+            patch.setenv(key, value)
+        made = ray_cluster_utils.Cluster(
+            initialize_head=True,
+            connect=False,
+            head_node_args={
+                "num_cpus": NODE_CPUS,
+                "node_ip_address": "127.0.0.1",
+                "gcs_server_port": GCS_PORT,
+                "ray_client_server_port": CLIENT_PORT,
+                "temp_dir": str(root / "ray"),
+                "include_dashboard": False,
+                # A lost node seen within about two seconds, not Ray's default fifteen.
+                "_system_config": {
+                    "health_check_period_ms": 500,
+                    "health_check_failure_threshold": 3,
+                },
+            },
+        )
+        try:
+            second = made.add_node(num_cpus=NODE_CPUS, node_ip_address="127.0.0.1")
+            made.wait_for_nodes()
+            yield {
+                "address": f"127.0.0.1:{GCS_PORT}",
+                "second": second,
+                "node_tmp": node_tmp,
+                "env": {k: env[k] for k in ("RAY_TMPDIR", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")},
+            }
+        finally:
+            made.shutdown()
+            for process in _naming(str(root)):
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _naming(text: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline", "environ", "status"]):
+        info = process.info
+        if info["status"] == psutil.STATUS_ZOMBIE or process.pid == os.getpid():
+            continue
+        texts = [*(info["cmdline"] or ()), *(info["environ"] or {}).values()]
+        if any(text in t for t in texts):
+            found.append(process)
+    return found
+
+
+def workers_on_nodes(cluster: dict[str, Any]) -> list[psutil.Process]:
+    """Worker processes of ours: their HOME is their folder on a node."""
+    return _naming(f"{cluster['node_tmp']}{os.sep}jobbench-node-")
+
+
+def guards() -> list[psutil.Process]:
+    return [p for p in _naming("raylet_gone") if p.info["cmdline"][:2] != ["grep"]]
+
+
+def assert_nothing_left(cluster: dict[str, Any], lost: Collection[str] = ()) -> None:
+    """No worker process and no guard; no folder on a node but those of the `lost` workers,
+    whose node went (here its disk stays: both nodes are this machine)."""
+    deadline = time.monotonic() + LEFT_S
+    while (left := workers_on_nodes(cluster) + guards()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, [(p.pid, p.info["cmdline"]) for p in left]
+    stayed = [
+        path
+        for path in cluster["node_tmp"].glob("jobbench-node-*/*")
+        if path.name.removesuffix(".log") not in lost
+    ]
+    assert not stayed, "a worker folder stayed on a node"
+
+
+def key_of_a_worker(cluster: dict[str, Any], timeout_s: float = 60) -> str:
+    """The run's key, from a live worker's environment (the run made it)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for process in workers_on_nodes(cluster):
+            with contextlib.suppress(psutil.Error):
+                key = process.environ().get("RUNPOD_AI_API_KEY")
+                if key:
+                    return key
+        time.sleep(0.05)
+    raise AssertionError("no worker started on the nodes")
+
+
+def assert_key_nowhere(key: str, *places: Path, printed: str = "") -> None:
+    assert key not in printed
+    for place in places:
+        files = [place] if place.is_file() else [p for p in place.rglob("*") if p.is_file()]
+        for path in files:
+            assert key.encode() not in path.read_bytes(), path
+
+
+def test_a_burst_runs_on_workers_spread_over_both_nodes(
+    cluster: dict[str, Any], tmp_path: Path
+) -> None:
+    proc = start_jobbench(
+        "run", "--cluster", cluster["address"], "-w", "4", "-s", "4", "--burst", "300",
+        "--job-seconds", "0.05", *FAST, "--reps", "2", "--json", "-o", str(tmp_path / "out"),
+        "--label", "spread",
+        cwd=tmp_path, env={**cluster["env"], "TMPDIR": str(tmp_path)},
+    )  # fmt: skip
+    key = key_of_a_worker(cluster)
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, err
+    doc = json.loads(out)
+    placed = doc["environment"]["cluster"]
+    assert placed["address"] == cluster["address"] and placed["queue_host"] == "127.0.0.1"
+    assert placed["worker_cpus"] == 1
+    assert len(placed["nodes"]) == 2
+    # SPREAD puts two of the four workers on each node; every worker is on exactly one.
+    on_nodes = [node["workers"] for node in placed["nodes"]]
+    every = [worker for ids in on_nodes for worker in ids]
+    assert sorted(len(ids) for ids in on_nodes) == [2, 2], placed
+    assert sorted(every) == [f"4w-300j-0.05s-w{i}" for i in range(4)]
+    assert {node["ip"] for node in placed["nodes"]} == {"127.0.0.1"}
+    for rep in doc["scenarios"][0]["reps"]:
+        assert rep["jobs"]["completed"] == 300
+        assert sum(rep["split"]["jobs_per_worker"].values()) == 300
+        assert all(rep["split"]["jobs_per_worker"][w] > 0 for w in every)
+        # The harness's CPU: each worker's group read on its node, summed per node.
+        by_node = rep["harness"]["node_worker_cores"]
+        assert len(by_node) == 2 and all(v > 0 for v in by_node.values()), rep["harness"]
+        assert set(rep["harness"]["worker_cores"]) == set(every)
+    assert_key_nowhere(key, tmp_path, printed=out + err)
+    assert_nothing_left(cluster)
+
+
+def test_ctrl_c_stops_every_actor_and_worker(cluster: dict[str, Any], tmp_path: Path) -> None:
+    proc = start_jobbench(
+        "run", "--cluster", cluster["address"], "-w", "4", "-s", "2", "--burst", "400",
+        "--job-seconds", "0.5", *FAST, "--reps", "1", "-o", str(tmp_path / "out"),
+        cwd=tmp_path, env={**cluster["env"], "TMPDIR": str(tmp_path)},
+    )  # fmt: skip
+    key_of_a_worker(cluster)
+    time.sleep(3)  # the workers polling, the rep under way
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    doc = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert doc["interrupted"] is True
+    assert_nothing_left(cluster)
+    # The placement group went with them: the next test places four workers again on six CPUs.
+
+
+def test_a_node_lost_mid_rep_is_reported_and_leaves_nothing(
+    cluster: dict[str, Any], tmp_path: Path
+) -> None:
+    proc = start_jobbench(
+        "run", "--cluster", cluster["address"], "-w", "4", "-s", "4", "--burst", "400",
+        "--job-seconds", "0.5", *FAST, "--reps", "2", "-o", str(tmp_path / "out"),
+        "--label", "lost",
+        cwd=tmp_path, env={**cluster["env"], "TMPDIR": str(tmp_path)},
+    )  # fmt: skip
+    key = key_of_a_worker(cluster)
+    time.sleep(4)  # the rep under way, jobs held by every worker
+    second = cluster["second"]
+    second_id = second.node_id
+    second.kill_raylet()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 4, err
+    line = f"node {second_id[:12]} (127.0.0.1)"
+    assert f"on {line} was lost with its node" in err, err
+    doc = json.loads((tmp_path / "out" / "lost.json").read_text())
+    assert doc["complete"] is False and line in doc["error"]
+    rep = doc["scenarios"][0]["reps"][0]
+    assert rep["partial"] == "worker died"
+    jobs = rep["jobs"]
+    assert jobs["lost"] == len(rep["lost_jobs"]) > 0, jobs  # what the lost workers held
+    assert jobs["completed"] + jobs["unfinished"] == 400, jobs
+    assert len(doc["scenarios"][0]["reps"]) == 1  # the run ended there
+    # The logs came back from the node that stayed: its workers' logs and folders are in the
+    # folder the error names; the lost node's went with it.
+    kept = Path(err.split("see the workers' logs in ")[1].split()[0].rstrip(";"))
+    assert kept.parent == tmp_path  # the driver's workdir, not a node's folder
+    stayed = next(n for n in doc["environment"]["cluster"]["nodes"] if n["id"] != second_id)
+    lost = next(n for n in doc["environment"]["cluster"]["nodes"] if n["id"] == second_id)
+    assert stayed["workers"] and lost["workers"]
+    for worker_id in stayed["workers"]:
+        assert (kept / f"{worker_id}.log").is_file(), list(kept.iterdir())
+        assert (kept / worker_id / "home").is_dir()
+    for worker_id in lost["workers"]:
+        assert not (kept / f"{worker_id}.log").exists()
+    assert_key_nowhere(key, tmp_path, kept, printed=out + err)
+    assert_nothing_left(cluster, lost=lost["workers"])
+
+
+def test_run_checks_the_cluster_flags_before_connecting(tmp_path: Path) -> None:
+    """No cluster needed: each mistake is one line naming the flag, exit 2."""
+    cases = {
+        ("--worker-cpus", "2"): "--worker-cpus: the CPUs of each worker's Ray actor; add --cluster",
+        ("--cluster", "127.0.0.1:1", "--target", "sim"): "drop --target sim",
+        ("--cluster", "127.0.0.1:1", "--worker-cpus", "0"): "--worker-cpus 0: use a number",
+        ("--cluster", "127.0.0.1:1"): "--cluster 127.0.0.1:1: no Ray cluster answers at",
+    }
+    for args, said in cases.items():
+        done = run_jobbench("run", "--worker", "model", "--burst", "8", *args, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_without_ray_one_line_says_how_to_install_it(tmp_path: Path) -> None:
+    """Ray hidden from the interpreter by a sitecustomize that refuses to import it."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class NoRay:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'ray' or name.startswith('ray.'):\n"
+        "            raise ModuleNotFoundError(\"No module named 'ray'\")\n"
+        "sys.meta_path.insert(0, NoRay())\n"
+    )
+    path = os.pathsep.join([str(hide), str(Path(__file__).parents[2])])
+    done = subprocess.run(
+        [
+            os.sys.executable, "-m", "jobbench", "run", "--cluster", "auto", "--worker", "model",
+            "--burst", "8",
+        ],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": path, "RAY_ADDRESS": "127.0.0.1:1"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == "error: --cluster needs Ray: pip install 'jobbench[ray]'"
