@@ -319,6 +319,9 @@ class Rep(Doc):
     steady: Steady | None = None  # an arrival profile's steady state (absent: a burst)
     fleet: FleetFigures | None = None  # an autoscaled fleet's (absent: a fixed fleet)
     harness: HarnessCpu | None = None  # the harness's CPU (absent: live, sim, before issue 18)
+    # --cluster: each worker's node ("node ID (IP)"), the fleet's scaled-up ones too (absent:
+    # the workers ran on jobbench's machine)
+    worker_nodes: dict[str, str] | None = None
     below_slots: list[WorkerBelowSlots] | None = None  # fake: workers below --slots (absent: none)
 
 

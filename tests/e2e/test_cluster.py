@@ -177,6 +177,9 @@ def test_a_burst_runs_on_workers_spread_over_both_nodes(
         assert sum(rep["split"]["jobs_per_worker"].values()) == 300
         assert all(rep["split"]["jobs_per_worker"][w] > 0 for w in every)
         # The harness's CPU: each worker's group read on its node, summed per node.
+        assert (
+            set(rep["worker_nodes"]) == set(every) and len(set(rep["worker_nodes"].values())) == 2
+        )
         by_node = rep["harness"]["node_worker_cores"]
         assert len(by_node) == 2 and all(v > 0 for v in by_node.values()), rep["harness"]
         assert set(rep["harness"]["worker_cores"]) == set(every)

@@ -16,7 +16,6 @@ from jobbench.core.fake import refresh_drive
 from jobbench.core.fake.refresh_drive import Refreshes
 from jobbench.errors import WorkerError
 
-
 SENT: list[tuple[int, int]] = []  # (pgid, signal) sent to a stand-in's group, in order
 
 

@@ -59,6 +59,8 @@ class RepEnd:
     harness: dict[str, Any] | None = None  # the harness's own CPU (procs/harness_cpu.py)
     # An arrival profile's pacing (core/fake/submit_pacer.py)
     arrivals: dict[str, Any] | None = None
+    # On a cluster, each worker's node, a fleet's scaled-up workers included (none: here).
+    worker_nodes: dict[str, str] | None = None
 
 
 @dataclass
@@ -200,6 +202,7 @@ class RepDrive:
             os.cpu_count(),
             self._nodes(),
         )
+        end.worker_nodes = self._nodes() or None
         for busy in harness_cpu.saturation(end.harness):
             end.anomalies.append(busy)
             said = "the harness was saturated" if busy["kind"] == "saturated" else "worker CPU"

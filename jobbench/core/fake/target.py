@@ -375,6 +375,8 @@ def note_rep_end(figures: dict[str, Any], ended: RepEnd) -> None:
         figures["harness"] = ended.harness
     if ended.arrivals is not None:
         figures["arrivals"] = ended.arrivals
+    if ended.worker_nodes is not None:
+        figures["worker_nodes"] = dict(sorted(ended.worker_nodes.items()))
 
 
 def make_workdir() -> Path:
