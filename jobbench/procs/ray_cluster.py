@@ -82,6 +82,7 @@ def connect(address: str) -> ClusterInfo:
             # SIGTERM handler (sys.exit) would skip our clean-up, so ours stay.
             with handlers_kept():
                 ray.init(address=target, logging_level=logging.WARNING, log_to_driver=False)
+            _ray_messages_to_stderr(ray)
         except Exception as exc:  # ConnectionError, RuntimeError, ValueError: Ray's own words
             _quietly_shutdown(ray)
             words = str(exc).strip().splitlines()
@@ -90,6 +91,23 @@ def connect(address: str) -> ClusterInfo:
                 f"({words[0] if words else type(exc).__name__}); fix the address"
             ) from None
     return ClusterInfo(address, live_nodes(ray), driver_ip(ray, target, host, port))
+
+
+def _ray_messages_to_stderr(ray: ModuleType) -> None:
+    """Ray prints the cluster's error messages to the driver's stdout as they come (a lost
+    node's raylet log tail among them), which would break `--json`'s document: they go to
+    stderr, with jobbench's progress. The one private name jobbench touches in Ray: without it
+    (another Ray), the messages stay where Ray puts them."""
+    worker: Any = getattr(getattr(ray, "_private", None), "worker", None)
+    show = getattr(worker, "print_to_stdstream", None)
+    if worker is None or show is None or getattr(show, "to_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        show({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.to_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
 
 
 def split_address(flag: str, target: str) -> tuple[str, int]:

@@ -220,6 +220,9 @@ def test_a_node_lost_mid_rep_is_reported_and_leaves_nothing(
     second.kill_raylet()
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 4, err
+    # Ray's messages on the lost node (its raylet's log tail) go to stderr, never into stdout,
+    # which is --json's document.
+    assert "(raylet)" not in out, out
     line = f"node {second_id[:12]} (127.0.0.1)"
     assert f"on {line} was lost with its node" in err, err
     doc = json.loads((tmp_path / "out" / "lost.json").read_text())
