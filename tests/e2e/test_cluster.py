@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -141,6 +142,27 @@ def key_of_a_worker(cluster: dict[str, Any], timeout_s: float = 60) -> str:
     raise AssertionError("no worker started on the nodes")
 
 
+class Stderr:
+    """A child's stderr lines as they come, read by a thread (the child never blocks on it)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        self.lines: list[str] = []
+        stream = proc.stderr
+        self.thread = threading.Thread(target=lambda: self.lines.extend(stream), daemon=True)
+        self.thread.start()
+
+    def wait_for(self, text: str, timeout_s: float = 120) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not any(text in line for line in self.lines):
+            assert self.thread.is_alive() and time.monotonic() < deadline, str(self)
+            time.sleep(0.05)
+
+    def __str__(self) -> str:
+        self.thread.join(5)
+        return "".join(self.lines)
+
+
 def assert_key_nowhere(key: str, *places: Path, printed: str = "") -> None:
     assert key not in printed
     for place in places:
@@ -154,7 +176,7 @@ def test_a_burst_runs_on_workers_spread_over_both_nodes(
 ) -> None:
     proc = start_jobbench(
         "run", "--cluster", cluster["address"], "-w", "4", "-s", "4", "--burst", "300",
-        "--job-seconds", "0.05", *FAST, "--reps", "2", "--json", "-o", str(tmp_path / "out"),
+        "--job-seconds", "0.05", *FAST, "--reps", "1", "--json", "-o", str(tmp_path / "out"),
         "--label", "spread",
         cwd=tmp_path, env={**cluster["env"], "TMPDIR": str(tmp_path)},
     )  # fmt: skip
@@ -193,11 +215,11 @@ def test_ctrl_c_stops_every_actor_and_worker(cluster: dict[str, Any], tmp_path: 
         "--job-seconds", "0.5", *FAST, "--reps", "1", "-o", str(tmp_path / "out"),
         cwd=tmp_path, env={**cluster["env"], "TMPDIR": str(tmp_path)},
     )  # fmt: skip
-    key_of_a_worker(cluster)
-    time.sleep(3)  # the workers polling, the rep under way
+    err = Stderr(proc)
+    err.wait_for("rep 1/1")
+    time.sleep(1)  # jobs held by the workers on both nodes
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    assert proc.wait(60) == 130, str(err)
     doc = json.loads((tmp_path / "out" / "run.json").read_text())
     assert doc["interrupted"] is True
     assert_nothing_left(cluster)
@@ -214,12 +236,15 @@ def test_a_node_lost_mid_rep_is_reported_and_leaves_nothing(
         cwd=tmp_path, env={**cluster["env"], "TMPDIR": str(tmp_path)},
     )  # fmt: skip
     key = key_of_a_worker(cluster)
-    time.sleep(4)  # the rep under way, jobs held by every worker
+    said = Stderr(proc)
+    said.wait_for("rep 1/2")
+    time.sleep(1)  # jobs held by every worker
     second = cluster["second"]
     second_id = second.node_id
     second.kill_raylet()
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 4, err
+    assert proc.wait(120) == 4, str(said)
+    assert proc.stdout is not None
+    out, err = proc.stdout.read(), str(said)
     # Ray's messages on the lost node (its raylet's log tail) go to stderr, never into stdout,
     # which is --json's document.
     assert "(raylet)" not in out, out
