@@ -226,6 +226,39 @@ def test_ctrl_c_stops_every_actor_and_worker(cluster: dict[str, Any], tmp_path: 
     # The placement group went with them: the next test places four workers again on six CPUs.
 
 
+def test_sdk_checkout_on_a_path_every_node_sees(cluster: dict[str, Any], tmp_path: Path) -> None:
+    """--sdk on the cluster: the checkout on a path the nodes share (here both nodes are this
+    machine, as a shared volume mounts it on each); the workers on both nodes import the runpod
+    package from it, which their marker files say (each names its worker)."""
+    import runpod
+
+    checkout = tmp_path / "sdk"
+    shutil.copytree(Path(runpod.__file__).parent, checkout / "runpod")
+    (checkout / "imported-by").mkdir()
+    with (checkout / "runpod" / "__init__.py").open("a") as init:
+        init.write(
+            "\nimport os as _os, pathlib as _pathlib\n"
+            "if _os.environ.get('RUNPOD_POD_ID'):\n"
+            "    (_pathlib.Path(__file__).parents[1] / 'imported-by'"
+            " / _os.environ['RUNPOD_POD_ID']).touch()\n"
+        )
+    done = run_jobbench(
+        "run", "--cluster", cluster["address"], "--worker", "runpod", "--sdk", str(checkout),
+        "-w", "2", "-s", "4", "--burst", "24", "--job-seconds", "0.05", "--take-latency", "0.01",
+        "--wake-latency", "0.01", "--hold", "1", "--reps", "1", "--json",
+        "-o", str(tmp_path / "out"),
+        cwd=tmp_path, env={**cluster["env"], "TMPDIR": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    rep = doc["scenarios"][0]["reps"][0]
+    assert rep["jobs"]["completed"] == 24
+    workers = sorted(rep["worker_nodes"])
+    assert len(set(rep["worker_nodes"].values())) == 2  # one on each node
+    assert sorted(p.name for p in (checkout / "imported-by").iterdir()) == workers
+    assert_nothing_left(cluster)
+
+
 def test_a_node_lost_mid_rep_is_reported_and_leaves_nothing(
     cluster: dict[str, Any], tmp_path: Path
 ) -> None:
