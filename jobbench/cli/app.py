@@ -12,7 +12,7 @@ import typer
 from fake_queue.options import LATENCY_HELP, TAKE_EXTRA_HELP
 from fake_queue.queue.scalers import SCALERS
 from jobbench.cli.conventions import App, Group
-from jobbench.cli.values import seconds, whole
+from jobbench.cli.values import decimal, seconds, whole
 from jobbench.errors import INTERRUPTED, Interrupted, JobbenchError
 from jobbench.procs.signals import interrupts_then_exit
 from jobbench.render.text.progress import end_progress
@@ -121,8 +121,16 @@ Cluster = Annotated[
     str | None,
     Opt(
         metavar="ADDRESS",
-        help="run on a Ray cluster: ray://HOST:PORT, HOST:PORT or auto (RAY_ADDRESS); "
-        "needs jobbench[ray]",
+        help="run on a Ray cluster (the workers, or a sweep's cells): ray://HOST:PORT, HOST:PORT "
+        "or auto (RAY_ADDRESS); needs pip install 'jobbench[ray]' (docs/distributed.md)",
+    ),
+]
+WorkerCpus = Annotated[
+    float | None,
+    Opt(
+        metavar="N",
+        parser=decimal(1),
+        help="--cluster: CPUs each worker's Ray actor reserves (default 1)",
     ),
 ]
 PinQueue = Annotated[

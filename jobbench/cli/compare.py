@@ -9,6 +9,7 @@ from jobbench.cli.app import (
     Baseline,
     Budget,
     Candidate,
+    Cluster,
     Format,
     MaxCostRegression,
     MaxRegression,
@@ -21,6 +22,7 @@ from jobbench.cli.app import (
     Repo,
     RepsAuto,
     Wide,
+    WorkerCpus,
     app,
     exit_with,
 )
@@ -64,6 +66,8 @@ def compare(
     ] = None,
     pin_queue: PinQueue = True,
     target: SimOrFake = "fake",
+    cluster: Cluster = None,
+    worker_cpus: WorkerCpus = None,
 ) -> None:
     """Compare a candidate against a baseline, side by side, with a verdict.
 
@@ -89,6 +93,8 @@ def compare(
         html=html,
         pin_queue=pin_queue,
         target=target,
+        cluster=cluster,
+        worker_cpus=worker_cpus,
     )
 
 
@@ -119,6 +125,8 @@ def gate(
     fmt: Format = "table",
     quiet: Quiet = False,
     target: SimOrFake = "fake",
+    cluster: Cluster = None,
+    worker_cpus: WorkerCpus = None,
 ) -> None:
     """CI perf gate: exit 0 pass, 1 regression, 3 inconclusive."""
     _compare(
@@ -142,6 +150,8 @@ def gate(
         html=None,
         pin_queue=True,
         target=target,
+        cluster=cluster,
+        worker_cpus=worker_cpus,
     )
 
 
@@ -167,8 +177,11 @@ def _compare(
     html: Path | None,
     pin_queue: bool,
     target: str,
+    cluster: str | None,
+    worker_cpus: float | None,
 ) -> NoReturn:
     """compare and gate: the same request, the gate always failing on a regression."""
+    from jobbench.commands.cluster import ClusterRequest
     from jobbench.commands.compare import CompareRequest, compare_command
     from jobbench.core.run.settle import AUTO, parse_duration, parse_reps
     from jobbench.render.text.progress import make_progress
@@ -200,6 +213,7 @@ def _compare(
             html=html,
             pin_queue=pin_queue,
             target=target,
+            cluster=ClusterRequest(cluster, worker_cpus),
         )
         return compare_command(request, make_progress(quiet)[1])
 

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from jobbench.cli.app import (
     Autoscale,
+    Cluster,
     Hold,
     InputJson,
     Inputs,
@@ -24,6 +25,7 @@ from jobbench.cli.app import (
     TakeAhead,
     TakeExtra,
     Worker,
+    WorkerCpus,
     Workers,
     app,
     exit_with,
@@ -143,8 +145,11 @@ def run(
         ),
     ] = None,
     autoscale: Autoscale = None,
+    cluster: Cluster = None,
+    worker_cpus: WorkerCpus = None,
 ) -> None:
     """Run bursts through worker processes (or at a live --endpoint); median / min / max."""
+    from jobbench.commands.cluster import ClusterRequest
     from jobbench.commands.run import RunRequest, run_command
     from jobbench.core.scenario.config import LatencyFlags
 
@@ -182,5 +187,6 @@ def run(
         target=target,
         load=load,
         autoscale=autoscale,
+        cluster=ClusterRequest(cluster, worker_cpus),
     )
     exit_with(lambda: run_command(request))

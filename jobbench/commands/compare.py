@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jobbench.core.fake.target import FakeTarget
+from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.resolve import ResolvedSide, resolve
 from jobbench.core.run.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
@@ -61,6 +61,7 @@ class CompareRequest:
     html: Path | None = None
     pin_queue: bool = True
     target: str = "fake"  # where sides that run now run: fake | sim (core/sim/target.py)
+    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
 
 
 def pick_reps(request: CompareRequest, suite: Suite) -> tuple[int, bool]:
@@ -187,7 +188,9 @@ def run_sides(
                 label=s.label,
                 out=request.out,
             ),
-            SimTarget() if request.target == "sim" else FakeTarget(pin_queue=request.pin_queue),
+            SimTarget()
+            if request.target == "sim"
+            else fake_target(request.cluster, pin_queue=request.pin_queue),
         )
         for s in [*sides, *extras]
         if s.variant is not None
@@ -203,6 +206,14 @@ def run_sides(
 
 
 def compare_command(request: CompareRequest, progress: Progress) -> int:
+    try:
+        return _compare(request, progress)
+    finally:
+        leave_cluster()
+
+
+def _compare(request: CompareRequest, progress: Progress) -> int:
+    check_cluster(request.cluster, request.target)
     if request.fmt not in FORMATS:
         raise UsageError(f"--format {request.fmt}: use one of {', '.join(FORMATS)}")
     if request.target not in ("fake", "sim"):

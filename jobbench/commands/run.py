@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jobbench.clients.bench_client import probe_server
 from jobbench.clients.endpoint import confirm_burst, live_endpoint, parse_submit_rate
-from jobbench.core.fake.target import FakeTarget
+from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan, Target
 from jobbench.core.scenario.build import build_scenario
@@ -78,13 +78,22 @@ class RunRequest:
     load: str | None = None
     # --autoscale SPEC (core/scenario/fleet_spec.py); None: a fixed fleet
     autoscale: str | None = None
+    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
 
 
 TARGETS = ("fake", "sim")
 
 
 def run_command(req: RunRequest) -> int:
+    try:
+        return _run(req)
+    finally:
+        leave_cluster()
+
+
+def _run(req: RunRequest) -> int:
     limit = fail_limit(req)
+    check_cluster(req.cluster, req.target, req.endpoint)
     plan = pick_plan(req)
     if req.html is not None:
         check_writable_file(req.html, "--html")
@@ -142,9 +151,10 @@ def fake_plan(req: RunRequest) -> Plan:
         raise UsageError("--submit-rate: only live mode paces submissions; add --endpoint URL|ID")
     if req.server:  # a malformed URL, no queue there or a key it refuses: before anything runs
         probe_server(req.server, req.api_key)
-    target = FakeTarget(req.server, req.api_key, seed=req.seed, pin_queue=req.pin_queue)
     config = _config(req, queue_scenario(req))
-    check_fits(config.scenarios[0])  # its worker processes and its jobs, in this machine
+    if req.cluster.address is None:
+        check_fits(config.scenarios[0])  # its worker processes and its jobs, in this machine
+    target = fake_target(req.cluster, req.server, req.api_key, req.seed, req.pin_queue)
     return Plan(config, target)
 
 

@@ -19,17 +19,18 @@ from pathlib import Path
 from typing import NoReturn
 
 from jobbench.clients.bench_client import BenchClient, check_endpoint, split_server
+from jobbench.core.fake.local_pool import LocalPool
 from jobbench.core.fake.refresh_drive import Refreshes
 from jobbench.core.fake.target import (
     make_workdir,
     ready_worker,
-    spawn_workers,
     wait_until_polling,
 )
 from jobbench.core.scenario.checks import check_fleet_sizes, check_memory
 from jobbench.errors import RunFailed, name_kept_logs
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
-from jobbench.procs.spawn import WorkerProcess, stop_all
+from jobbench.procs.worker_handle import Worker
+from jobbench.workers.kinds import worker_process_spec
 from jobbench.workers.spec import WorkerSpec
 
 CHECK_S = 0.25
@@ -63,7 +64,7 @@ def workers_command(request: WorkersRequest) -> NoReturn:
     except BaseException:
         client.close()
         raise
-    workers: list[WorkerProcess] = []  # filled as they start: cleanup must see each one
+    workers: list[Worker] = []  # filled as they start: cleanup must see each one
     workdir = make_workdir()
     failed = False  # a worker failed: its logs stay and the error says where
     with sigterm_as_interrupt():
@@ -80,7 +81,7 @@ def workers_command(request: WorkersRequest) -> NoReturn:
                 if not failed:
                     later.callback(shutil.rmtree, workdir, ignore_errors=True)
                 later.callback(client.close)
-                stop_all(workers)
+                LocalPool(workdir).stop_all(workers)
 
 
 def _say(text: str) -> None:
@@ -91,14 +92,18 @@ def _run_workers(
     request: WorkersRequest,
     client: BenchClient,
     endpoint: str,
-    workers: list[WorkerProcess],
+    workers: list[Worker],
     workdir: Path,
 ) -> NoReturn:
     ids = worker_ids(request)
 
-    def spawn(into: list[WorkerProcess], names: list[str]) -> None:
-        spec, slots, key = request.spec, request.slots, request.api_key
-        spawn_workers(into, spec, names, endpoint, slots, key, workdir)
+    spec, slots, key = request.spec, request.slots, request.api_key
+
+    def make_spec(worker_id: str, folder: Path) -> tuple[list[str], dict[str, str]]:
+        return worker_process_spec(spec, worker_id, endpoint, slots, key, folder)
+
+    def spawn(into: list[Worker], names: list[str]) -> None:
+        LocalPool(workdir).spawn(into, names, make_spec)
 
     spawn(workers, ids)
     wait_until_polling(client, workers, workdir)

@@ -33,14 +33,18 @@ class EmbeddedQueue:
 
 
 def start_embedded_queue(
-    log_path: Path, endpoint_id: str = "local", seed: int | None = None, api_key: str | None = None
+    log_path: Path,
+    endpoint_id: str = "local",
+    seed: int | None = None,
+    api_key: str | None = None,
+    host: str = "127.0.0.1",  # loopback, unless workers on other machines must reach it
 ) -> EmbeddedQueue:
     argv = [
         sys.executable,
         "-m",
         "fake_queue",
         "--host",
-        "127.0.0.1",
+        host,
         "--port",
         "0",
         "--endpoint-id",

@@ -84,24 +84,30 @@ def process_cpu(pid: int) -> float | None:
         return None
 
 
-def sample(queue_pid: int | None, worker_groups: Mapping[str, int]) -> CpuSample | None:
-    """Now; None where /proc is not there (not Linux)."""
+def sample(queue_pid: int | None, worker_cpu: Mapping[str, float]) -> CpuSample | None:
+    """Now, with each worker's process group's CPU seconds as its pool read them (group_cpu
+    here); None where /proc is not there (not Linux)."""
     if not PROC.is_dir():
         return None
     return CpuSample(
         at_s=time.monotonic(),
         driver_s=time.process_time(),
         queue_s=None if queue_pid is None else process_cpu(queue_pid),
-        groups_s=group_cpu(worker_groups),
+        groups_s=dict(worker_cpu),
     )
 
 
 def harness_cpu(
-    start: CpuSample | None, end: CpuSample | None, machine_busy: float | None, cpus: int | None
+    start: CpuSample | None,
+    end: CpuSample | None,
+    machine_busy: float | None,
+    cpus: int | None,
+    nodes: Mapping[str, str] | None = None,
 ) -> dict[str, Any] | None:
     """The rep's `harness` block: cores each part used on average over the rep (a worker that
     started or stopped during it counts from its start or to its last sample), the machine's
-    busy cores and what its other processes used."""
+    busy cores and what its other processes used. On a cluster (`nodes`: each worker's node)
+    also the workers' cores summed per node: the machine's figures are the driver's only."""
     if start is None or end is None or end.at_s <= start.at_s:
         return None
     wall = end.at_s - start.at_s
@@ -117,7 +123,11 @@ def harness_cpu(
     driver = cores(start.driver_s, end.driver_s)
     ours = sum(v for v in (queue, driver, *workers.values()) if v is not None)
     busy = None if machine_busy is None or not cpus else round(machine_busy * cpus, 3)
+    by_node: dict[str, float] = {}
+    for worker, node in (nodes or {}).items():
+        by_node[node] = round(by_node.get(node, 0.0) + (workers.get(worker) or 0.0), 3)
     return {
+        **({"node_worker_cores": dict(sorted(by_node.items()))} if by_node else {}),
         "wall_s": round(wall, 3),
         "queue_cores": queue,
         "driver_cores": driver,

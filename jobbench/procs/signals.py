@@ -99,8 +99,8 @@ def interrupts_deferred(*, redeliver: bool = True) -> Iterator[None]:
 
 @contextlib.contextmanager
 def handlers_kept() -> Iterator[None]:
-    """SIGINT's and SIGTERM's handlers as they were before the block, whatever it installed:
-    ray.init makes SIGTERM exit the process at once, which would skip a command's clean-up."""
+    """SIGINT's and SIGTERM's handlers as they were before the block, whatever a library called
+    in it installed (ray.init sets SIGTERM to sys.exit, which would skip jobbench's clean-up)."""
     if not _main_thread():
         yield
         return
@@ -109,7 +109,7 @@ def handlers_kept() -> Iterator[None]:
         yield
     finally:
         for sig, handler in previous.items():
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
 @contextlib.contextmanager

@@ -31,6 +31,7 @@ class WorkerProcess:
     log_path: Path
     cwd: Path | None = None  # None: this process's; a fleet gives each worker its own
     popen: subprocess.Popen[bytes] | None = None
+    node: str | None = None  # it runs here (a cluster's worker names its node)
     _log: IO[bytes] | None = field(default=None, repr=False)
 
     def start(self) -> None:
@@ -57,6 +58,19 @@ class WorkerProcess:
 
     def returncode(self) -> int | None:
         return self.popen.poll() if self.popen else None
+
+    def signal(self, sig: int) -> None:
+        """To its whole group (the SDK's heartbeat child too); nothing before it started."""
+        if self.popen is not None:
+            signal_group(self.popen.pid, sig)
+
+    def wait(self, timeout_s: float) -> int | None:
+        """Its exit code once it exits within `timeout_s`, else None."""
+        if self.popen is None:
+            return None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return self.popen.wait(timeout_s)
+        return None
 
     def stderr_tail(self) -> str:
         try:

@@ -109,6 +109,8 @@ class HarnessCpu(Doc):
     others_cores: Number | None
     machine_busy_cores: Number | None
     cpus: int | None
+    # On a Ray cluster: the workers' cores summed per node ("node ID (IP)"); absent: local.
+    node_worker_cores: dict[str, Number] | None = None
 
 
 class Submission(Doc):
@@ -317,6 +319,9 @@ class Rep(Doc):
     steady: Steady | None = None  # an arrival profile's steady state (absent: a burst)
     fleet: FleetFigures | None = None  # an autoscaled fleet's (absent: a fixed fleet)
     harness: HarnessCpu | None = None  # the harness's CPU (absent: live, sim, before issue 18)
+    # --cluster: each worker's node ("node ID (IP)"), the fleet's scaled-up ones too (absent:
+    # the workers ran on jobbench's machine)
+    worker_nodes: dict[str, str] | None = None
     below_slots: list[WorkerBelowSlots] | None = None  # fake: workers below --slots (absent: none)
 
 
@@ -424,6 +429,25 @@ class CpuPlan(Doc):
     workers: list[int]
 
 
+class ClusterNodeInfo(Doc):
+    """One node of the Ray cluster as jobbench found it, and the workers placed on it."""
+
+    id: str
+    ip: str
+    cpus: Number
+    workers: list[str]
+
+
+class ClusterPlacement(Doc):
+    """Where a --cluster run's workers ran (procs/ray_workers.py): the address as given, the
+    address the nodes reached the queue at, each worker's CPUs and the nodes."""
+
+    address: str
+    queue_host: str
+    worker_cpus: Number
+    nodes: list[ClusterNodeInfo]
+
+
 class Environment(Doc):
     python: str
     platform: str
@@ -431,6 +455,7 @@ class Environment(Doc):
     runpod: str | None
     git_sha: str | None
     cpu_plan: CpuPlan | None = None  # absent before 7770cb4
+    cluster: ClusterPlacement | None = None  # a Ray cluster's run (--cluster); absent: local
 
     def learn(self, found: Mapping[str, Any]) -> None:
         """Fill in what a session found out (`runpod`, `cpu_plan`) where nothing is known yet."""

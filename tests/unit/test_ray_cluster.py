@@ -1,7 +1,6 @@
-"""`--cluster ADDRESS` before any cluster is there: Ray missing is one line saying how to install
-it, a bad or unreachable address one line naming --cluster, exit code 2, and nothing of the
-sweep written; `--processes` beside it is a usage error. (The cluster itself:
-tests/e2e/test_cluster_sweep.py.)"""
+"""--cluster's address and its one-line errors (procs/ray_cluster.py), with no cluster: `auto`
+without RAY_ADDRESS, an address that is not HOST:PORT, and one where nothing listens (a port
+of this machine that no one holds), each a usage error naming --cluster and what to do."""
 
 from __future__ import annotations
 
@@ -14,26 +13,58 @@ import pytest
 
 from jobbench.errors import EXIT_USAGE, UsageError
 from jobbench.procs import ray_cluster
-from jobbench.procs.ray_cluster import CLUSTER_MISSING, connect, disconnect, resolve_address
 from jobbench.procs.signals import handlers_kept
 from tests.unit.cli import run_cli
 
+
+def test_auto_is_ray_address_and_says_so_when_it_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
+    assert ray_cluster.resolve_address("auto") == "10.0.0.5:6379"
+    assert ray_cluster.resolve_address("ray://head:10001") == "ray://head:10001"
+    monkeypatch.delenv("RAY_ADDRESS")
+    with pytest.raises(UsageError) as caught:
+        ray_cluster.resolve_address("auto")
+    assert str(caught.value) == (
+        "--cluster auto: RAY_ADDRESS is not set; set it or give --cluster ray://HOST:PORT"
+    )
+    assert caught.value.exit_code == EXIT_USAGE
+
+
+@pytest.mark.parametrize("address", ["head", "ray://head", "head:port", ":6379"])
+def test_an_address_without_host_and_port_is_refused(address: str) -> None:
+    with pytest.raises(
+        UsageError, match=r"^--cluster .*: give ray://HOST:PORT, HOST:PORT or auto$"
+    ):
+        ray_cluster.split_address(address, address)
+
+
+def test_host_and_port_are_read_from_both_forms() -> None:
+    assert ray_cluster.split_address("a", "ray://10.1.2.3:10001") == ("10.1.2.3", 10001)
+    assert ray_cluster.split_address("a", "head-svc:6379") == ("head-svc", 6379)
+    assert ray_cluster.split_address("a", "[::1]:6379") == ("::1", 6379)
+
+
+def test_an_address_where_no_cluster_listens_is_one_line_naming_it() -> None:
+    with socket.socket() as held:  # a free port, closed again: nothing listens there
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+    with pytest.raises(UsageError) as caught:
+        ray_cluster.connect(f"127.0.0.1:{port}")
+    said = str(caught.value)
+    assert said.startswith(
+        f"--cluster 127.0.0.1:{port}: no Ray cluster answers at 127.0.0.1:{port}"
+    )
+    assert said.endswith("start one (ray start --head) or fix the address")
+    assert "\n" not in said
+
+
+def test_disconnect_is_idempotent_and_free_where_ray_was_never_imported() -> None:
+    ray_cluster.disconnect()
+    ray_cluster.disconnect()
+
+
+# ---- sweep --cluster: its flags, through the CLI ------------------------------------------------
 SWEEP = ("sweep", "--workers", "1", "--burst", "8", "--job-seconds", "0.02")
-
-
-@pytest.fixture
-def ray_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The address is read and tried before Ray is imported: these tests need no Ray (the
-    `dev` extra does not bring it), only the check that it is there passing."""
-    monkeypatch.setattr(ray_cluster, "check_installed", lambda: None)
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on (bound, then let go)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def cluster_sweep(
@@ -55,48 +86,19 @@ def test_without_ray_one_line_says_how_to_install_it(
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails, as where it is missing
     err = cluster_sweep(monkeypatch, tmp_path, capsys, "--cluster", "127.0.0.1:6379")
-    assert err == f"error: {CLUSTER_MISSING}"
-    assert CLUSTER_MISSING == "--cluster needs Ray: pip install 'jobbench[ray]'"
+    assert err == f"error: {ray_cluster.CLUSTER_MISSING}"
+    assert ray_cluster.CLUSTER_MISSING == "--cluster needs Ray: pip install 'jobbench[ray]'"
 
 
-@pytest.mark.usefixtures("ray_installed")
 @pytest.mark.parametrize("address", ["headnode", "ray://headnode", "headnode:port", "h:70000"])
-def test_an_address_that_is_not_one_names_the_flag_and_the_forms(
+def test_a_sweeps_address_that_is_not_one_names_the_flag_and_the_forms(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     address: str,
 ) -> None:
     err = cluster_sweep(monkeypatch, tmp_path, capsys, "--cluster", address)
-    assert err == f"error: --cluster {address}: use ray://HOST:PORT, HOST:PORT or auto"
-
-
-@pytest.mark.usefixtures("ray_installed")
-@pytest.mark.parametrize("scheme", ["", "ray://"])
-def test_an_unreachable_head_is_one_line_naming_the_address(
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    scheme: str,
-) -> None:
-    address = f"{scheme}127.0.0.1:{free_port()}"
-    err = cluster_sweep(monkeypatch, tmp_path, capsys, "--cluster", address)
-    assert err.startswith(f"error: --cluster {address}: no Ray head answers there (")
-    assert err.endswith("start one with `ray start --head` or give its address")
-
-
-@pytest.mark.usefixtures("ray_installed")
-def test_auto_reads_ray_address_and_names_it_when_unset(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    with pytest.raises(UsageError, match=r"^--cluster auto: RAY_ADDRESS is not set; set it or"):
-        resolve_address("auto")
-    address = f"127.0.0.1:{free_port()}"
-    monkeypatch.setenv("RAY_ADDRESS", address)
-    assert resolve_address("auto") == address
-    with pytest.raises(UsageError, match=rf"^--cluster auto \({address}\): no Ray head answers"):
-        connect("auto")
-    disconnect()  # never connected: nothing to do, and no error
-    disconnect()
+    assert err == f"error: --cluster {address}: give ray://HOST:PORT, HOST:PORT or auto"
 
 
 def test_processes_with_cluster_is_a_usage_error(

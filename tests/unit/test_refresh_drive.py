@@ -16,10 +16,12 @@ from jobbench.core.fake import refresh_drive
 from jobbench.core.fake.refresh_drive import Refreshes
 from jobbench.errors import WorkerError
 
+SENT: list[tuple[int, int]] = []  # (pgid, signal) sent to a stand-in's group, in order
+
 
 @dataclass
 class Process:
-    """What Refreshes uses of a WorkerProcess."""
+    """What Refreshes uses of a worker (procs/worker_handle.py `Worker`)."""
 
     worker_id: str
     log_path: Path
@@ -39,6 +41,10 @@ class Process:
     def check_alive(self) -> None:
         if self.code is not None:
             raise WorkerError(self.worker_id, self.code, "", "died")
+
+    def signal(self, sig: int) -> None:
+        assert self.pgid is not None
+        SENT.append((self.pgid, sig))
 
 
 @dataclass
@@ -71,10 +77,9 @@ def seen(
 
 
 @pytest.fixture
-def signals(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    sent: list[tuple[int, int]] = []
-    monkeypatch.setattr(refresh_drive, "signal_group", lambda pgid, sig: sent.append((pgid, sig)))
-    return sent
+def signals() -> list[tuple[int, int]]:
+    SENT.clear()
+    return SENT
 
 
 def fleet_of(tmp_path: Path, *ids: str) -> tuple[Queue, list[Any], Refreshes]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from jobbench.clients.bench_client import BenchClient
 from jobbench.errors import RunFailed
-from jobbench.procs.spawn import WorkerProcess, signal_group
+from jobbench.procs.worker_handle import Worker
 
 # A stopped worker finishes the jobs it holds before it exits; past this it is killed, its
 # jobs lost, and the rep flagged (the SDK bounds its own shutdown by its 90 s long-polls).
@@ -25,8 +25,8 @@ STOP_GRACE_S = 120.0
 @dataclass
 class FleetDrive:
     client: BenchClient
-    spawn: Callable[[str], WorkerProcess]  # starts one worker process (added to `processes`)
-    processes: list[WorkerProcess]  # every process this rep started (the session's list)
+    spawn: Callable[[str], Worker]  # starts one worker process (added to `processes`)
+    processes: list[Worker]  # every process this rep started (the session's list)
     cursor: int = 0  # the next order's seq
     at_rest: bool = False
     started: list[str] = field(default_factory=list)  # ids, in order
@@ -77,13 +77,11 @@ class FleetDrive:
         """Workers the fleet stops for good: sent SIGTERM, or stopped already."""
         return set(self._stopping) | self.stopped
 
-    def _process(self, worker: str) -> WorkerProcess:
+    def _process(self, worker: str) -> Worker:
         return next(p for p in reversed(self.processes) if p.worker_id == worker)
 
     def _sigterm(self, worker: str, now: float) -> None:
-        process = self._process(worker)
-        if process.pgid is not None:
-            signal_group(process.pgid, signal.SIGTERM)
+        self._process(worker).signal(signal.SIGTERM)
         self._stopping[worker] = now
 
     def _reap(self, now: float, began: float) -> None:

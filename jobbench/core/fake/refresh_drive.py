@@ -24,7 +24,7 @@ from typing import Any
 
 from jobbench.clients.bench_client import BenchClient
 from jobbench.errors import RunFailed
-from jobbench.procs.spawn import WorkerProcess, signal_group
+from jobbench.procs.worker_handle import Worker
 
 # A stopped worker holds no job and only has to exit: past this it is killed. A fresh one has
 # as long as a worker's first start (core/fake/target.py READY_TIMEOUT_S) to poll.
@@ -32,7 +32,7 @@ GRACE_S = 10.0
 READY_S = 90.0
 POLL_S = 0.05
 
-Spawn = Callable[[list[WorkerProcess], list[str]], None]  # start these ids, added to the list
+Spawn = Callable[[list[Worker], list[str]], None]  # start these ids, added to the list
 
 
 @dataclass
@@ -45,7 +45,7 @@ class _Refresh:
 @dataclass
 class Refreshes:
     client: BenchClient
-    fleets: Sequence[list[WorkerProcess]]  # the owner's lists of worker processes
+    fleets: Sequence[list[Worker]]  # the owner's lists of worker processes
     spawn: Spawn
     pending: dict[str, _Refresh] = field(default_factory=dict)
     booting: dict[str, tuple[float, int]] = field(default_factory=dict)  # since, last_work_ns
@@ -110,7 +110,7 @@ class Refreshes:
             return False
         return refresh.sigterm_at is not None or code == 0
 
-    def check_alive(self, processes: Sequence[WorkerProcess]) -> None:
+    def check_alive(self, processes: Sequence[Worker]) -> None:
         """Every process running, or ended by its refresh; else WorkerError naming it."""
         for process in processes:
             code = process.returncode()
@@ -139,9 +139,8 @@ class Refreshes:
         code = process.returncode()
         idle = rep_over or int(seen.get("held", 0)) == 0
         if code is None and refresh.sigterm_at is None and idle:
-            if process.pgid is not None:
-                signal_group(process.pgid, signal.SIGTERM)
-                signal_group(process.pgid, signal.SIGCONT)  # a paused one acts on it too
+            process.signal(signal.SIGTERM)
+            process.signal(signal.SIGCONT)  # a paused one acts on it too
             refresh.sigterm_at = now
             self.client.release(worker)  # an SDK exits once its long-polls return
             return []
@@ -168,7 +167,7 @@ class Refreshes:
             f"{how}, a fresh process started"
         ]
 
-    def _respawn(self, old: WorkerProcess) -> None:
+    def _respawn(self, old: Worker) -> None:
         """A fresh process in the old one's place: its log kept beside (`<id>.<n>.log`), its
         folder new."""
         fleet = next(f for f in self.fleets if old in f)
@@ -182,14 +181,14 @@ class Refreshes:
         self.spawn(fleet, [old.worker_id])  # appended, so every way out stops it
         fleet[index] = fleet.pop()
 
-    def _find(self, worker: str) -> WorkerProcess | None:
+    def _find(self, worker: str) -> Worker | None:
         for fleet in self.fleets:
             for process in reversed(fleet):
                 if process.worker_id == worker:
                     return process
         return None
 
-    def _current(self, worker: str) -> WorkerProcess:
+    def _current(self, worker: str) -> Worker:
         process = self._find(worker)
         assert process is not None, worker
         return process

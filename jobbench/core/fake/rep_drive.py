@@ -6,7 +6,6 @@ either way, and its `error` (if any) ends the run once the rep is saved."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import signal
@@ -28,7 +27,7 @@ from jobbench.core.scenario.faults import WorkerFault
 from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.errors import RunFailed, WorkerError
 from jobbench.procs import harness_cpu, machine
-from jobbench.procs.spawn import WorkerProcess
+from jobbench.procs.worker_handle import Worker
 
 POLL_S = 0.05
 WATCH_S = 0.5  # the watchdog's look at the workers: a stall is seen within half a second
@@ -60,6 +59,8 @@ class RepEnd:
     harness: dict[str, Any] | None = None  # the harness's own CPU (procs/harness_cpu.py)
     # An arrival profile's pacing (core/fake/submit_pacer.py)
     arrivals: dict[str, Any] | None = None
+    # On a cluster, each worker's node, a fleet's scaled-up workers included (none: here).
+    worker_nodes: dict[str, str] | None = None
 
 
 @dataclass
@@ -68,7 +69,7 @@ class _FaultClock:
     time and on every way out (a stopped process would make the clean-up wait)."""
 
     faults: tuple[WorkerFault, ...]
-    workers: list[WorkerProcess]
+    workers: list[Worker]
     applied: Counter[str] = field(default_factory=Counter)
     killed: set[str] = field(default_factory=set)
     # Each paused worker's id -> when it resumes, in seconds into the rep.
@@ -88,10 +89,10 @@ class _FaultClock:
             fault = self._pending.pop(0)
             worker = self.workers[fault.worker]
             if fault.action in ("kill", "term"):  # the fault ends it, so its exit is no death
-                _signal_group(worker, signal.SIGKILL if fault.action == "kill" else signal.SIGTERM)
+                worker.signal(signal.SIGKILL if fault.action == "kill" else signal.SIGTERM)
                 self.killed.add(worker.worker_id)
             else:
-                _signal_group(worker, signal.SIGSTOP)
+                worker.signal(signal.SIGSTOP)
                 self._paused[worker.worker_id] = fault.at_s + fault.for_s
             self.applied[f"worker:{fault.action}"] += 1
             lines.append(f"worker fault {fault.describe()}: applied at {elapsed:.1f} s")
@@ -107,20 +108,14 @@ class _FaultClock:
     def _resume(self, worker_id: str) -> None:
         del self._paused[worker_id]
         worker = next(w for w in self.workers if w.worker_id == worker_id)
-        _signal_group(worker, signal.SIGCONT)
-
-
-def _signal_group(worker: WorkerProcess, sig: signal.Signals) -> None:
-    if worker.pgid is not None:
-        with contextlib.suppress(ProcessLookupError):  # it is gone already
-            os.killpg(worker.pgid, sig)
+        worker.signal(signal.SIGCONT)
 
 
 @dataclass
 class RepDrive:
     scenario: Scenario
     client: BenchClient
-    workers: list[WorkerProcess]
+    workers: list[Worker]
     progress: Progress
     rep: int
     check_queue: Callable[[], None]  # raises RunFailed when the embedded queue died
@@ -128,6 +123,8 @@ class RepDrive:
     queue_pid: int | None = None  # the embedded queue's (None: --server's, not ours to read)
     fleet: FleetDrive | None = None  # an autoscaled fleet's orders, executed (None: fixed)
     refreshes: Refreshes | None = None  # refresh_worker carried out (core/fake/refresh_drive.py)
+    # Each running worker's process group's CPU seconds, wherever it runs (its pool's).
+    cpu_seconds: Callable[[list[Worker]], dict[str, float]] = lambda _workers: {}
     _reported: set[str] = field(default_factory=set)  # ended fleet workers told to the queue
 
     def run(self) -> RepEnd:
@@ -140,7 +137,7 @@ class RepDrive:
         pacer = None if s.is_burst else SubmitPacer(self.client, waves, inputs)
         began = time.monotonic()
         load_at_start = machine.sample()
-        cpu_at_start = harness_cpu.sample(self.queue_pid, self._groups())
+        cpu_at_start = harness_cpu.sample(self.queue_pid, self._worker_cpu())
         timeout_s = rep_timeout_s(s) + waves[-1].at_s
         faults = _FaultClock(s.worker_faults, self.workers)
         dog = Watchdog(watch_bounds(s), [w.worker_id for w in self.workers], began)
@@ -200,21 +197,29 @@ class RepDrive:
         end.machine = machine.machine_load(load_at_start, machine.sample())
         end.harness = harness_cpu.harness_cpu(
             cpu_at_start,
-            harness_cpu.sample(self.queue_pid, self._groups()),
+            harness_cpu.sample(self.queue_pid, self._worker_cpu()),
             (end.machine or {}).get("cpu_busy"),
             os.cpu_count(),
+            self._nodes(),
         )
+        end.worker_nodes = self._nodes() or None
         for busy in harness_cpu.saturation(end.harness):
             end.anomalies.append(busy)
             said = "the harness was saturated" if busy["kind"] == "saturated" else "worker CPU"
             self._say([f"{said}: {busy['what']}"])
         return end
 
-    def _groups(self) -> dict[str, int]:
-        """Each worker process's group, the fleet's included (one that has exited is left out:
-        its CPU since the last look is not read)."""
-        procs = [*self.workers, *(self.fleet.processes if self.fleet is not None else [])]
-        return {w.worker_id: w.pgid for w in procs if w.pgid is not None and w.returncode() is None}
+    def _all_workers(self) -> list[Worker]:
+        return [*self.workers, *(self.fleet.processes if self.fleet is not None else [])]
+
+    def _worker_cpu(self) -> dict[str, float]:
+        """Each worker process group's CPU seconds, the fleet's included (one that has exited
+        is left out: its CPU since the last look is not read)."""
+        return self.cpu_seconds(self._all_workers())
+
+    def _nodes(self) -> dict[str, str]:
+        """Each worker's node, on a cluster (none here: the block then has no per-node sums)."""
+        return {w.worker_id: w.node for w in self._all_workers() if w.node is not None}
 
     def _fleet_tick(self, began: float, end: RepEnd) -> bool:
         """The fleet's orders executed; True when a fleet worker died (the rep ends there)."""
@@ -248,6 +253,7 @@ class RepDrive:
         left is lost (once every wave is in)."""
         gone = self._gone(faults.killed, end)
         if end.partial is not None:
+            self._name_lost_on_nodes(gone, end)
             return True
         if self.fleet is not None:
             gone |= self.fleet.stopped
@@ -264,7 +270,8 @@ class RepDrive:
         if hung is not None:
             end.partial = "stalled"
             end.error = RunFailed(
-                f"worker {hung.worker} made no take and no job-done for {now - hung.began:.0f} s "
+                f"worker {hung.worker}{self._where(hung.worker)} made no take and no job-done "
+                f"for {now - hung.began:.0f} s "
                 f"while holding {hung.held} jobs: it hung or was stopped (the rep's figures so far "
                 f"are kept, marked partial){self.logs}"
             )
@@ -310,12 +317,31 @@ class RepDrive:
                 self.client.fleet_report(worker.worker_id, "exited", worker.returncode())
             gone.add(worker.worker_id)
             if worker.worker_id not in killed and end.partial is None:
-                self._say([f"worker {worker.worker_id} died (exit code {worker.returncode()})"])
+                self._say([
+                    f"worker {worker.worker_id}{self._where(worker.worker_id)} died "
+                    f"(exit code {worker.returncode()})"
+                ])  # fmt: skip
                 try:
                     worker.check_alive()
                 except WorkerError as exc:
                     end.partial, end.error = "worker died", RunFailed(f"{exc}{self.logs}")
         return gone
+
+    def _where(self, worker_id: str) -> str:
+        """ " on node ID (IP)" for a worker on a cluster; nothing for one here."""
+        node = self._nodes().get(worker_id)
+        return f" on {node}" if node is not None else ""
+
+    def _name_lost_on_nodes(self, gone: set[str], end: RepEnd) -> None:
+        """The jobs a cluster's dead workers held (a node lost takes them with it) are named
+        lost in the rep, which is saved partial; the queue redelivers none of them (RunPod's
+        does not either: a job taken is the worker's until it reports or times out)."""
+        on_nodes = {w for w in gone if w in self._nodes()}
+        if not on_nodes:
+            return
+        view = self.client.workers(overdue_s=watch_bounds(self.scenario).overdue_s, ids=True)
+        held = {w: seen for w, seen in view.items() if w in on_nodes}
+        end.lost = sorted(lost_jobs(held, on_nodes))
 
     def _say(self, lines: list[str]) -> None:
         for line in lines:

@@ -13,6 +13,7 @@ from typing import Any
 
 from jobbench.clients.bench_client import BenchClient, split_server
 from jobbench.core.fake.fleet_drive import FleetDrive
+from jobbench.core.fake.local_pool import LocalPools
 from jobbench.core.fake.refresh_drive import Refreshes
 from jobbench.core.fake.rep_drive import RepDrive, RepEnd
 from jobbench.core.run.queue_figures import measure_rep, scenario_entry
@@ -27,9 +28,9 @@ from jobbench.measure.conservation import check_conservation
 from jobbench.procs.cpu_plan import CpuPlan, pin, plan_cpus
 from jobbench.procs.embedded_queue import EmbeddedQueue, start_embedded_queue
 from jobbench.procs.signals import interrupts_deferred
-from jobbench.procs.spawn import WorkerProcess, stop_all
+from jobbench.procs.worker_handle import PoolFactory, Worker, WorkerPool
 from jobbench.results.model import ScenarioResult, TargetBlock
-from jobbench.workers.kinds import describe_sdk, probe_sdk, worker_folder, worker_process_spec
+from jobbench.workers.kinds import describe_sdk, probe_sdk, worker_process_spec
 from jobbench.workers.spec import WorkerSpec
 
 POLL_S = 0.05
@@ -38,7 +39,7 @@ READY_TIMEOUT_S = 90.0  # eight real SDK workers importing runpod on two cores t
 
 def wait_until_polling(
     client: BenchClient,
-    workers: list[WorkerProcess],
+    workers: list[Worker],
     logs: Path,
     timeout_s: float = READY_TIMEOUT_S,
 ) -> None:
@@ -91,11 +92,15 @@ class FakeSession:
     pin_queue: bool = True
     cpu_plan: CpuPlan | None = None
     ready: ReadyWorker | None = None  # the target's preflight passes it in
+    # Where the workers run (procs/worker_handle.py): this machine, or a Ray cluster's nodes.
+    pools: PoolFactory = field(default_factory=LocalPools)
+    queue_host: str = "127.0.0.1"  # the embedded queue's bind address: one the workers reach
     queue: EmbeddedQueue | None = None
+    pool: WorkerPool | None = None
     client: BenchClient | None = None
     endpoint_url: str = ""
-    workers: list[WorkerProcess] = field(default_factory=list)
-    scaled: list[WorkerProcess] = field(default_factory=list)  # started by the fleet this rep
+    workers: list[Worker] = field(default_factory=list)
+    scaled: list[Worker] = field(default_factory=list)  # started by the fleet this rep
     refreshes: Refreshes | None = None  # refresh_worker carried out (core/fake/refresh_drive.py)
     logs_kept: bool = False  # a failed scenario's logs stay for the error message to point at
     faults_in_force: tuple[str, ...] = ()  # the queue's rules: the scenario's or the server's
@@ -137,10 +142,12 @@ class FakeSession:
         return entry
 
     def environment(self) -> dict[str, Any]:
-        return {
+        found = {
             "runpod": describe_sdk(self.sdk),
             "cpu_plan": self.cpu_plan and self.cpu_plan.to_json(),
         }
+        cluster = self.pool.describe() if self.pool is not None else None
+        return found if cluster is None else {**found, "cluster": cluster}
 
     def start(self) -> None:
         self.progress.message(
@@ -149,7 +156,10 @@ class FakeSession:
         if self.ready is None:  # jobbench locust starts a session with no target's preflight
             self.ready = ready_worker(self.scenario.worker, self.progress.message)
         if self.server_url is None:
-            self.queue = start_embedded_queue(self.workdir / "fake_queue.log", seed=self.seed)
+            self.queue = start_embedded_queue(
+                self.workdir / "fake_queue.log", seed=self.seed, api_key=self.api_key,
+                host=self.queue_host,
+            )  # fmt: skip
             base, self.endpoint_url = self.queue.base_url, self.queue.endpoint_url
             self.cpu_plan = plan_cpus() if self.pin_queue else None
             if self.cpu_plan is not None:
@@ -161,6 +171,9 @@ class FakeSession:
         self._set_faults(self.client)
         if (fleet := self.scenario.fleet) is not None:
             self.client.set_fleet(fleet.to_json(), fleet.id_prefix, self.seed)
+        cpus = self.cpu_plan.workers if self.cpu_plan is not None else None
+        fleet_max = self.scenario.fleet.max_workers if self.scenario.fleet is not None else 0
+        self.pool = self.pools.open(self.workdir, max(self.scenario.workers, fleet_max), cpus)
         self.refreshes = Refreshes(self.client, [self.workers, self.scaled], self._spawn_workers)
         self._spawn_workers(self.workers, self._worker_ids())
         self.wait_all_polling()
@@ -174,18 +187,16 @@ class FakeSession:
     def _worker_ids(self) -> list[str]:
         return self.scenario.worker_ids()
 
-    def _spawn_workers(self, into: list[WorkerProcess], worker_ids: list[str]) -> None:
-        assert self.ready is not None
-        spawn_workers(
-            into,
-            self.ready.spec,
-            worker_ids,
-            self.endpoint_url,
-            self.scenario.slots,
-            self.api_key,
-            self.workdir,
-            cpus=self.cpu_plan.workers if self.cpu_plan is not None else None,
-        )
+    def _spawn_workers(self, into: list[Worker], worker_ids: list[str]) -> None:
+        assert self.ready is not None and self.pool is not None
+        spec, endpoint, slots, key = (
+            self.ready.spec, self.endpoint_url, self.scenario.slots, self.api_key
+        )  # fmt: skip
+
+        def make_spec(worker_id: str, folder: Path) -> tuple[list[str], dict[str, str]]:
+            return worker_process_spec(spec, worker_id, endpoint, slots, key, folder)
+
+        self.pool.spawn(into, worker_ids, make_spec)
 
     def check_workers(self) -> None:
         """Every worker alive (a refresh carried out first), and the queue."""
@@ -238,6 +249,7 @@ class FakeSession:
             if self.refreshes is not None:
                 fleet.expects_exit = self.refreshes.expects_exit
         queue_pid = self.queue.process.pid if self.queue is not None else None
+        assert self.pool is not None
         drive = RepDrive(
             s,
             self.client,
@@ -249,6 +261,7 @@ class FakeSession:
             queue_pid,
             fleet,
             self.refreshes,
+            self.pool.cpu_seconds,
         )
         ended = drive.run()
         events, _ = self.client.events(cursor)
@@ -278,7 +291,7 @@ class FakeSession:
             f"{shown}; the rep is saved with their ids; see the workers' logs in {self.workdir}"
         )
 
-    def _spawn_scaled(self, worker_id: str) -> WorkerProcess:
+    def _spawn_scaled(self, worker_id: str) -> Worker:
         """One worker the fleet scaled up, started now."""
         self._spawn_workers(self.scaled, [worker_id])
         return self.scaled[-1]
@@ -299,7 +312,7 @@ class FakeSession:
         for index, worker in enumerate(self.workers):
             if worker.returncode() is not None and self.scenario.worker_faults:
                 worker.stop()
-                fresh: list[WorkerProcess] = []
+                fresh: list[Worker] = []
                 self._spawn_workers(fresh, [worker.worker_id])
                 self.workers[index] = fresh[0]
                 self._fresh.add(worker.worker_id)
@@ -322,7 +335,9 @@ class FakeSession:
                 later.callback(self._restore_server)
             if self.client is not None:
                 later.callback(self.client.close)
-            stop_all(self.workers + self.scaled, after_sigterm=self._release_long_polls)
+            if self.pool is not None:
+                later.callback(self.pool.close)
+                self.pool.stop_all(self.workers + self.scaled, self._release_long_polls)
 
     def _restore_server(self) -> None:
         """Another server's own fault rules back, and its fleet fixed again; best effort."""
@@ -338,29 +353,6 @@ class FakeSession:
         if self.client is not None:
             with contextlib.suppress(RunFailed):
                 self.client.release()
-
-
-def spawn_workers(
-    into: list[WorkerProcess],
-    spec: WorkerSpec,
-    worker_ids: list[str],
-    endpoint_url: str,
-    slots: int,
-    api_key: str | None,
-    workdir: Path,
-    cpus: frozenset[int] | None = None,
-) -> None:
-    """Start one worker per id, each added to the caller's `into` before it starts, so the
-    caller's cleanup stops every process started even if a later start fails or is interrupted.
-    Each runs in its own folder `workdir/<worker_id>/` (cwd, TMPDIR, HOME), as in a container."""
-    for worker_id in worker_ids:
-        folder = worker_folder(workdir, worker_id)
-        argv, env = worker_process_spec(spec, worker_id, endpoint_url, slots, api_key, folder)
-        worker = WorkerProcess(worker_id, argv, env, workdir / f"{worker_id}.log", cwd=folder)
-        into.append(worker)
-        worker.start()
-        if cpus is not None and worker.popen is not None:
-            pin(worker.popen.pid, cpus)  # what it forks later inherits this
 
 
 def note_rep_end(figures: dict[str, Any], ended: RepEnd) -> None:
@@ -383,6 +375,8 @@ def note_rep_end(figures: dict[str, Any], ended: RepEnd) -> None:
         figures["harness"] = ended.harness
     if ended.arrivals is not None:
         figures["arrivals"] = ended.arrivals
+    if ended.worker_nodes is not None:
+        figures["worker_nodes"] = dict(sorted(ended.worker_nodes.items()))
 
 
 def make_workdir() -> Path:
@@ -399,6 +393,10 @@ class FakeTarget:
     seed: int | None = None
     pin_queue: bool = True
     ready: dict[WorkerSpec, ReadyWorker] = field(default_factory=dict)
+    pools: PoolFactory = field(default_factory=LocalPools)  # where the workers run
+    queue_host: str = "127.0.0.1"  # the embedded queue's bind address
+    # Where the workers run, in the header's words (a Ray cluster's address); None: here.
+    placed_on: str | None = None
 
     def describe(self) -> TargetBlock:
         return TargetBlock(kind="fake", endpoint=self.server_url or "embedded")
@@ -416,6 +414,8 @@ class FakeTarget:
         s = scenarios[0]
         where = f"fake queue at {self.server_url}" if self.server_url else "embedded fake queue"
         more = f" (+{len(scenarios) - 1} more scenarios)" if len(scenarios) > 1 else ""
+        if self.placed_on is not None:
+            where += f", workers on the Ray cluster at {self.placed_on}"
         return (
             f"{where}, take {s.latency.take.describe()} s, wake {s.latency.wake.describe()} s; "
             f"{s.workers} x {s.worker.describe()} x {s.slots} slots; {s.burst} x "
@@ -433,4 +433,6 @@ class FakeTarget:
             seed=self.seed,
             pin_queue=self.pin_queue,
             ready=self.ready.get(scenario.worker),
+            pools=self.pools,
+            queue_host=self.queue_host,
         )

@@ -151,7 +151,7 @@ def _batch(batch: list[tuple[Scenario, int, int | None]]) -> list[dict[str, Any]
 def nodes_line(cluster: ClusterInfo, ran_on: Counter[str]) -> str:
     """Where the cells ran: each node's id (its first 8 hex digits, as `ray status` shows it),
     address and cells, so a cluster that kept work off a node says so."""
-    ips = {node.id: node.ip for node in cluster.nodes}
+    ips = {node.node_id: node.ip for node in cluster.nodes}
     each = ", ".join(
         f"{node[:8]} {ips.get(node, '?')} ({count:,})" for node, count in sorted(ran_on.items())
     )
