@@ -1,10 +1,12 @@
 """`jobbench run --cluster` on a real Ray cluster of two nodes on this machine (issue 39): a head
 and a second node, two raylets on 127.0.0.1, started once for the module (Ray's own
 `ray.cluster_utils.Cluster`, in a temp folder and on ports of their own, so another Ray on the
-machine is never touched). In file order: a burst spread over both nodes; Ctrl-C of a run; a
-checkout's SDK on both nodes; a sweep's cells as tasks on both nodes, its documents a local
-sweep's byte for byte, and SIGTERM of a sweep; the second node's raylet killed mid-rep, which
-breaks the cluster, so it goes last.
+machine is never touched). In file order: a sweep's cells as tasks on both nodes, its documents
+a local sweep's byte for byte; a burst on workers spread over both nodes whose second node's
+raylet is killed mid-rep, which breaks the cluster, so it goes last. The suite keeps these two:
+Ray's processes fill this two-core machine, and each run on the cluster costs about 10 s of CPU.
+benchmarks/cluster/ holds the rest (a burst of real SDK workers from a shared checkout, Ctrl-C
+of a run); the cluster's flags and a missing Ray are tests/unit/test_ray_cluster.py.
 
 Each test reads the run's key from a live worker's environment (none is given: the run makes
 one) and then looks for it in every file the run left and in what it printed. Nothing may be
@@ -17,7 +19,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -34,7 +35,7 @@ from tests.e2e.helpers import run_jobbench, start_jobbench
 
 GCS_PORT = 6410  # the head's; the other ports are Ray's picks
 CLIENT_PORT = 6411
-NODE_CPUS = 3  # logical CPUs per node: 6 one-CPU workers at most on the two
+NODE_CPUS = 2  # logical CPUs per node: a test's two one-CPU workers spread one a node
 FAST = ["--take-latency", "0.01", "--wake-latency", "0.01", "--hold", "1", "--worker", "model"]
 LEFT_S = 10.0  # a guard polls every 0.2 s; Ray takes a few seconds to see a node gone
 
@@ -173,108 +174,13 @@ def assert_key_nowhere(key: str, *places: Path, printed: str = "") -> None:
             assert key.encode() not in path.read_bytes(), path
 
 
-def test_a_burst_runs_on_workers_spread_over_both_nodes(
-    cluster: dict[str, Any], tmp_path: Path
-) -> None:
-    proc = start_jobbench(
-        "run", "--cluster", cluster["address"], "-w", "4", "-s", "4", "--burst", "300",
-        "--job-seconds", "0.05", *FAST, "--reps", "1", "--json", "-o", str(tmp_path / "out"),
-        "--label", "spread",
-        cwd=tmp_path, env={**cluster["env"], "TMPDIR": str(tmp_path)},
-    )  # fmt: skip
-    key = key_of_a_worker(cluster)
-    out, err = proc.communicate(timeout=180)
-    assert proc.returncode == 0, err
-    doc = json.loads(out)
-    placed = doc["environment"]["cluster"]
-    assert placed["address"] == cluster["address"] and placed["queue_host"] == "127.0.0.1"
-    assert placed["worker_cpus"] == 1
-    assert len(placed["nodes"]) == 2
-    # SPREAD puts two of the four workers on each node; every worker is on exactly one.
-    on_nodes = [node["workers"] for node in placed["nodes"]]
-    every = [worker for ids in on_nodes for worker in ids]
-    assert sorted(len(ids) for ids in on_nodes) == [2, 2], placed
-    assert sorted(every) == [f"4w-300j-0.05s-w{i}" for i in range(4)]
-    assert {node["ip"] for node in placed["nodes"]} == {"127.0.0.1"}
-    for rep in doc["scenarios"][0]["reps"]:
-        assert rep["jobs"]["completed"] == 300
-        assert sum(rep["split"]["jobs_per_worker"].values()) == 300
-        assert all(rep["split"]["jobs_per_worker"][w] > 0 for w in every)
-        # The harness's CPU: each worker's group read on its node, summed per node.
-        assert (
-            set(rep["worker_nodes"]) == set(every) and len(set(rep["worker_nodes"].values())) == 2
-        )
-        by_node = rep["harness"]["node_worker_cores"]
-        assert len(by_node) == 2 and all(v > 0 for v in by_node.values()), rep["harness"]
-        assert set(rep["harness"]["worker_cores"]) == set(every)
-    assert_key_nowhere(key, tmp_path, printed=out + err)
-    assert_nothing_left(cluster)
-
-
-def test_ctrl_c_stops_every_actor_and_worker(cluster: dict[str, Any], tmp_path: Path) -> None:
-    proc = start_jobbench(
-        "run", "--cluster", cluster["address"], "-w", "4", "-s", "2", "--burst", "400",
-        "--job-seconds", "0.5", *FAST, "--reps", "1", "-o", str(tmp_path / "out"),
-        cwd=tmp_path, env={**cluster["env"], "TMPDIR": str(tmp_path)},
-    )  # fmt: skip
-    err = Stderr(proc)
-    err.wait_for("rep 1/1")
-    time.sleep(1)  # jobs held by the workers on both nodes
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(60) == 130, str(err)
-    doc = json.loads((tmp_path / "out" / "run.json").read_text())
-    assert doc["interrupted"] is True
-    assert_nothing_left(cluster)
-    # The placement group went with them: the next test places four workers again on six CPUs.
-
-
-def test_sdk_checkout_on_a_path_every_node_sees(cluster: dict[str, Any], tmp_path: Path) -> None:
-    """--sdk on the cluster: the checkout on a path the nodes share (here both nodes are this
-    machine, as a shared volume mounts it on each); the workers on both nodes import the runpod
-    package from it, which their marker files say (each names its worker)."""
-    import runpod
-
-    checkout = tmp_path / "sdk"
-    shutil.copytree(Path(runpod.__file__).parent, checkout / "runpod")
-    (checkout / "imported-by").mkdir()
-    with (checkout / "runpod" / "__init__.py").open("a") as init:
-        init.write(
-            "\nimport os as _os, pathlib as _pathlib\n"
-            "if _os.environ.get('RUNPOD_POD_ID'):\n"
-            "    (_pathlib.Path(__file__).parents[1] / 'imported-by'"
-            " / _os.environ['RUNPOD_POD_ID']).touch()\n"
-        )
-    done = run_jobbench(
-        "run", "--cluster", cluster["address"], "--worker", "runpod", "--sdk", str(checkout),
-        "-w", "2", "-s", "4", "--burst", "24", "--job-seconds", "0.05", "--take-latency", "0.01",
-        "--wake-latency", "0.01", "--hold", "1", "--reps", "1", "--json",
-        "-o", str(tmp_path / "out"),
-        cwd=tmp_path, env={**cluster["env"], "TMPDIR": str(tmp_path)},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)
-    rep = doc["scenarios"][0]["reps"][0]
-    assert rep["jobs"]["completed"] == 24
-    workers = sorted(rep["worker_nodes"])
-    assert len(set(rep["worker_nodes"].values())) == 2  # one on each node
-    assert sorted(p.name for p in (checkout / "imported-by").iterdir()) == workers
-    assert_nothing_left(cluster)
-
-
 # ---- sweep --cluster: a sweep's cells as tasks on the same two nodes ----------------------------
-# 24 cells of short bursts, a sampled latency and two reps a cell: seeds matter.
+# 12 cells of short bursts, a sampled latency and two reps a cell: seeds matter.
 SMALL_SWEEP = (
     "sweep", "--workers", "1,2,4", "--slots", "4,8", "--take-ahead", "0,4", "--burst", "64",
-    "--job-seconds", "0.02", "--take-latency", "0.02", "--take-latency", "uniform:0.01,0.03",
+    "--job-seconds", "0.02", "--take-latency", "uniform:0.01,0.03",
     "--wake-latency", "0.005", "--hold", "2", "--reps", "2", "--seed", "11",
 )  # fmt: skip
-# Long enough (a few seconds on two nodes) that a signal lands mid-sweep.
-LONG_SWEEP = (
-    "sweep", "--workers", "1..8", "--slots", "4,8", "--take-ahead", "0,4", "--burst", "4096",
-    "--job-seconds", "0.02", "--take-latency", "0.02", "--wake-latency", "0.005",
-    "--hold", "2", "--seed", "5",
-)  # fmt: skip
-CELL_TASK = "ray::_on_node"  # a Ray worker's process title while it runs a sweep's cell
 
 
 def sweep_files(folder: Path) -> dict[str, bytes]:
@@ -292,7 +198,7 @@ def test_a_cluster_sweep_writes_the_local_sweeps_bytes_from_cells_on_both_nodes(
     local, remote = tmp_path / "local", tmp_path / "cluster"
     local.mkdir()
     remote.mkdir()
-    done = run_jobbench(*SMALL_SWEEP, "--processes", "2", "--html", "page.html", cwd=local)
+    done = run_jobbench(*SMALL_SWEEP, "--processes", "1", "--html", "page.html", cwd=local)
     assert done.returncode == 0, done.stderr
     expected = sweep_files(local)
     done = run_jobbench(
@@ -307,42 +213,14 @@ def test_a_cluster_sweep_writes_the_local_sweeps_bytes_from_cells_on_both_nodes(
     nodes = re.search(r"sweep: cells ran on (\d) nodes of \S+: (.*)", done.stderr)
     assert nodes is not None, done.stderr
     counts = re.findall(r"[0-9a-f]{8} 127\.0\.0\.1 \((\d+)\)", nodes[2])
-    assert nodes[1] == "2" and len(counts) == 2 and sum(map(int, counts)) == 24
-
-
-def test_sigterm_cancels_a_sweeps_cells_saves_nothing_and_exits_130(
-    cluster: dict[str, Any], tmp_path: Path
-) -> None:
-    proc = start_jobbench(
-        *LONG_SWEEP, "--cluster", cluster["address"], cwd=tmp_path, env=cluster["env"]
-    )
-    stderr = Stderr(proc)
-    stderr.wait_for("sweep: 32 cells")
-    assert wait_for_cells(running=True), "no cell ran on the cluster"
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
-    assert proc.returncode == 130, str(stderr)
-    assert "interrupted" in str(stderr) and "Traceback" not in str(stderr)
-    assert not (tmp_path / "reports").exists() or not any((tmp_path / "reports").iterdir())
-    assert wait_for_cells(running=False), "cells still running on the cluster after the exit"
-
-
-def wait_for_cells(*, running: bool, timeout_s: float = 20) -> bool:
-    """Until some Ray worker on this machine runs a cell (`running`), or none does."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        titles = (" ".join(p.info["cmdline"] or ()) for p in psutil.process_iter(["cmdline"]))
-        if any(CELL_TASK in title for title in titles) == running:
-            return True
-        time.sleep(0.05)
-    return False
+    assert nodes[1] == "2" and len(counts) == 2 and sum(map(int, counts)) == 12
 
 
 def test_a_node_lost_mid_rep_is_reported_and_leaves_nothing(
     cluster: dict[str, Any], tmp_path: Path
 ) -> None:
     proc = start_jobbench(
-        "run", "--cluster", cluster["address"], "-w", "4", "-s", "4", "--burst", "400",
+        "run", "--cluster", cluster["address"], "-w", "2", "-s", "4", "--burst", "400",
         "--job-seconds", "0.5", *FAST, "--reps", "2", "-o", str(tmp_path / "out"),
         "--label", "lost",
         cwd=tmp_path, env={**cluster["env"], "TMPDIR": str(tmp_path)},
@@ -374,6 +252,10 @@ def test_a_node_lost_mid_rep_is_reported_and_leaves_nothing(
     # folder the error names; the lost node's went with it.
     kept = Path(err.split("see the workers' logs in ")[1].split()[0].rstrip(";"))
     assert kept.parent == tmp_path  # the driver's workdir, not a node's folder
+    placed = doc["environment"]["cluster"]
+    assert placed["address"] == cluster["address"] and placed["queue_host"] == "127.0.0.1"
+    assert placed["worker_cpus"] == 1 and len(placed["nodes"]) == 2
+    assert sorted(len(node["workers"]) for node in placed["nodes"]) == [1, 1]  # SPREAD
     stayed = next(n for n in doc["environment"]["cluster"]["nodes"] if n["id"] != second_id)
     lost = next(n for n in doc["environment"]["cluster"]["nodes"] if n["id"] == second_id)
     assert stayed["workers"] and lost["workers"]
@@ -384,42 +266,3 @@ def test_a_node_lost_mid_rep_is_reported_and_leaves_nothing(
         assert not (kept / f"{worker_id}.log").exists()
     assert_key_nowhere(key, tmp_path, kept, printed=out + err)
     assert_nothing_left(cluster, lost=lost["workers"])
-
-
-def test_run_checks_the_cluster_flags_before_connecting(tmp_path: Path) -> None:
-    """No cluster needed: each mistake is one line naming the flag, exit 2."""
-    cases = {
-        ("--worker-cpus", "2"): "--worker-cpus: the CPUs of each worker's Ray actor; add --cluster",
-        ("--cluster", "127.0.0.1:1", "--target", "sim"): "drop --target sim",
-        ("--cluster", "127.0.0.1:1", "--worker-cpus", "0"): "--worker-cpus 0: use a number",
-        ("--cluster", "127.0.0.1:1"): "--cluster 127.0.0.1:1: no Ray cluster answers at",
-    }
-    for args, said in cases.items():
-        done = run_jobbench("run", "--worker", "model", "--burst", "8", *args, cwd=tmp_path)
-        assert done.returncode == 2, done.stderr
-        assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
-
-
-def test_without_ray_one_line_says_how_to_install_it(tmp_path: Path) -> None:
-    """Ray hidden from the interpreter by a sitecustomize that refuses to import it."""
-    hide = tmp_path / "hide"
-    hide.mkdir()
-    (hide / "sitecustomize.py").write_text(
-        "import sys\n"
-        "class NoRay:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'ray' or name.startswith('ray.'):\n"
-        "            raise ModuleNotFoundError(\"No module named 'ray'\")\n"
-        "sys.meta_path.insert(0, NoRay())\n"
-    )
-    path = os.pathsep.join([str(hide), str(Path(__file__).parents[2])])
-    done = subprocess.run(
-        [
-            os.sys.executable, "-m", "jobbench", "run", "--cluster", "auto", "--worker", "model",
-            "--burst", "8",
-        ],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
-        env={**os.environ, "PYTHONPATH": path, "RAY_ADDRESS": "127.0.0.1:1"},
-    )  # fmt: skip
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.strip() == "error: --cluster needs Ray: pip install 'jobbench[ray]'"

@@ -126,3 +126,43 @@ def test_cells_go_in_batches_that_still_fill_every_cpu_of_the_cluster() -> None:
     assert cluster_batch(3, slots=16) == 1  # fewer cells than slots: one a task
     assert cluster_batch(24, slots=16) == 2  # 12 tasks, near the 16 slots
     assert cluster_batch(100_000, slots=16) == CHUNK  # a task is never more than a chunk
+
+
+# ---- run --cluster: its flags, checked before anything connects ---------------------------------
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ("--worker-cpus", "2"),
+            "--worker-cpus: the CPUs of each worker's Ray actor; add --cluster",
+        ),
+        (("--cluster", "127.0.0.1:1", "--target", "sim"), "drop --target sim"),
+        (("--cluster", "127.0.0.1:1", "--worker-cpus", "0"), "--worker-cpus 0: use a number"),
+        (("--cluster", "127.0.0.1:1"), "--cluster 127.0.0.1:1: no Ray cluster answers at"),
+    ],
+)
+def test_run_checks_the_cluster_flags_before_connecting(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: tuple[str, ...],
+    said: str,
+) -> None:
+    """No cluster needed: each mistake is one line naming the flag, exit 2, nothing written."""
+    code = run_cli(monkeypatch, "run", "--worker", "model", "--burst", "8", *args, cwd=tmp_path)
+    assert code == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert said in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "reports").exists()
+
+
+def test_run_without_ray_says_how_to_install_it_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails, as where it is missing
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    code = run_cli(
+        monkeypatch, "run", "--cluster", "auto", "--worker", "model", "--burst", "8", cwd=tmp_path
+    )
+    assert code == EXIT_USAGE
+    assert capsys.readouterr().err.strip() == f"error: {ray_cluster.CLUSTER_MISSING}"
