@@ -21,6 +21,7 @@ each branch did what its rules say, and exits 1 if a difference is past 2 % or a
 
     python benchmarks/fix_branches.py                      # the mirror, every seed row, 5 reps
     python benchmarks/fix_branches.py --rows 4w-64j-0.5s-shallow --reps 1   # a smoke
+    python benchmarks/fix_branches.py --reuse /tmp/fix-branches-XXXX   # the simulator again
 
 Nothing of the SDK is kept in jobbench: the branches live in the temporary folder, removed at
 the end (--keep keeps it, with the compare reports and events under <folder>/<branch>/reports).
