@@ -12,8 +12,11 @@ import json
 import shutil
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.e2e.helpers import start_jobbench
 from tests.e2e.test_cluster import (
@@ -21,11 +24,16 @@ from tests.e2e.test_cluster import (
     Stderr,
     assert_key_nowhere,
     assert_nothing_left,
-    cluster,
     key_of_a_worker,
+    two_node_cluster,
 )
 
-__all__ = ["cluster"]  # the module-scoped fixture, one cluster for this module
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[dict[str, Any]]:
+    """One cluster for this module (run alone: no other test shares the machine here)."""
+    with two_node_cluster() as running:
+        yield running
 
 
 def test_a_burst_runs_on_sdk_workers_spread_over_both_nodes_from_a_shared_checkout(

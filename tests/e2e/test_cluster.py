@@ -32,6 +32,7 @@ import pytest
 from ray import cluster_utils as ray_cluster_utils
 
 from tests.e2e.helpers import run_jobbench, start_jobbench
+from tests.machine_share import MachineShare
 
 GCS_PORT = 6410  # the head's; the other ports are Ray's picks
 CLIENT_PORT = 6411
@@ -41,7 +42,16 @@ LEFT_S = 10.0  # a guard polls every 0.2 s; Ray takes a few seconds to see a nod
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[dict[str, Any]]:
+def cluster(machine_share: MachineShare) -> Iterator[dict[str, Any]]:
+    """The cluster for this module, up only beside other tests, never beside a quiet one: Ray's
+    start-up fills this two-core machine for seconds, and a module fixture is set up before its
+    test's own share of the machine (tests/machine_share.py) is taken."""
+    with machine_share.shared(), two_node_cluster() as running:
+        yield running
+
+
+@contextlib.contextmanager
+def two_node_cluster() -> Iterator[dict[str, Any]]:
     """The two nodes, their processes' temp folder (each worker's own folder is made there) and
     the environment a jobbench run needs to reach them. Every process is stopped at the end,
     whatever happened, by the Cluster's own pids and then by anything naming its folder."""
