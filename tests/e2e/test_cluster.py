@@ -43,11 +43,17 @@ LEFT_S = 10.0  # a guard polls every 0.2 s; Ray takes a few seconds to see a nod
 
 @pytest.fixture(scope="module")
 def cluster(machine_share: MachineShare) -> Iterator[dict[str, Any]]:
-    """The cluster for this module, up only beside other tests, never beside a quiet one: Ray's
-    start-up fills this two-core machine for seconds, and a module fixture is set up before its
-    test's own share of the machine (tests/machine_share.py) is taken."""
-    with machine_share.shared(), two_node_cluster() as running:
+    """The cluster for this module, started and stopped only beside other tests, never beside a
+    quiet one: Ray's start-up fills this two-core machine for seconds, and a module fixture is
+    set up before its test's own share of the machine (tests/machine_share.py) is taken. The
+    share is let go between: a test takes its own, and a quiet test waiting for the machine
+    would otherwise wait on this module while its next test waited on the quiet one."""
+    with contextlib.ExitStack() as up:
+        with machine_share.shared():
+            running = up.enter_context(two_node_cluster())
         yield running
+        with machine_share.shared():
+            up.close()
 
 
 @contextlib.contextmanager
