@@ -25,8 +25,9 @@ from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.checks import PAYLOAD_BYTES, check_count, check_positive_int
 from jobbench.core.scenario.config import Scenario, check_fits
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError, name_kept_logs
+from jobbench.procs.groups import signal_group
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
-from jobbench.procs.spawn import signal_group, stop_group
+from jobbench.procs.spawn import popen_own_group, stop_group
 from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.workers.spec import WorkerSpec
 
@@ -206,7 +207,7 @@ def run_locust(argv: list[str], env: dict[str, str], session: FakeSession | None
     """Run Locust in its own process group until it exits; nothing of it outlives this call.
     Ctrl-C is passed on to it (it then writes its reports) and raised once it has exited."""
     # stdin is not a terminal for Locust: its keyboard poller would stop a background group.
-    process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+    process = popen_own_group(argv, env=env, stdin=subprocess.DEVNULL)
     try:
         while True:
             try:

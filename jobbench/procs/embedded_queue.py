@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobbench.errors import RunFailed
-from jobbench.procs.spawn import stop_group
+from jobbench.procs.spawn import popen_own_group, stop_group
 
 READY_TIMEOUT_S = 20.0
 STOP_GRACE_S = 5.0
@@ -56,13 +56,8 @@ def start_embedded_queue(
     if api_key:
         argv += ["--api-key", api_key]
     with log_path.open("wb") as log:  # the child keeps its own handle
-        process = subprocess.Popen(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
+        process = popen_own_group(
+            argv, stdout=subprocess.PIPE, stderr=log, text=True, stdin=subprocess.DEVNULL
         )
     assert process.stdout is not None
     line = _read_line(process.stdout, READY_TIMEOUT_S)

@@ -6,7 +6,6 @@ too)."""
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import subprocess
 import time
@@ -16,11 +15,24 @@ from pathlib import Path
 from typing import IO, Any
 
 from jobbench.errors import WorkerError
+from jobbench.procs.groups import group_alive, signal_group
+from jobbench.procs.orphan_guard import OrphanGuard
 from jobbench.procs.signals import interrupts_deferred
 
 STOP_GRACE_S = 3.0
 KILL_WAIT_S = 5.0
 STDERR_TAIL_BYTES = 2000
+# Stops this process's groups should it be killed before it could (procs/orphan_guard.py).
+GUARD = OrphanGuard(grace_s=STOP_GRACE_S)
+
+
+def popen_own_group(argv: list[str], **options: Any) -> subprocess.Popen[Any]:
+    """`subprocess.Popen(argv, **options)` leading its own session (process group), out of reach
+    of the terminal's Ctrl-C: `stop_group` stops it, and the orphan guard does if this process
+    is killed first."""
+    process: subprocess.Popen[Any] = subprocess.Popen(argv, start_new_session=True, **options)
+    GUARD.watch(process.pid)
+    return process
 
 
 @dataclass
@@ -37,14 +49,13 @@ class WorkerProcess:
     def start(self) -> None:
         self._log = self.log_path.open("wb")
         try:
-            self.popen = subprocess.Popen(
+            self.popen = popen_own_group(
                 self.argv,
                 env=self.env,
                 cwd=self.cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
-                start_new_session=True,
             )
         except OSError as exc:
             self._log.close()
@@ -102,8 +113,14 @@ def stop_group(popen: subprocess.Popen[Any], grace_s: float = STOP_GRACE_S) -> N
 
 def _stop_group(popen: subprocess.Popen[Any], grace_s: float) -> None:
     pgid = popen.pid
-    if popen.poll() is not None and not group_alive(pgid):
-        return  # all gone: never signal a group id the system may have handed out again
+    if popen.poll() is None or group_alive(pgid):
+        _end_group(popen, grace_s)
+    # All gone (and never signalled again: the system may hand its id out again).
+    GUARD.release(pgid)
+
+
+def _end_group(popen: subprocess.Popen[Any], grace_s: float) -> None:
+    pgid = popen.pid
     signal_group(pgid, signal.SIGTERM)
     signal_group(pgid, signal.SIGCONT)  # a stopped (paused, hung) member acts on it too
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -112,21 +129,6 @@ def _stop_group(popen: subprocess.Popen[Any], grace_s: float) -> None:
     with contextlib.suppress(subprocess.TimeoutExpired):
         popen.wait(KILL_WAIT_S)  # reap it: a zombie leader would keep the group id alive
     _wait_group_gone(pgid)
-
-
-def signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _wait_group_gone(pgid: int, timeout_s: float = KILL_WAIT_S) -> None:

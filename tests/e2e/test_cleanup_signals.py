@@ -83,7 +83,7 @@ def jobbench(*args: str, cwd: Path) -> Iterator[tuple[subprocess.Popen[str], Lin
 
 def groups_of(proc: subprocess.Popen[str]) -> set[int]:
     """The process groups of what the command started (each worker, queue and Locust leads
-    one: the SDK's heartbeat child is in its worker's)."""
+    one: the SDK's heartbeat child is in its worker's; the orphan guard leads its own)."""
     own = os.getpgid(proc.pid)
     groups = set()
     for child in psutil.Process(proc.pid).children(recursive=True):
@@ -109,8 +109,8 @@ def strays(folder: Path, groups: Collection[int] = ()) -> list[psutil.Process]:
     return found
 
 
-def assert_nothing_left(folder: Path, groups: set[int]) -> None:
-    deadline = time.monotonic() + 5  # a reparented child takes a moment to see its group go
+def assert_nothing_left(folder: Path, groups: set[int], timeout_s: float = 5) -> None:
+    deadline = time.monotonic() + timeout_s  # a reparented child takes a moment to see its group go
     while (left := strays(folder, groups)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not left, [(p.pid, p.info["cmdline"]) for p in left]
@@ -179,7 +179,7 @@ def test_compare_and_gate_save_both_sides_interrupted_with_events_matching_their
     with jobbench(*args, cwd=tmp_path) as (proc, _, stderr):
         stderr.wait_for(under_way)
         groups = groups_of(proc)
-        assert len(groups) == 4  # a queue and a worker a side
+        assert len(groups) == 5  # a queue and a worker a side, the orphan guard
         stop(proc, sig, again=marker.exists if "stuck" in sides else None)
         assert proc.returncode == 130, stderr
         assert_nothing_left(tmp_path, groups)
@@ -199,7 +199,7 @@ def test_locust_passes_the_signal_on_reports_its_jobs_and_a_second_stops_everyth
         stderr.wait_for("All users spawned")
         time.sleep(0.5)  # jobs under way
         groups = groups_of(proc)
-        assert len(groups) == 4  # the queue, two workers, Locust
+        assert len(groups) == 5  # the queue, two workers, Locust, the orphan guard
         twice = sig == signal.SIGTERM  # the second as Locust writes its reports: cut short
         stop(proc, sig, again=(lambda: True) if twice else None)
         assert proc.returncode == 130, stderr
@@ -214,7 +214,7 @@ def test_workers_ctrl_c_stops_every_model_worker_and_exits_130(
     with jobbench(*args, "--slots", "2", cwd=tmp_path) as (proc, stdout, stderr):
         stdout.wait_for("polling")
         groups = groups_of(proc)
-        assert len(groups) == 2
+        assert len(groups) == 3  # two workers, the orphan guard
         stop(proc, signal.SIGINT)
         assert proc.returncode == 130, stderr
         assert_nothing_left(tmp_path, groups)
@@ -228,10 +228,26 @@ def test_workers_second_sigterm_while_stopping_still_kills_every_worker(
     with jobbench(*args, "--slots", "1", cwd=tmp_path) as (proc, stdout, stderr):
         stdout.wait_for("polling")
         groups = groups_of(proc)
-        assert len(groups) == 2
+        assert len(groups) == 3  # two workers, the orphan guard
         stop(proc, signal.SIGTERM, again=marker.exists)
         assert proc.returncode == 130, stderr  # interrupted, as every command
         assert_nothing_left(tmp_path, groups)
+
+
+def test_run_killed_with_sigkill_leaves_its_guard_to_stop_everything(tmp_path: Path) -> None:
+    """No stop runs in a SIGKILLed jobbench (kill -9, the OOM killer, a CI runner's hard
+    timeout): its orphan guard stops the queue and the workers, then ends; the reps saved before
+    stay readable, the result not marked complete."""
+    args = ["run", "--workers", "2", "--slots", "4", "--burst", "400", "--job-seconds", "0.05"]
+    with jobbench(*args, "--reps", "3", *FAST, cwd=tmp_path) as (proc, _, stderr):
+        stderr.wait_for("rep 2/3")
+        groups = groups_of(proc)
+        assert len(groups) == 4  # the queue, two workers, the orphan guard
+        proc.kill()
+        proc.wait(STOP_S)
+        assert_nothing_left(tmp_path, groups, timeout_s=STOP_S)
+    doc, reps = saved(tmp_path / "reports" / "run.json")
+    assert doc["complete"] is False and reps_of(doc) == 1 and reps == {1}
 
 
 def test_run_second_ctrl_c_while_stopping_still_stops_the_queue(tmp_path: Path) -> None:
@@ -241,7 +257,7 @@ def test_run_second_ctrl_c_while_stopping_still_stops_the_queue(tmp_path: Path) 
     with jobbench(*args, "--no-pin-queue", *FAST, cwd=tmp_path) as (proc, _, stderr):
         stderr.wait_for("rep 1/1")  # a rep under way: the queue and the worker are up
         groups = groups_of(proc)
-        assert len(groups) == 2  # the queue runs in its own session: only we can stop it
+        assert len(groups) == 3  # the queue runs in its own session: only we and the guard stop it
         stop(proc, signal.SIGINT, again=marker.exists)
         assert proc.returncode == 130, stderr
         assert_nothing_left(tmp_path, groups)

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 
 from fake_queue.http.server import RunningServer
-from jobbench.procs.spawn import group_alive
+from jobbench.procs.groups import group_alive
 from jobbench.workers.spec import WorkerSpec
 from tests.e2e.helpers import run_burst, spawn_worker, wait_polling
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import psutil
 import pytest
 
 from fake_queue.http.server import RunningServer
@@ -20,8 +25,9 @@ from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import WorkerError
 from jobbench.procs.embedded_queue import EmbeddedQueue
+from jobbench.procs.groups import group_alive
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
-from jobbench.procs.spawn import WorkerProcess, group_alive, stop_group
+from jobbench.procs.spawn import STOP_GRACE_S, WorkerProcess, stop_group
 from jobbench.render.text.plain_progress import PlainProgress
 
 # The leader exits on SIGTERM; the child it forked ignores SIGTERM (set before the fork).
@@ -137,6 +143,81 @@ def test_locust_sends_the_runpod_key_only_where_it_may_be_live(
     env = locust_env(LocustRequest(target, Scenario("s"), locust_worker=locust_worker))
     bearer = env.get("JOBBENCH_API_KEY") or env.get("RUNPOD_API_KEY")  # the locustfile's order
     assert bearer == sent
+
+
+# A starter of a group as jobbench starts one: it says the group's id, its guard's pid and the
+# pid of a child it forked (as the sweep's pool forks: it must not keep the guard waiting), then
+# stops the group itself and exits, or waits to be killed.
+STARTER = """
+import os, subprocess, sys, time
+from jobbench.procs.spawn import GUARD, popen_own_group, stop_group
+group = popen_own_group(["sh", "-c", sys.argv[1]], stdout=subprocess.PIPE, text=True)
+assert group.stdout.readline() == "ready\\n"
+forked = os.fork()
+if forked == 0:
+    time.sleep(60)
+    os._exit(0)
+print(group.pid, GUARD.pid, forked, flush=True)
+if sys.argv[2] == "stops-it":
+    stop_group(group, grace_s=1.0)
+else:
+    time.sleep(60)
+"""
+
+
+def start_starter(how: str) -> tuple[subprocess.Popen[str], int, int, int]:
+    starter = subprocess.Popen(
+        [sys.executable, "-c", STARTER, LEADER_AND_STUBBORN_CHILD, how],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert starter.stdout is not None
+    pgid, guard, forked = map(int, starter.stdout.readline().split())
+    return starter, pgid, guard, forked
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def wait_until(done: Callable[[], bool], timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return done()
+
+
+def test_the_guard_stops_the_groups_of_a_sigkilled_starter_even_a_stubborn_member() -> None:
+    """`kill -9` of jobbench, the OOM killer, a runner's hard timeout: no stop runs in it, and
+    its children lead sessions of their own, so only the guard can stop them."""
+    starter, pgid, guard, forked = start_starter("waits")
+    try:
+        assert group_alive(pgid) and not gone(guard)
+        starter.kill()
+        starter.wait()
+        # SIGTERM ends the leader, not the child that ignores it: the grace, then SIGKILL. The
+        # starter's forked child still runs and must not hold the guard's pipe open.
+        assert wait_until(lambda: not group_alive(pgid), STOP_GRACE_S + 10)
+        assert wait_until(lambda: gone(guard), 5) and not gone(forked)
+    finally:
+        kill_group(pgid)
+        for pid in (guard, forked):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_the_guard_of_a_starter_that_stopped_its_group_ends_with_it() -> None:
+    starter, pgid, guard, forked = start_starter("stops-it")
+    try:
+        assert starter.wait(STOP_GRACE_S + 10) == 0 and not group_alive(pgid)
+        assert wait_until(lambda: gone(guard), 5)
+    finally:
+        kill_group(pgid)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(forked, signal.SIGKILL)
 
 
 def kill_group(pgid: int) -> None:
