@@ -361,6 +361,38 @@ def test_the_efficiency_is_read_against_what_the_model_expects_of_each_policy() 
     assert abs(measured_eff.median - entry.ideal_s / drain) < 0.05
 
 
+@pytest.mark.parametrize(
+    ("worker", "latency", "said"),
+    [
+        (WorkerSpec("model", "sdk-take-ahead", take_ahead=2), LATENCY, "sdk-take-ahead {eff}"),
+        (WorkerSpec("model", "job-cache"), LATENCY, "none for job-cache, this worker's policy"),
+        (
+            WorkerSpec("model", "drain"),
+            replace(LATENCY, take_extra=4),
+            "no figure for a take handed up to 4 jobs more than it asked (take_extra)",
+        ),
+    ],
+    ids=["sdk-take-ahead", "job-cache", "take-extra"],
+)
+def test_the_efficiency_line_names_the_workers_own_fix_or_why_the_model_has_no_figure(
+    worker: WorkerSpec, latency: LatencyModel, said: str
+) -> None:
+    """The SDK's take-ahead buffers as the ideal does (take-ahead's cycle); the job cache's take
+    sizes race its tick; a server handing out more than asked breaks every figure's premise."""
+    s = replace(DRAIN, worker=worker, latency=latency)
+    entry = measured(s, [drain_rep(s, 1)])
+    text = " ".join(printed(scenario_footer(entry)).split())
+    assert entry.ideal_s is not None
+    take_ahead = expected_time_s(
+        "take-ahead", burst=8, workers=2, slots=2, job_seconds=0.5, take_s=TAKE_S, wake_s=WAKE_S
+    )
+    eff = fmt(entry.ideal_s / take_ahead, "%")
+    assert said.format(eff=eff) in text
+    mine = "(this worker's policy)"
+    assert (mine in text) == (worker.policy == "sdk-take-ahead")
+    assert ("the latency model expects" in text) == (not latency.take_extra)
+
+
 def legend_of(text: str) -> str:
     """The legend: the lines after the last table's blank line, up to the `saved` line."""
     block = text.rstrip().split("\n\n")[-2]

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_queue.queue.latency import LatencySpecError, parse_distribution
+from fake_queue.queue.latency import TAKE_EXTRA, LatencySpecError, parse_distribution
 from fake_queue.queue.scalers import SCALERS
-from jobbench.measure.analytic import expected_time_s
+from jobbench.measure.analytic import NO_CLOSED_FORM, expected_time_s
 from jobbench.measure.concurrency import below_slots_text
 from jobbench.render.words.cells import fmt
 from jobbench.results.compare import is_profile
@@ -23,7 +23,9 @@ PHASE_NAMES = {
     False: {"queue_wait": "queue wait", "service": "take to done", "e2e": "end-to-end"},
     True: {"queue_wait": "delayTime", "service": "executionTime", "e2e": "end-to-end"},
 }
-MODELLED = (DRAIN, TAKE_AHEAD, SDK_112)  # the policies whose efficiency the legend foretells
+# The policies whose efficiency the legend foretells for every scenario; a model worker's own
+# policy is added when it is another (sdk-take-ahead), or said to have no figure (job-cache).
+MODELLED = (DRAIN, TAKE_AHEAD, SDK_112)
 
 FAKE_LEGEND = (
     "time to X %: from the burst's submit until X % of its jobs completed; throughput: "
@@ -180,21 +182,43 @@ def ideal_lines(entry: ScenarioResult) -> list[str]:
     median = efficiency.median if efficiency else None
     text = f"efficiency {fmt(median, '%')} = ideal / time to 99 %"
     if wake is not None and take is not None:
-        expected = []
-        for policy in MODELLED:
-            time = expected_time_s(
-                policy,
-                burst=p.burst,
-                workers=p.workers,
-                slots=p.slots,
-                job_seconds=p.job_seconds,
-                take_s=take,
-                wake_s=wake,
-            )
-            mine = " (this worker's policy)" if p.worker == "model" and p.policy == policy else ""
-            expected.append(f"{policy} {fmt(ideal / time if time > 0 else None, '%')}{mine}")
-        text += " (100 %: the limit); the latency model expects " + ", ".join(expected)
+        text += " (100 %: the limit); " + _expected_text(entry, ideal, take, wake)
     return [line, text]
+
+
+def _expected_text(entry: ScenarioResult, ideal: float, take: float, wake: float) -> str:
+    """`the latency model expects drain 95.3% (this worker's policy), ...`, or why it has no
+    figure for this scenario."""
+    p = entry.params
+    extra = (p.latency or {}).get(TAKE_EXTRA)
+    if extra:
+        return (
+            f"the latency model has no figure for a take handed up to {extra} jobs more than "
+            "it asked (take_extra): see the simulated prediction"
+        )
+    own = p.policy if p.worker == "model" else None
+    policies = [*MODELLED, *([own] if own and own not in MODELLED + NO_CLOSED_FORM else [])]
+    expected = []
+    for policy in policies:
+        assert p.burst is not None and p.workers is not None and p.slots is not None
+        time = expected_time_s(
+            policy,
+            burst=p.burst,
+            workers=p.workers,
+            slots=p.slots,
+            job_seconds=p.job_seconds,
+            take_s=take,
+            wake_s=wake,
+        )
+        mine = " (this worker's policy)" if own == policy else ""
+        expected.append(f"{policy} {fmt(ideal / time if time > 0 else None, '%')}{mine}")
+    text = "the latency model expects " + ", ".join(expected)
+    if own in NO_CLOSED_FORM:
+        text += (
+            f"; none for {own}, this worker's policy: its take sizes follow which comes first, "
+            "a batch's ends or its 0.1 s re-check (the simulated prediction is its figure)"
+        )
+    return text
 
 
 def profile_ideal_lines(entry: ScenarioResult) -> list[str]:
