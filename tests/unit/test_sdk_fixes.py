@@ -15,10 +15,13 @@ from typing import Any
 
 import pytest
 
+from fake_queue import precise_loop
 from fake_queue.queue import virtual_clock
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import UsageError
+from jobbench.workers.model_worker import run_loop
 from jobbench.workers.model_worker_config import ConfigError, load_config
+from jobbench.workers.policies import POLICIES, SDK_BASED
 from jobbench.workers.policy_base import Job, OnEnd, Policy, Run
 from jobbench.workers.policy_job_cache import (
     JobCachePolicy,
@@ -263,3 +266,11 @@ def test_only_sdk_take_ahead_of_the_fixes_reads_k(policy: str, k: int, problem: 
         worker_spec("model", policy, k, None, None)
     with pytest.raises(ConfigError, match="JOBBENCH_TAKE_AHEAD"):
         load_config(env)
+
+
+def test_the_sdk_based_models_run_on_the_sdks_own_stock_loop() -> None:
+    """runpod's JobScaler runs on asyncio.run's loop, whose timed waits end 0-1 ms late; the
+    ideal policies keep the precise loop, whose timers fire on time."""
+    assert all(run_loop(policy) is asyncio.run for policy in SDK_BASED)
+    ideal = [policy for policy in POLICIES if policy not in SDK_BASED]
+    assert ideal and all(run_loop(policy) is precise_loop.run for policy in ideal)
