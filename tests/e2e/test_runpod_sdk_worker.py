@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,15 +35,22 @@ def test_real_sdk_worker_drains_burst_in_full_batches_about_take_plus_1s_apart(
     assert [(t["asked"], t["got"]) for t in takes] == [(32, 32)] * 3
     # SDK 1.12.0 takes again only when it has room, and re-checks every 1 s when full: each
     # batch is asked for after the last one's every job is done (an order, whatever the load),
-    # and at least 1 s after it; less than 2 s tells a 1 s re-check from a 2 s one with 0.95 s
-    # to spare for a busy machine (1.31 s seen on a loaded 2-core CI box).
+    # at the first whole second after the take's answer that finds it done. A batch done within
+    # 1 s (as on a quiet machine) is asked for after 1 s; one a loaded machine kept past it
+    # (seen once: 1 s missed by 8 ms beside a long real-SDK run) after 2 s. Under one more
+    # second tells a 1 s re-check from a 2 s one with 0.95 s to spare (1.31 s seen on a loaded
+    # 2-core CI box).
     for before, after in itertools.pairwise(takes):
         batch = {e["job"] for e in events if e["ev"] == "deliver" and e["take"] == before["take"]}
         assert len(batch) == 32
         last_done = max(e["t"] for e in done if e["job"] in batch)
         assert last_done < after["arrived"], (before, after)
-    gaps = [(b["arrived"] - a["arrived"]) / 1e9 for a, b in itertools.pairwise(takes)]
-    assert all(1.0 <= gap < 2.0 for gap in gaps), gaps
+        # (A batch done within 10 ms of a whole second may be seen at it or at the next: its
+        # slots free when the job-done POSTs return, a little after the queue saw them.)
+        done_after_s = (last_done - before["t"]) / 1e9
+        first, last = (max(1, math.ceil(done_after_s + d)) for d in (-0.01, 0.01))
+        gap = (after["arrived"] - before["arrived"]) / 1e9
+        assert first <= gap < last + 1.0, (gap, done_after_s)
     # the bench handler's output came back through job-done, posted as form-encoded JSON
     job_id = done[0]["job"]
     status = httpx.get(f"{server.endpoint_url}/status/{job_id}").json()
