@@ -31,7 +31,11 @@ def popen_own_group(argv: list[str], **options: Any) -> subprocess.Popen[Any]:
     of the terminal's Ctrl-C: `stop_group` stops it, and the orphan guard does if this process
     is killed first."""
     process: subprocess.Popen[Any] = subprocess.Popen(argv, start_new_session=True, **options)
-    GUARD.watch(process.pid)
+    try:
+        GUARD.watch(process.pid)
+    except BaseException:  # the guard did not start, or a Ctrl-C: the caller never sees it
+        stop_group(process, grace_s=0)
+        raise
     return process
 
 

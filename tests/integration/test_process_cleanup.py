@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -24,6 +25,7 @@ from jobbench.core.run.loop import stop_sessions
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import WorkerError
+from jobbench.procs import spawn
 from jobbench.procs.embedded_queue import EmbeddedQueue
 from jobbench.procs.groups import group_alive
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
@@ -218,6 +220,32 @@ def test_the_guard_of_a_starter_that_stopped_its_group_ends_with_it() -> None:
         kill_group(pgid)
         with contextlib.suppress(ProcessLookupError):
             os.kill(forked, signal.SIGKILL)
+
+
+def test_a_group_whose_guard_failed_to_start_is_stopped_not_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The caller never sees a group whose guard could not be told of it, so none may run."""
+    started: list[int] = []
+    real_popen = subprocess.Popen
+
+    def popen(*args: Any, **kwargs: Any) -> subprocess.Popen[Any]:
+        process = real_popen(*args, **kwargs)
+        started.append(process.pid)
+        return process
+
+    def no_guard(pgid: int) -> None:
+        raise OSError("no process for the guard")
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    monkeypatch.setattr(spawn.GUARD, "watch", no_guard)
+    try:
+        with pytest.raises(OSError, match="no process for the guard"):
+            spawn.popen_own_group(["sh", "-c", LEADER_AND_STUBBORN_CHILD], stdout=subprocess.PIPE)
+        assert len(started) == 1 and not group_alive(started[0])
+    finally:
+        for pgid in started:
+            kill_group(pgid)
 
 
 def kill_group(pgid: int) -> None:

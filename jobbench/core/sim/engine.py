@@ -36,6 +36,7 @@ from jobbench.measure.conservation import check_conservation
 from jobbench.workers.model_policies import make_policy
 from jobbench.workers.policies import NO_TAKE_AHEAD, SDK_112, SDK_BASED, take_ahead_problem
 from jobbench.workers.policy_base import Policy
+from jobbench.workers.policy_sdk112 import AS_THE_LOOP_KEEPS_IT
 from jobbench.workers.queue_link import QueueLink
 from jobbench.workers.spec import WorkerSpec
 
@@ -213,15 +214,15 @@ async def _rep(
         # out a batch's returns spreading over real milliseconds of scheduling; in virtual time
         # a batch's returns land at one instant, so the wait would only add time the model does
         # not have.
-        if sdk is None:
-            link = QueueLink(queue, worker)
-            return make_policy(
-                policy, link, scenario.slots, scenario.worker.take_ahead, post_quiet_s=0,
-                post_hold_max_s=0,
-            )  # fmt: skip
-        link = QueueLink(queue, worker, sdk.job_ends)
-        timing = sdk.timing(worker)
-        return make_policy(policy, link, scenario.slots, scenario.worker.take_ahead, timing=timing)
+        return make_policy(
+            policy,
+            QueueLink(queue, worker, sdk.job_ends if sdk else None),
+            scenario.slots,
+            scenario.worker.take_ahead,
+            post_quiet_s=0,
+            post_hold_max_s=0,
+            timing=sdk.timing(worker) if sdk else AS_THE_LOOP_KEEPS_IT,
+        )
 
     crew = SimWorkers(make, fleet, process_start_s(policy))
     for worker in ids:

@@ -198,9 +198,9 @@ def _expected_text(entry: ScenarioResult, ideal: float, take: float, wake: float
         )
     own = p.policy if p.worker == "model" else None
     policies = [*MODELLED, *([own] if own and own not in MODELLED + NO_CLOSED_FORM else [])]
+    assert p.workers is not None and p.slots is not None  # ideal_lines shows none without them
     expected = []
     for policy in policies:
-        assert p.burst is not None and p.workers is not None and p.slots is not None
         time = expected_time_s(
             policy,
             burst=p.burst,
