@@ -461,7 +461,10 @@ def test_intended_times_on_the_queues_clock_and_pipelined_submissions(
     ahead = {"count": 1, "input": {}, "intended_ns": time.monotonic_ns() + offset + 10**8}
     assert client.post("/_bench/burst", json=ahead).status_code == 200  # not yet due: now
     assert "intended" not in events(client, "submit")[-1]
-    for bad in (1.5, [1, 2], "soon", 0):
+    # Two hours before now is out of range however long the machine has been up; 0 is not: on
+    # a machine booted under an hour ago, the monotonic clock's 0 lies within the last hour.
+    two_hours_ago = time.monotonic_ns() + offset - 2 * 3600 * 10**9
+    for bad in (1.5, [1, 2], "soon", two_hours_ago):
         r = client.post("/_bench/burst", json={"count": 1, "input": {}, "intended_ns": bad})
         assert r.status_code == 400 and "intended_ns" in r.text
     bench.close()
