@@ -193,8 +193,9 @@ def _tied_exact_p(x: Sequence[float], y: Sequence[float], alternative: str) -> f
 
 
 def min_p(n_x: int, n_y: int) -> float:
-    """The smallest one-sided p-value the exact test can give at these sizes: 1 / C(n+m, n)."""
-    return 1.0 / math.comb(n_x + n_y, n_x)
+    """The smallest one-sided p-value the exact test can give at these sizes: 1 / C(n+m, n).
+    Integer division, since past about 500 reps a side C(n+m, n) is too large for a float."""
+    return 1 / math.comb(n_x + n_y, n_x)
 
 
 def log_ratio_estimate(baseline: Sequence[float], candidate: Sequence[float]) -> float:

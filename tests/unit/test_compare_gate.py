@@ -229,6 +229,12 @@ def test_the_detectable_change_shrinks_with_reps_and_needs_enough_of_them() -> N
     few = minimum_detectable(steady(1.0, 8, 0.04), steady(1.0, 8, 0.04), rule, 0.0025)
     many = minimum_detectable(steady(1.0, 30, 0.04), steady(1.0, 30, 0.04), rule, 0.0025)
     assert few is not None and many is not None and few > many > rule.threshold
+    # Past about 500 reps a side the exact test's count of orderings is too large for a float
+    # (a simulated compare runs thousands of reps): still a figure, and smaller still.
+    lots = minimum_detectable(steady(1.0, 1000, 0.04), steady(1.0, 1000, 0.04), rule, 0.0025)
+    assert lots is not None and lots < many
+    evidence = weigh(steady(1.0, 1000, 0.04), steady(1.02, 1000, 0.04), rule)
+    assert evidence.ci is not None and evidence.ci[0] < 0.02 < evidence.ci[1]
 
 
 def test_an_incomplete_side_is_inconclusive_with_its_reason() -> None:
