@@ -179,6 +179,12 @@ async def bench_reset(request: web.Request) -> web.Response:
     return web.json_response({"ok": True, "cursor": queue.events_base})
 
 
+async def bench_renew(request: web.Request) -> web.Response:
+    """Between reps: every waiting take answered now, empty, so the next rep starts with takes
+    sent after this one (JobQueue.renew_takes)."""
+    return web.json_response({"renewed": request.app[QUEUE_KEY].renew_takes()})
+
+
 async def bench_release(request: web.Request) -> web.Response:
     """The runner stops its workers (`?worker=ID`: that one): their long-polls are answered
     now, so they exit now."""
@@ -354,6 +360,7 @@ def build_app(settings: ServerSettings) -> web.Application:
     app.router.add_post(BENCH_PREFIX + "/burst", bench_burst)
     app.router.add_post(BENCH_PREFIX + "/reset", bench_reset)
     app.router.add_post(BENCH_PREFIX + "/release", bench_release)
+    app.router.add_post(BENCH_PREFIX + "/renew", bench_renew)
     app.router.add_post(BENCH_PREFIX + "/refreshed", bench_refreshed)
     app.router.add_get(BENCH_PREFIX + "/endpoint", bench_endpoint)
     app.router.add_get(BENCH_PREFIX + "/events", bench_events)

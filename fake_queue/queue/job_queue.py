@@ -337,6 +337,23 @@ class JobQueue(TakeLife):
                 waiter.set_result(None)
         return len(takes) + len(stops)
 
+    def renew_takes(self) -> int:
+        """Answer every waiting take now, with no job, as the hold would in time. Between reps:
+        a rep then starts with takes its workers sent after the rep before, as an idle worker's
+        are, not with one sent while that rep was ending, which asked for the slots free then
+        and which a hold longer than the pause between reps keeps (a job cache's take, asking
+        3 x its need, then starts the rep short). Job-stop polls, parked takes and refreshes
+        stay. Returns how many were answered; their workers count as not polling from now."""
+        at = self.clock.now_ns()
+        takes = list(self.waiting)
+        self.waiting.clear()
+        for take in takes:
+            take.answer_at_ns = at
+            if not take.claimed.done():
+                take.claimed.set_result(None)  # await_answer goes on at once, with no jobs
+            self._settle(take, at)
+        return len(takes)
+
     def reset(self) -> None:
         """Forget jobs and events between reps; waiting takes (live long-polls) stay. A
         refresh not carried out by now is void (its process was replaced another way, or

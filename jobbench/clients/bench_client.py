@@ -146,6 +146,11 @@ class BenchClient:
     def reset(self) -> int:
         return int(self._call("POST", "/reset")["cursor"])
 
+    def renew_takes(self) -> int:
+        """Answer every waiting take now, empty: the workers take again, as after a rep's
+        pause as long as the hold (between reps). How many were answered."""
+        return int(self._call("POST", "/renew")["renewed"])
+
     def release(self, worker: str | None = None) -> int:
         """Answer the workers' waiting long-polls now (they are being stopped), or only
         `worker`'s."""

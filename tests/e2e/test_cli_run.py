@@ -10,6 +10,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.e2e.helpers import run_jobbench
 
 FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
@@ -158,3 +160,26 @@ def test_run_against_an_already_running_queue_with_server(tmp_path: Path) -> Non
     assert any(e["ev"] == "take" and e["in_progress"] and e["got"] > 0 for e in logged)
     assert "s3cret" not in json.dumps(doc)
     assert doc["environment"]["cpu_plan"] is None  # no embedded queue to give a CPU
+
+
+@pytest.mark.parametrize("target", ["fake", "sim"])
+def test_every_rep_starts_with_takes_sent_after_the_rep_before(tmp_path: Path, target: str) -> None:
+    # A job cache (runpod-python #429) takes while its last jobs run, asking 3 x the slots then
+    # free, and the queue holds that take: left waiting, it would start the next rep with 6
+    # jobs (the pause between reps, 0.3 s here and a whole rep in a compare, is under the
+    # hold). Renewed between reps, every rep's first take is an idle worker's: 3 x 8 slots.
+    # The simulator runs each rep after one it forgets, as the fake target's rep before.
+    run_json(
+        "--worker", "model", "--policy", "job-cache", "--workers", "1", "--slots", "8",
+        "--burst", "30", "--job-seconds", "0.2", "--reps", "3", "--events", *FAST[:4],
+        "--hold", "20", "--label", "cache", "--target", target, cwd=tmp_path,
+    )  # fmt: skip
+    takes: dict[int, list[dict[str, Any]]] = {}
+    for line in (tmp_path / "reports" / "cache.events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["ev"] == "take":
+            takes.setdefault(event["rep"], []).append(event)
+    assert sorted(takes) == [1, 2, 3]
+    for rep, seen in takes.items():
+        first = min(seen, key=lambda e: e["arrived"])
+        assert (first["asked"], first["got"], first["in_progress"]) == (24, 24, False), rep

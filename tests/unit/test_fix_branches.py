@@ -126,3 +126,25 @@ def test_the_job_cache_asks_three_times_its_need_at_most_50(fb: ModuleType) -> N
     assert fb.check_behaviour(cache, takes, 0, rows) is None
     assert "none of min" in fb.check_behaviour(cache, [*takes, event("take", 9, asked=32)], 0, rows)
     assert "every slot free" in fb.check_behaviour(cache, takes[1:], 0, rows)
+
+
+def test_a_branch_that_does_not_reproduce_itself_is_called_so(
+    fb: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Ten reps a side: the model a steady 1 % from the branch, within 2 % however the branch
+    # ran; once the branch's second set of workers ran 4 % slower, no bound can be shown.
+    row = SEED_ROWS[1][0]
+    branch = next(b for b in fb.BRANCHES if b.name == "job-cache")
+    reps = [19.0 * (1 + 0.002 * ((i * 7) % 5 - 2)) for i in range(10)]
+    slower = [v * 1.04 for v in reps]
+    real = {branch.name: {row: fb.Row("time_to_p99_s", reps, [v * 1.01 for v in reps], 0)}}
+    sim = {row: fb.Row("time_to_p99_s", [v * 0.99 for v in reps], [], 0)}
+    same = {branch.name: {row: fb.Row("time_to_p99_s", reps, list(reps), 0)}}
+    assert fb.report([row], real, same, sim, [branch]) is True
+    assert "model within 2 %; sim within 2 % |" in capsys.readouterr().out
+    apart = {branch.name: {row: fb.Row("time_to_p99_s", reps, slower, 0)}}
+    assert fb.report([row], real, apart, sim, [branch]) is False
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("| job-cache"))
+    assert "| +4.0% [" in line and "the branch against itself past 2 %" in line
+    assert fb.report([row], real, {}, sim, [branch]) is True  # run with --no-a-a
+    assert "| not run |" in capsys.readouterr().out

@@ -93,3 +93,21 @@ async def test_release_answers_every_waiting_take_and_stop_poll_at_once() -> Non
     assert not q.waiting and worker_view(q)["w"]["polling"] == 0
     q.submit_many([1])  # nothing claims it: the released take is over
     assert q.counts()["in_queue"] == 1
+
+
+@in_loop
+async def test_renewing_answers_the_waiting_takes_empty_and_the_next_ones_claim() -> None:
+    q = make_queue()
+    stale = q.take("w", 12, job_in_progress=True)  # sent while the rep before was ending
+    answer = asyncio.ensure_future(q.await_answer(stale, lambda: False))
+    stops = asyncio.ensure_future(q.next_stops("w", hold_s=60))
+    await asyncio.sleep(0.01)
+    assert q.renew_takes() == 1
+    assert worker_view(q)["w"]["polling"] == 0  # at once, so the runner waits for a fresh take
+    assert await asyncio.wait_for(answer, 1) == []
+    assert not stops.done()  # the job-stop poll is not a take: it stays
+    fresh = q.take("w", 50)
+    q.submit_many(list(range(60)))
+    assert len(fresh.jobs) == 50 and not stale.jobs
+    assert [(e["asked"], e["got"], e["kind"]) for e in events(q, "take")] == [(12, 0, "empty")]
+    stops.cancel()

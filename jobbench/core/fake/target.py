@@ -240,6 +240,10 @@ class FakeSession:
         self._replace_killed()
         self._settle_refreshes()
         self.wait_all_polling()
+        # Each rep starts from an idle fleet's takes, sent after the rep before, whatever the
+        # pause between reps (in a compare, the other side's rep: about a hold's length).
+        if self.client.renew_takes():
+            self.wait_all_polling()
         cursor = self.client.reset()
         self.progress.rep_started(self.title, rep, reps, s.load.jobs)
         logs = f"; see the workers' logs in {self.workdir}"

@@ -231,7 +231,7 @@ async def _rep(
     try:
         await _all_polling(queue, ids)
         if warm and sdk is not None:
-            await _warm_up(queue, scenario, give_up_s, sdk.between_reps_s())
+            await _warm_up(queue, scenario, give_up_s, sdk.between_reps_s(), ids)
             log = queue.events = [] if keep_events else CompactEvents()
             watch = _EndWatch(queue, burst, progress, loop.create_future())
             await _all_polling(queue, ids)
@@ -262,16 +262,21 @@ async def _all_polling(queue: JobQueue, ids: list[str]) -> None:
         await asyncio.sleep(POLL_S)
 
 
-async def _warm_up(queue: JobQueue, scenario: Scenario, give_up_s: float, gap_s: float) -> None:
+async def _warm_up(
+    queue: JobQueue, scenario: Scenario, give_up_s: float, gap_s: float, ids: list[str]
+) -> None:
     """The rep before, run and forgotten: its load, until its last job ends, then the pause
-    before the next rep, then the queue's reset between reps (what the fake target's
-    `client.reset()` does: jobs and events go, the workers' waiting takes stay)."""
+    before the next rep, the takes still waiting answered and sent again, and the queue's
+    reset between reps (what the fake target's `renew_takes()` and `reset()` do: jobs and
+    events go, the workers' fresh takes stay)."""
     loop = asyncio.get_running_loop()
     await _submit_on_time(queue, scenario)
     await _until_all_ended(
         _EndWatch(queue, scenario.load.jobs, None, loop.create_future()), give_up_s
     )
     await asyncio.sleep(gap_s)
+    queue.renew_takes()
+    await _all_polling(queue, ids)
     queue.reset()
 
 
