@@ -16,8 +16,8 @@ Its rules, each from runpod/serverless/modules/rp_scale.py at the pull request's
 - full, it re-checks every 0.1 s (lines 240-242), not 1.12.0's 1 s;
 - an empty take backs off 0.1 x 2^n s, at most 5 s, n counting empty takes in a row (lines
   266-273); an error or a timeout does not (lines 287-298);
-- the runner waits up to 0.1 s on the queue for each job it starts, then up to 0.1 s for a
-  slot to free, and sleeps 0.01 s when it runs nothing (run_jobs and _get_job, lines 308-358);
+- the runner waits up to 0.1 s on the queue for each job it starts (asyncio.wait_for, as
+  #429 has it), then up to 0.1 s for a slot to free, and sleeps 0.01 s when it runs nothing (run_jobs and _get_job, lines 308-358);
 - on shutdown the fetcher stops and the runner runs what is queued (line 328): cached jobs are
   not run, and go back to the server only when it times their claim out.
 
@@ -107,8 +107,12 @@ class JobCachePolicy(Sdk112Policy):
             log(f"shutdown: {len(self.cache)} cached jobs not run (#429 drops its cache)")
 
     async def _next_queued(self) -> Job | None:
+        # As #429 writes it: on Python 3.11 wait_for runs the get as a task of its own, so the
+        # runner takes a loop turn a job, and the jobs it starts begin over several turns, the
+        # ones started before taking their first steps in between (on 3.12 and later wait_for
+        # gets inline, here as in the branch). The jobs of a batch then end as spread as the
+        # branch's, and its take sizes follow that spread (docs/fixes.md, "Real branches").
         try:
-            async with asyncio.timeout(self.waited(GET_WAIT_S)):
-                return await self.queue.get()
+            return await asyncio.wait_for(self.queue.get(), self.waited(GET_WAIT_S))
         except TimeoutError:
             return None

@@ -232,6 +232,25 @@ def test_empty_takes_back_off_and_a_job_found_resets_it() -> None:
     assert gaps[4] == 0.2  # the fifth came back empty after one that found a job
 
 
+def test_the_runner_takes_a_loop_turn_a_job_as_429s_wait_for_does() -> None:
+    # #429 gets each job with asyncio.wait_for, which on Python 3.11 runs the get as a task:
+    # a job started is already running its first step while the next is still queued, so a
+    # batch's jobs begin over several loop turns (on the real branch, its 32 jobs over 14 ms).
+    class Watching(ScriptLink):
+        policy: JobCachePolicy
+
+        async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
+            still_queued[job["id"]] = self.policy.queue.qsize()
+            return await super().handle(job, started)
+
+    still_queued: dict[str, int] = {}
+    link = Watching([batch("a", 4, 1.0)])
+    link.policy = JobCachePolicy(link, 4)
+    run_for(link.policy, 2.0)
+    assert set(link.done) == {"a0", "a1", "a2", "a3"}
+    assert still_queued["a0"] >= 1 and still_queued["a3"] == 0
+
+
 def test_shutdown_runs_queued_jobs_and_drops_the_cache() -> None:
     link = ScriptLink([batch("a", 3, 1.0)])
     run_for(JobCachePolicy(link, 1), 0.6)
