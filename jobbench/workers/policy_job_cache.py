@@ -110,8 +110,9 @@ class JobCachePolicy(Sdk112Policy):
         # As #429 writes it: on Python 3.11 wait_for runs the get as a task of its own, so the
         # runner takes a loop turn a job, and the jobs it starts begin over several turns, the
         # ones started before taking their first steps in between (on 3.12 and later wait_for
-        # gets inline, here as in the branch). The jobs of a batch then end as spread as the
-        # branch's, and its take sizes follow that spread (docs/fixes.md, "Real branches").
+        # gets inline, here as in the branch). A batch's jobs then end over a few milliseconds,
+        # as the branch's do, and which take sizes follow depends on that (docs/fixes.md,
+        # "Real branches").
         try:
             return await asyncio.wait_for(self.queue.get(), self.waited(GET_WAIT_S))
         except TimeoutError:
