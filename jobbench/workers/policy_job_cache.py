@@ -17,7 +17,8 @@ Its rules, each from runpod/serverless/modules/rp_scale.py at the pull request's
 - an empty take backs off 0.1 x 2^n s, at most 5 s, n counting empty takes in a row (lines
   266-273); an error or a timeout does not (lines 287-298);
 - the runner waits up to 0.1 s on the queue for each job it starts (asyncio.wait_for, as
-  #429 has it), then up to 0.1 s for a slot to free, and sleeps 0.01 s when it runs nothing (run_jobs and _get_job, lines 308-358);
+  #429 has it), then up to 0.1 s for a slot to free, and sleeps 0.01 s when it runs nothing
+  (run_jobs and _get_job, lines 308-358);
 - on shutdown the fetcher stops and the runner runs what is queued (line 328): cached jobs are
   not run, and go back to the server only when it times their claim out.
 
