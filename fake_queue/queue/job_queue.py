@@ -320,11 +320,7 @@ class JobQueue(TakeLife):
                 record.parked = []
                 if worker is None:
                     record.refresh_job = None
-        at = self.clock.now_ns()
-        for take in takes:
-            take.answer_at_ns = at
-            if not take.claimed.done():
-                take.claimed.set_result(None)  # await_answer goes on at once, with no jobs
+        self._answer_empty_now(takes)
         if worker is None:
             self.waiting.clear()
         else:
@@ -344,15 +340,21 @@ class JobQueue(TakeLife):
         and which a hold longer than the pause between reps keeps (a job cache's take, asking
         3 x its need, then starts the rep short). Job-stop polls, parked takes and refreshes
         stay. Returns how many were answered; their workers count as not polling from now."""
-        at = self.clock.now_ns()
         takes = list(self.waiting)
         self.waiting.clear()
+        at = self._answer_empty_now(takes)
+        for take in takes:
+            self._settle(take, at)
+        return len(takes)
+
+    def _answer_empty_now(self, takes: list[Take]) -> int:
+        """Answer `takes` now, with no job: their await_answer goes on at once. Returns now."""
+        at = self.clock.now_ns()
         for take in takes:
             take.answer_at_ns = at
             if not take.claimed.done():
-                take.claimed.set_result(None)  # await_answer goes on at once, with no jobs
-            self._settle(take, at)
-        return len(takes)
+                take.claimed.set_result(None)
+        return at
 
     def reset(self) -> None:
         """Forget jobs and events between reps; waiting takes (live long-polls) stay. A
