@@ -7,8 +7,8 @@ as the queue's clock, queue and policies run in virtual time. No HTTP, no aiohtt
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Protocol
 
 from fake_queue.queue.job_queue import JobError, JobQueue
 from jobbench.workers.policy_base import Job, OnEnd, Run, log
@@ -17,6 +17,21 @@ from jobbench.workers.run_job import run_handler, start_bench_runs
 
 def _never() -> bool:
     return False  # in-process, a take's client leaves only by being cancelled
+
+
+class WorkerCpu(Protocol):
+    """What a worker's own CPU adds to its steps in virtual time (the simulator's model of an SDK
+    worker, core/sim/sdk_costs.py): each returns once that work is done."""
+
+    async def answer_read(self, jobs: int) -> None:
+        """A take's answer of `jobs` jobs read, before the worker has them."""
+
+    async def job_started(self) -> None:
+        """A job started, before its handler runs."""
+
+    async def jobs_ended(self, jobs: int) -> None:
+        """The ends of `jobs` jobs, once their job-done POSTs went out, before their slots
+        free."""
 
 
 class QueueLink:
@@ -29,14 +44,11 @@ class QueueLink:
         self,
         queue: JobQueue,
         worker: str,
-        job_ends: Callable[[int], Awaitable[None]] | None = None,
+        cpu: WorkerCpu | None = None,
     ) -> None:
         self.queue = queue
         self.worker = worker
-        # What the ends of n jobs cost the worker once their job-done posts went out, before
-        # their slots free (the simulator's model of an SDK worker's CPU,
-        # core/sim/sdk_costs.py); None: nothing.
-        self.job_ends = job_ends
+        self.cpu = cpu  # None: the worker's steps cost no time
 
     async def take(
         self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
@@ -45,12 +57,16 @@ class QueueLink:
         if on_sent is not None:
             on_sent()  # it has reached the queue
         jobs = await self.queue.await_answer(take, _never)
+        if jobs and self.cpu is not None:
+            await self.cpu.answer_read(len(jobs))
         return [job.payload() for job in jobs or ()]
 
     async def stops(self) -> list[str]:
         return await self.queue.next_stops(self.worker)
 
     async def process(self, job: Job) -> None:
+        if self.cpu is not None:
+            await self.cpu.job_started()
         await self.post_done(str(job["id"]), await self.handle(job))
 
     def handle(self, job: Job, started: float | None = None) -> Coroutine[Any, Any, dict[str, Any]]:
@@ -66,8 +82,8 @@ class QueueLink:
     async def post_done_many(self, results: list[tuple[str, dict[str, Any]]]) -> None:
         """All in one call: the queue takes a batch as concurrent POSTs arriving together."""
         outcomes = await self.queue.job_done_many(self.worker, results)
-        if self.job_ends is not None:  # after the POSTs went out, before their slots free
-            await self.job_ends(len(results))
+        if self.cpu is not None:
+            await self.cpu.jobs_ended(len(results))
         for (job_id, _), outcome in zip(results, outcomes):
             if isinstance(outcome, JobError):
                 log(f"job-done for {job_id} answered {outcome.status}; result lost")

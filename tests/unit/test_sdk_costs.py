@@ -1,6 +1,6 @@
 """What the simulator adds for a real SDK worker (core/sim/sdk_costs.py): its loop's timing,
-drawn per worker from the rep's seed, and its job ends queued on the one core the workers
-share. In virtual time: no processes, no wall clock."""
+drawn per worker from the rep's seed, and its CPU (a take's answer read, each job's start and
+end) queued on the one core the workers share. In virtual time: no processes, no wall clock."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from fake_queue.queue import virtual_clock
 from jobbench.core.scenario.build import build_scenario
 from jobbench.core.sim.engine import simulate_rep
 from jobbench.core.sim.sdk_costs import (
+    ANSWER_CPU_S,
     JOB_END_CPU_S,
+    JOB_START_CPU_S,
     LOOP_LATE_MAX_S,
     DrawnTiming,
     SdkCosts,
@@ -62,24 +64,47 @@ def _events(
     return simulate_rep(scenario, seed=seed, rep=rep, keep_events=True).events
 
 
-def test_four_workers_job_ends_queue_for_the_one_core_they_share() -> None:
-    """Take-ahead on four workers, two batches each: a batch's job-done posts reach the queue
-    together, but each job's end then costs the one core the workers share before its slot
-    frees and a held job starts in it, so the second batches' 128 jobs end one job's CPU apart,
-    whichever worker each is on."""
-    events = _events("sdk-take-ahead", workers=4, burst=256, seed=3, rep=1, take_ahead=32)
-    done = sorted(float(e["t"]) for e in events if e["ev"] == "done")  # type: ignore[arg-type]
-    by_worker: dict[object, list[float]] = {}
+def _batches(events: list[dict[str, object]]) -> list[tuple[float, list[float]]]:
+    """Each take that brought jobs: its answer's time and its jobs' job-done times, sorted (ns)."""
+    delivered: dict[object, tuple[object, object]] = {}
+    for e in events:
+        if e["ev"] == "deliver":
+            delivered[e["job"]] = (e["worker"], e["take"])
+    answers = {(e["worker"], e["take"]): float(e["t"]) for e in events if e["ev"] == "take"}  # type: ignore[arg-type]
+    ends: dict[tuple[object, object], list[float]] = {}
     for e in events:
         if e["ev"] == "done":
-            by_worker.setdefault(e["worker"], []).append(float(e["t"]))  # type: ignore[arg-type]
-    assert len(done) == 256
-    for ends in by_worker.values():  # each worker's first batch: its posts at one instant
-        assert sorted(ends)[31] == sorted(ends)[0]
-    second = done[128:]
-    gaps = [b - a for a, b in itertools.pairwise(second)]
-    assert min(gaps) == pytest.approx(JOB_END_CPU_S * 1e9, abs=1)  # these count nanoseconds
-    assert second[-1] - second[0] >= 127 * JOB_END_CPU_S * 1e9 - 1
+            ends.setdefault(delivered[e["job"]], []).append(float(e["t"]))  # type: ignore[arg-type]
+    return sorted((answers[take], sorted(done)) for take, done in ends.items())
+
+
+def test_a_workers_answer_and_each_jobs_start_and_end_cost_its_core_in_turn() -> None:
+    """Take-ahead on one worker, two batches of 32: the first batch's jobs begin once the
+    take's answer is read, one job's start apart (their job-dones too, the job's length
+    later); the second, held, batch starts as slots free, each slot after its job's end and
+    the next job's start, on the same core, so it spreads over more than 30 of both (the
+    first held job waits for two ends and its start)."""
+    events = _events("sdk-take-ahead", workers=1, burst=64, seed=3, rep=1, take_ahead=32)
+    (answered, first), (_, second) = _batches(events)
+    assert len(first) == len(second) == 32
+    ns = 1e9  # the events count nanoseconds
+    assert first[0] >= answered + (0.5 + ANSWER_CPU_S + JOB_START_CPU_S) * ns - 1
+    for a, b in itertools.pairwise(first):
+        assert b - a == pytest.approx(JOB_START_CPU_S * ns, abs=1)
+    assert second[-1] - second[0] >= 30 * (JOB_END_CPU_S + JOB_START_CPU_S) * ns - 1
+
+
+def test_four_workers_queue_their_starts_for_the_one_core_they_share() -> None:
+    """Four workers' first batches begin on the one core the workers share: no two of their
+    128 jobs start (or post their job-done) less than a job's start apart, whichever worker
+    each is on."""
+    events = _events("sdk-take-ahead", workers=4, burst=256, seed=3, rep=1, take_ahead=32)
+    batches = _batches(events)
+    assert len({answered for answered, _ in batches[:4]}) == 1  # the burst's four answers
+    together = sorted(t for _, done in batches[:4] for t in done)
+    assert len(together) == 128
+    gaps = [b - a for a, b in itertools.pairwise(together)]
+    assert min(gaps) >= JOB_START_CPU_S * 1e9 - 1
 
 
 def test_the_job_cache_takes_more_than_one_path_as_a_real_worker_does() -> None:

@@ -216,7 +216,7 @@ async def _rep(
         # not have.
         return make_policy(
             policy,
-            QueueLink(queue, worker, sdk.job_ends if sdk else None),
+            QueueLink(queue, worker, sdk),
             scenario.slots,
             scenario.worker.take_ahead,
             post_quiet_s=0,

@@ -29,10 +29,13 @@ from jobbench.workers.policy_sdk112 import PICKUP_S, LoopTiming
 
 # asyncio's stock loop on Linux waits in whole milliseconds, so a timed wait ends up to this late.
 LOOP_LATE_MAX_S = 0.001
-# CPU a job's end costs the SDK worker's core, its job-done round trip included: calibrated so
-# the simulated take-ahead branch matches the real one on the seed rows, beside the SDK's own
+# CPU the SDK worker's core spends on a take's answer (read, decoded, its jobs queued), on each
+# job's start and on each job's end (its job-done round trip included): calibrated so the
+# simulated branches of both fixes match the real ones on the seed rows, beside the SDK's own
 # CPU per job as the harness measures it, 0.62 ms (docs/simulation.md, "The SDK's own costs").
-JOB_END_CPU_S = 0.0009
+ANSWER_CPU_S = 0.0035
+JOB_START_CPU_S = 0.0003
+JOB_END_CPU_S = 0.00045
 # The fake target's steps between a rep's last job and the next one's load (the events read,
 # the rep saved, every worker polling again, the queue reset): a few tenths of a second.
 BETWEEN_REPS_S = 0.3
@@ -86,5 +89,15 @@ class SdkCosts:
         compare the other side's rep between) the runner's tick drifts to any phase."""
         return BETWEEN_REPS_S + self._draw("between-reps").uniform(0.0, PICKUP_S)
 
-    async def job_ends(self, jobs: int) -> None:
+    # The worker's CPU (workers/queue_link.py, WorkerCpu), on the core every worker shares.
+
+    async def answer_read(self, jobs: int) -> None:
+        if ANSWER_CPU_S:
+            await self.core.run(ANSWER_CPU_S)
+
+    async def job_started(self) -> None:
+        if JOB_START_CPU_S:
+            await self.core.run(JOB_START_CPU_S)
+
+    async def jobs_ended(self, jobs: int) -> None:
         await self.core.run(jobs * JOB_END_CPU_S)
