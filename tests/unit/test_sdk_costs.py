@@ -14,7 +14,7 @@ from fake_queue.queue import virtual_clock
 from jobbench.core.scenario.build import build_scenario
 from jobbench.core.sim.engine import simulate_rep
 from jobbench.core.sim.sdk_costs import (
-    ANSWER_CPU_S,
+    ANSWER_CPU_PER_JOB_S,
     JOB_END_CPU_S,
     JOB_START_CPU_S,
     LOOP_LATE_MAX_S,
@@ -88,7 +88,7 @@ def test_a_workers_answer_and_each_jobs_start_and_end_cost_its_core_in_turn() ->
     (answered, first), (_, second) = _batches(events)
     assert len(first) == len(second) == 32
     ns = 1e9  # the events count nanoseconds
-    assert first[0] >= answered + (0.5 + ANSWER_CPU_S + JOB_START_CPU_S) * ns - 1
+    assert first[0] >= answered + (0.5 + 32 * ANSWER_CPU_PER_JOB_S + JOB_START_CPU_S) * ns - 1
     for a, b in itertools.pairwise(first):
         assert b - a == pytest.approx(JOB_START_CPU_S * ns, abs=1)
     assert second[-1] - second[0] >= 30 * (JOB_END_CPU_S + JOB_START_CPU_S) * ns - 1

@@ -10,13 +10,15 @@ virtual time (docs/simulation.md, "The SDK's own costs").
   rep. Both are drawn per worker from the rep's seed. Without them the job cache, whose take
   sizes follow who comes first to a 0.1 s tick, would always take one path of the several a
   real worker takes (docs/fixes.md, "Real branches").
-- **Its CPU.** Each job's end costs the worker's process CPU, and the workers share one core, as
-  the fake target's CPU plan gives them on the 2-core machine the figures come from
-  (procs/cpu_plan.py). The job-done POSTs of a batch leave together (sending one costs little),
-  but reading their answers and the bookkeeping come one after another before each slot frees,
-  and four workers' batches queue behind each other.
+- **Its CPU.** Reading a take's answer, starting each job and ending each job cost the
+  worker's process CPU, and the workers share one core, as the fake target's CPU plan gives
+  them on the 2-core machine the figures come from (procs/cpu_plan.py). So a batch's jobs
+  begin one start apart, a held job starts in a freed slot an end and a start after the one
+  before, and four workers' answers and batches queue behind each other. The job cache's take
+  sizes follow when its slots free against its 0.1 s tick, so when a batch's slots free
+  matters to it as much as how long its jobs take.
 
-The ideal policies (drain, take-ahead) get neither: they are the lower bound the reference
+The ideal policies (drain, take-ahead) get none of this: they are the lower bound the reference
 table's exact figures describe.
 """
 
@@ -29,11 +31,13 @@ from jobbench.workers.policy_sdk112 import PICKUP_S, LoopTiming
 
 # asyncio's stock loop on Linux waits in whole milliseconds, so a timed wait ends up to this late.
 LOOP_LATE_MAX_S = 0.001
-# CPU the SDK worker's core spends on a take's answer (read, decoded, its jobs queued), on each
-# job's start and on each job's end (its job-done round trip included): calibrated so the
+# CPU the SDK worker's core spends on each job of a take's answer (read, decoded, queued), on
+# each job's start and on each job's end (its job-done round trip included): calibrated so the
 # simulated branches of both fixes match the real ones on the seed rows, beside the SDK's own
 # CPU per job as the harness measures it, 0.62 ms (docs/simulation.md, "The SDK's own costs").
-ANSWER_CPU_S = 0.0035
+# An answer's cost grows with its jobs: a fixed 3.5 ms an answer, which fits a burst's full
+# takes as well, makes the one-job takes of a steady load cost 4 ms a job.
+ANSWER_CPU_PER_JOB_S = 0.00011
 JOB_START_CPU_S = 0.0003
 JOB_END_CPU_S = 0.00045
 # The fake target's steps between a rep's last job and the next one's load (the events read,
@@ -92,12 +96,10 @@ class SdkCosts:
     # The worker's CPU (workers/queue_link.py, WorkerCpu), on the core every worker shares.
 
     async def answer_read(self, jobs: int) -> None:
-        if ANSWER_CPU_S:
-            await self.core.run(ANSWER_CPU_S)
+        await self.core.run(jobs * ANSWER_CPU_PER_JOB_S)
 
     async def job_started(self) -> None:
-        if JOB_START_CPU_S:
-            await self.core.run(JOB_START_CPU_S)
+        await self.core.run(JOB_START_CPU_S)
 
     async def jobs_ended(self, jobs: int) -> None:
         await self.core.run(jobs * JOB_END_CPU_S)
