@@ -1,8 +1,10 @@
 """An in-process link: the model-worker policies served by a `JobQueue` in the same process,
 with direct calls where the model worker makes HTTP requests (http_link.HttpLink). The
 queue runs each take's whole life (`await_answer`), so a take or a job-done costs exactly what
-the latency model says and nothing else. With a virtual-time loop (fake_queue.queue.virtual_clock)
-as the queue's clock, queue and policies run in virtual time. No HTTP, no aiohttp.
+the latency model says, and the worker's own steps nothing unless a `WorkerCpu` is given (the
+simulator's model of an SDK worker's CPU). With a virtual-time loop
+(fake_queue.queue.virtual_clock) as the queue's clock, queue and policies run in virtual time.
+No HTTP, no aiohttp.
 """
 
 from __future__ import annotations
