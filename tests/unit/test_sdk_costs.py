@@ -70,7 +70,11 @@ def _batches(events: list[dict[str, object]]) -> list[tuple[float, list[float]]]
     for e in events:
         if e["ev"] == "deliver":
             delivered[e["job"]] = (e["worker"], e["take"])
-    answers = {(e["worker"], e["take"]): float(e["t"]) for e in events if e["ev"] == "take"}  # type: ignore[arg-type]
+    answers = {
+        (e["worker"], e["take"]): float(e["t"])  # type: ignore[arg-type]
+        for e in events
+        if e["ev"] == "take"
+    }
     ends: dict[tuple[object, object], list[float]] = {}
     for e in events:
         if e["ev"] == "done":
