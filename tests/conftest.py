@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +24,14 @@ E2E = Path(__file__).parent / "e2e"
 # test that did not run, and the run fails (tests/programs.py skips them on a bare machine).
 NO_SKIPS = "JOBBENCH_TESTS_NO_SKIPS"
 NEXT_IS_QUIET = pytest.StashKey[bool]()
+# The suite starts about 150 jobbench commands and hundreds of worker and queue processes. A
+# machine with PYTHONDONTWRITEBYTECODE set (this project's CI image sets it) keeps no compiled
+# module, so each of them compiled jobbench from source again, 0.5 s of CPU a command, and each
+# xdist worker rewrote every test module's asserts anew: a third of the suite's CPU. Caching
+# bytecode changes no behaviour under test; here, before any test module is imported and any
+# process started, the suite and every process it starts write it.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

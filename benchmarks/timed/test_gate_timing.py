@@ -1,6 +1,6 @@
 """The gate's verdicts that rest on measured figures, each on real worker processes at scaled-down
 latencies: planted defects judged by time or CPU (tests/e2e/planted_worker.py, the suites of
-tests/e2e/test_planted_defects.py), a comment-only change that must pass, and `--reps auto`
+tests/e2e/planted_project.py), a comment-only change that must pass, and `--reps auto`
 settling a real slowdown. Each needs the machine to itself and the reps its share of the
 false-alarm rate asks for, so they run here, one at a time (benchmarks/timed_checks.py), not in
 the suite; the gate's rules themselves are unit-tested in tests/unit/test_compare_gate.py."""
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from jobbench.results.decision import look_number
+from tests.e2e import planted_project as planted
 from tests.e2e import test_cli_gate as cli_gate
-from tests.e2e import test_planted_defects as planted
 
 project = planted.project  # the planted variants' jobbench.toml, a fixture here too
 

@@ -35,11 +35,12 @@ def test_real_sdk_worker_drains_burst_in_full_batches_about_take_plus_1s_apart(
     assert [(t["asked"], t["got"]) for t in takes] == [(32, 32)] * 3
     # SDK 1.12.0 takes again only when it has room, and re-checks every 1 s when full: each
     # batch is asked for after the last one's every job is done (an order, whatever the load),
-    # at the first whole second after the take's answer that finds it done. A batch done within
-    # 1 s (as on a quiet machine) is asked for after 1 s; one a loaded machine kept past it
-    # (seen once: 1 s missed by 8 ms beside a long real-SDK run) after 2 s. Under one more
-    # second tells a 1 s re-check from a 2 s one with 0.95 s to spare (1.31 s seen on a loaded
-    # 2-core CI box).
+    # at a whole second after the take's answer that finds it done: the first one on a quiet
+    # machine. A loaded machine may keep the worker from seeing its room at that second (its
+    # slots free only when its job-done POSTs return), and it asks at the next: a batch done
+    # 0.23 s after its answer was asked for after 2.03 s beside the suite. So a gap lies from
+    # the first whole second that may find the batch done to the one after the last: a worker
+    # that asked as soon as it had room, or on a shorter tick, asks before the first.
     for before, after in itertools.pairwise(takes):
         batch = {e["job"] for e in events if e["ev"] == "deliver" and e["take"] == before["take"]}
         assert len(batch) == 32
@@ -50,7 +51,7 @@ def test_real_sdk_worker_drains_burst_in_full_batches_about_take_plus_1s_apart(
         done_after_s = (last_done - before["t"]) / 1e9
         first, last = (max(1, math.ceil(done_after_s + d)) for d in (-0.01, 0.01))
         gap = (after["arrived"] - before["arrived"]) / 1e9
-        assert first <= gap < last + 1.0, (gap, done_after_s)
+        assert first <= gap < last + 2.0, (gap, done_after_s)
     # the bench handler's output came back through job-done, posted as form-encoded JSON
     job_id = done[0]["job"]
     status = httpx.get(f"{server.endpoint_url}/status/{job_id}").json()

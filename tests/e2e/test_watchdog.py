@@ -126,7 +126,7 @@ def test_jobs_lost_without_faults_fail_the_run_naming_them(tmp_path: Path) -> No
 def test_a_worker_that_hangs_between_reps_fails_the_next_rep_naming_it(tmp_path: Path) -> None:
     """Silent past the give-up bound before a rep: the rep starts and its watchdog ends it at
     its first look, partial and saved, as for a hang during a rep (a gate judges a candidate's
-    on it, tests/e2e/test_planted_defects.py), not a run ended before anything was measured."""
+    on it, tests/e2e/test_planted_failures.py), not a run ended before anything was measured."""
     worker = f"{sys.executable} {PLANTED} --defect hang-when-idle"
     started = time.monotonic()
     result = run_jobbench(
