@@ -24,12 +24,13 @@ E2E = Path(__file__).parent / "e2e"
 # test that did not run, and the run fails (tests/programs.py skips them on a bare machine).
 NO_SKIPS = "JOBBENCH_TESTS_NO_SKIPS"
 NEXT_IS_QUIET = pytest.StashKey[bool]()
-# The suite starts about 150 jobbench commands and hundreds of worker and queue processes. A
-# machine with PYTHONDONTWRITEBYTECODE set (this project's CI image sets it) keeps no compiled
-# module, so each of them compiled jobbench from source again, 0.5 s of CPU a command, and each
-# xdist worker rewrote every test module's asserts anew: a third of the suite's CPU. Caching
-# bytecode changes no behaviour under test; here, before any test module is imported and any
-# process started, the suite and every process it starts write it.
+# The suite starts about 150 jobbench commands and hundreds of worker and queue processes. Where
+# PYTHONDONTWRITEBYTECODE is set (the development VM sets it, and CI runs on one like it) no
+# process keeps a compiled module: each command compiled jobbench from source again, about 0.5 s
+# of CPU, and each xdist worker rewrote every test module's asserts, 8 s of CPU. On 2 cores the
+# suite took 304-348 s so, 283-287 s with bytecode kept. Bytecode changes no behaviour under
+# test: before any test module is imported and any process started, the suite and every
+# process it starts may write it.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
