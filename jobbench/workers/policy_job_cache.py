@@ -68,7 +68,7 @@ class JobCachePolicy(Sdk112Policy):
         while not self.stopping.is_set():
             need = self.slots - self.occupancy()
             if need <= 0:
-                await asyncio.sleep(self.waited(FULL_TICK_S))
+                await self.pause(FULL_TICK_S)
                 continue
             cached = [self.cache.popleft() for _ in range(min(need, len(self.cache)))]
             super().accept(cached)
@@ -79,7 +79,7 @@ class JobCachePolicy(Sdk112Policy):
             jobs = await self.try_fetch(fetch_count(need), bool(self.progress))
             if jobs == []:
                 empty_in_a_row += 1
-                await asyncio.sleep(self.waited(empty_backoff_s(empty_in_a_row)))
+                await self.pause(empty_backoff_s(empty_in_a_row))
                 continue
             if jobs:
                 empty_in_a_row = 0
@@ -102,7 +102,7 @@ class JobCachePolicy(Sdk112Policy):
                     tasks, timeout=self.waited(SLOT_WAIT_S), return_when=asyncio.FIRST_COMPLETED
                 )
             else:
-                await asyncio.sleep(self.waited(IDLE_S))
+                await self.pause(IDLE_S)
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.cache:
             log(f"shutdown: {len(self.cache)} cached jobs not run (#429 drops its cache)")

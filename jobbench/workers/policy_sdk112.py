@@ -27,6 +27,10 @@ class LoopTiming:
         """How long the runner's first idle wait lasts: its tick's phase."""
         return PICKUP_S
 
+    async def turn(self) -> None:
+        """Until the loop runs a timed wait's continuation, once the wait is over: a real loop
+        runs it after the work it had ready first, in its own order."""
+
 
 AS_THE_LOOP_KEEPS_IT = LoopTiming()
 
@@ -50,6 +54,12 @@ class Sdk112Policy(Policy):
         """A timed wait of the SDK's, as its loop keeps it."""
         return seconds + self.timing.late_s()
 
+    async def pause(self, seconds: float) -> None:
+        """A timed sleep of the SDK's, as its loop keeps it: over as late as the loop is, and
+        gone on from once the loop has done what it had ready first."""
+        await asyncio.sleep(self.waited(seconds))
+        await self.timing.turn()
+
     def occupancy(self) -> int:
         """What 1.12.0 counts against the slots: taken jobs count twice (queue and progress)
         until run_jobs picks them up."""
@@ -59,7 +69,7 @@ class Sdk112Policy(Policy):
         while not self.stopping.is_set():
             need = self.slots - self.occupancy()
             if need <= 0:
-                await asyncio.sleep(self.waited(FULL_RECHECK_S))
+                await self.pause(FULL_RECHECK_S)
                 continue
             await self.fetch(need, bool(self.progress))
             await asyncio.sleep(0)

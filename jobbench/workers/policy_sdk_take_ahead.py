@@ -72,7 +72,7 @@ class SdkTakeAheadPolicy(Sdk112Policy):
                 jobs = await self.fetch(need, self.in_progress())
                 last_full = len(jobs) >= need
             elif not (self.take_ahead and last_full):
-                await asyncio.sleep(self.waited(FULL_RECHECK_S))  # a short take: 1.12.0's re-check
+                await self.pause(FULL_RECHECK_S)  # a short take: 1.12.0's re-check
                 continue
             elif self.held:
                 await self._buffer_empty.wait()  # one buffer at a time

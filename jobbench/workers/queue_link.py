@@ -32,8 +32,10 @@ class WorkerCpu(Protocol):
         """A job started, before its handler runs."""
 
     async def jobs_ended(self, jobs: int) -> None:
-        """The ends of `jobs` jobs, once their job-done POSTs went out, before their slots
-        free."""
+        """The ends of `jobs` jobs: their handlers' returns and their job-done POSTs sent."""
+
+    async def reply_read(self) -> None:
+        """A job-done's answer read, on a turn of the worker's loop: its slot frees then."""
 
 
 class QueueLink:
@@ -83,9 +85,11 @@ class QueueLink:
 
     async def post_done_many(self, results: list[tuple[str, dict[str, Any]]]) -> None:
         """All in one call: the queue takes a batch as concurrent POSTs arriving together."""
-        outcomes = await self.queue.job_done_many(self.worker, results)
         if self.cpu is not None:
             await self.cpu.jobs_ended(len(results))
+        outcomes = await self.queue.job_done_many(self.worker, results)
+        if self.cpu is not None:
+            await self.cpu.reply_read()
         for (job_id, _), outcome in zip(results, outcomes):
             if isinstance(outcome, JobError):
                 log(f"job-done for {job_id} answered {outcome.status}; result lost")

@@ -210,18 +210,19 @@ async def _rep(
     sdk = SdkCosts(seed) if policy in SDK_BASED else None
 
     def make(worker: str) -> Policy:
+        costs = sdk.worker(worker) if sdk else None
         # The drain and take-ahead policies' post tuning (post_quiet_s, post_hold_max_s) waits
         # out a batch's returns spreading over real milliseconds of scheduling; in virtual time
         # a batch's returns land at one instant, so the wait would only add time the model does
         # not have.
         return make_policy(
             policy,
-            QueueLink(queue, worker, sdk),
+            QueueLink(queue, worker, costs),
             scenario.slots,
             scenario.worker.take_ahead,
             post_quiet_s=0,
             post_hold_max_s=0,
-            timing=sdk.timing(worker) if sdk else AS_THE_LOOP_KEEPS_IT,
+            timing=costs or AS_THE_LOOP_KEEPS_IT,
         )
 
     crew = SimWorkers(make, fleet, process_start_s(policy))

@@ -13,10 +13,13 @@ virtual time (docs/simulation.md, "The SDK's own costs").
 - **Its CPU.** Reading a take's answer, starting each job and ending each job cost the
   worker's process CPU, and the workers share one core, as the fake target's CPU plan gives
   them on the 2-core machine the figures come from (procs/cpu_plan.py). So a batch's jobs
-  begin one start apart, a held job starts in a freed slot an end and a start after the one
-  before, and four workers' answers and batches queue behind each other. The job cache's take
-  sizes follow when its slots free against its 0.1 s tick, so when a batch's slots free
-  matters to it as much as how long its jobs take.
+  begin one start apart and post their job-dones one end apart, and four workers' answers and
+  batches queue behind each other.
+- **Its loop's order.** A timed wait's continuation and a job-done's reply wait for the work
+  the worker's loop had queued, the wait first: a tick that comes due among a batch's ends
+  finds none of their slots free yet, the next finds them all. The job cache's take sizes
+  follow when its slots free against its 0.1 s tick, so when a batch's slots free matters to
+  it as much as how long its jobs take.
 
 The ideal policies (drain, take-ahead) get none of this: they are the lower bound the reference
 table's exact figures describe.
@@ -66,11 +69,54 @@ class SharedCore:
     def __init__(self) -> None:
         self.free_at = 0.0
 
-    async def run(self, seconds: float) -> None:
-        """Until `seconds` of this core's time, after what was queued before it, are done."""
-        now = asyncio.get_running_loop().time()
+    def book(self, now: float, seconds: float) -> float:
+        """`seconds` of this core's time, after what was queued before it: when they are done."""
         self.free_at = max(now, self.free_at) + seconds
-        await asyncio.sleep(self.free_at - now)
+        return self.free_at
+
+
+class SdkWorker(DrawnTiming):
+    """One simulated SDK worker: its loop's timing, and its CPU (workers/queue_link.py,
+    WorkerCpu) on the core every worker shares. Its loop goes on from a timed wait, and reads a
+    job-done's reply, only once the work it had queued is done, the wait first: a real
+    worker's loop, busy with a batch's ends, gets to its tick after them and to their replies
+    after its tick, so the tick finds none of their slots free yet (docs/simulation.md, "Its
+    loop's order")."""
+
+    def __init__(self, draw: random.Random, core: SharedCore) -> None:
+        super().__init__(draw)
+        self.core = core
+        self.busy_until = 0.0  # when the CPU work this worker queued is done
+
+    async def answer_read(self, jobs: int) -> None:
+        await self._run(jobs * ANSWER_CPU_PER_JOB_S)
+
+    async def job_started(self) -> None:
+        await self._run(JOB_START_CPU_S)
+
+    async def jobs_ended(self, jobs: int) -> None:
+        await self._run(jobs * JOB_END_CPU_S)
+
+    async def turn(self) -> None:
+        await self._idle()
+
+    async def reply_read(self) -> None:
+        await self._idle()
+        # A timed wait that came due with it goes first: a tick's continuation is one step of
+        # its task, while a reply takes the SDK's job-done several (the response read, then
+        # released) before the slot frees.
+        await asyncio.sleep(0)
+
+    async def _idle(self) -> None:
+        loop = asyncio.get_running_loop()
+        while (busy_s := self.busy_until - loop.time()) > 0:
+            await asyncio.sleep(busy_s)
+
+    async def _run(self, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        done_at = self.core.book(loop.time(), seconds)
+        self.busy_until = max(self.busy_until, done_at)
+        await asyncio.sleep(done_at - loop.time())
 
 
 class SdkCosts:
@@ -84,22 +130,11 @@ class SdkCosts:
     def _draw(self, what: str) -> random.Random:
         return random.Random(f"{what}/{self.seed}") if self.seed is not None else random.Random()
 
-    def timing(self, worker: str) -> DrawnTiming:
-        return DrawnTiming(self._draw(f"sdk-loop/{worker}"))
+    def worker(self, name: str) -> SdkWorker:
+        return SdkWorker(self._draw(f"sdk-loop/{name}"), self.core)
 
     def between_reps_s(self) -> float:
         """The pause between a rep's last job and the next rep's load: the fake target's own
         steps between reps, and a drawn part of a tick, since in a real run (seconds, in a
         compare the other side's rep between) the runner's tick drifts to any phase."""
         return BETWEEN_REPS_S + self._draw("between-reps").uniform(0.0, PICKUP_S)
-
-    # The worker's CPU (workers/queue_link.py, WorkerCpu), on the core every worker shares.
-
-    async def answer_read(self, jobs: int) -> None:
-        await self.core.run(jobs * ANSWER_CPU_PER_JOB_S)
-
-    async def job_started(self) -> None:
-        await self.core.run(JOB_START_CPU_S)
-
-    async def jobs_ended(self, jobs: int) -> None:
-        await self.core.run(jobs * JOB_END_CPU_S)
