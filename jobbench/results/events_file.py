@@ -1,6 +1,6 @@
 """`<label>.events.jsonl`: a run's raw events, one JSON object a line (docs/events.md), with
 `scenario` and `rep` keys and times in microseconds from the rep's burst start. The one writer
-(the run loop, after every rep) and the one reader (the HTML report)."""
+(the run loop, as its reps come) and the one reader (the HTML report)."""
 
 from __future__ import annotations
 

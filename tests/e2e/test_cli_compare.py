@@ -18,10 +18,7 @@ FAST_SUITE = """
 [suites.fast]
 reps = 8  # a rep or two set aside as outliers on a busy machine still leave a verdict
 latency = {take = 0.05, wake = 0.005, hold = 2}
-scenarios = [
-  {name = "deep", workers = 1, slots = 8, burst = 32, job_seconds = 0.05},
-  {name = "shallow", workers = 2, slots = 8, burst = 8, job_seconds = 0.25},  # warm-up < 1 %
-]
+scenarios = [{name = "deep", workers = 1, slots = 8, burst = 32, job_seconds = 0.05}]
 
 [suites.tiny]
 reps = 1
@@ -56,7 +53,7 @@ def test_compare_runs_both_variants_interleaved_and_saves_everything(
     assert result.returncode == 0, result.stderr
     comparison = json.loads(result.stdout)
     assert comparison["schema"] == "jobbench.comparison/2"
-    deep, shallow = comparison["rows"]
+    (deep,) = comparison["rows"]
     assert deep["params"]["burst"] == 32 and deep["params"]["workers"] == 1
     p99 = deep["metrics"]["time_to_p99_s"]
     assert deep["reps"] == {"baseline": 8, "candidate": 8}
@@ -64,8 +61,8 @@ def test_compare_runs_both_variants_interleaved_and_saves_everything(
         aside = [e for e in p99["excluded"] if e["side"] == side]
         assert p99[key]["n"] + len(aside) == 8 and len(aside) <= 2, p99["excluded"]
     # take-ahead removes the take gap (by how much: benchmarks/reference_table.py): the sides
-    # are fully separated, p = 1/12870 for 8 reps a side, 1/924 with 2 of each set aside, under
-    # the row's 0.8 % (the speed tests' share of 1 %) / 2 rows / 2 of one look
+    # are fully separated, p = 1/12870 for 8 reps a side, 1/924 with 2 of each set aside: under
+    # 0.2 %, half the one row's level (the speed tests' 0.8 % share of 1 %, / 2 of one look)
     assert p99["ci"][0] <= p99["change"] <= p99["ci"][1] < 0 and p99["p_faster"] < 0.002
     assert set(deep["metrics"]) == {
         "time_to_p99_s", "time_to_p100_s", "e2e_p50_s", "e2e_p99_s", "e2e_mean_s",
@@ -73,8 +70,6 @@ def test_compare_runs_both_variants_interleaved_and_saves_everything(
     }  # fmt: skip
     assert comparison["verdict"] == "pass" and deep["verdict"] == "better"
     assert deep["metric"] == "time_to_p99_s" and deep["stopped"].startswith("fixed --reps 8")
-    same = shallow["metrics"]["time_to_p99_s"]
-    assert same["ci"][0] <= same["change"] <= same["ci"][1]
     for name in ("main.json", "pr.json", "main-vs-pr.json", "main-vs-pr.md"):
         assert (folder / "reports" / name).is_file(), name
     assert "A = main: variant main: model worker (drain)" in result.stderr

@@ -113,3 +113,29 @@ def test_a_torn_last_line_of_an_older_file_is_skipped_and_counted(tmp_path: Path
     path.write_bytes(whole + rep_2[: len(rep_2) // 2] + b'{"ev":"done","worker":"w\xe2\x82')
     rows, skipped = read_rep_events(path, {"s": 1})
     assert len(rows["s"]) == whole.count(b"\n") and skipped == 1
+
+
+@pytest.mark.parametrize(("every_s", "written"), [(0.0, [1, 2, 3, 3]), (3600.0, [1, 3])])
+def test_the_result_is_written_at_most_so_often_with_the_events_of_the_reps_it_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, every_s: float, written: list[int]
+) -> None:
+    """After the first rep, and at the run's end; between, only once SAVE_EVERY_S has passed.
+    Whenever the result is written, its events file holds the same reps."""
+    monkeypatch.setattr(jobbench.core.run.loop, "environment", lambda runpod: ENV.model_copy())
+    monkeypatch.setattr(jobbench.core.run.loop, "SAVE_EVERY_S", every_s)
+    path = tmp_path / "A.json"
+    seen: list[tuple[int, set[tuple[str, int]]]] = []
+    write = jobbench.core.run.loop.write_document
+
+    def watched(doc: Any, where: Path) -> Path:
+        reps = len(doc.scenarios[0].reps)
+        seen.append((reps, set(reps_in(path.with_suffix(".events.jsonl")))))
+        return write(doc, where)
+
+    monkeypatch.setattr(jobbench.core.run.loop, "write_document", watched)
+    config = RunConfig((DRAIN,), reps=3, label="A", out=tmp_path, save_events=True)
+    run_plans([Plan(config, ScriptedTarget("A", path, Script(), fine))], PlainProgress(quiet=True))
+    assert [reps for reps, _ in seen] == written
+    for reps, events in seen:
+        assert events == {(DRAIN.name, rep) for rep in range(1, reps + 1)}
+    assert len(json.loads(path.read_text())["scenarios"][0]["reps"]) == 3

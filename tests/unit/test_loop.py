@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+import jobbench.core.run.loop
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.queue_figures import scenario_entry
 from jobbench.core.run.target import Plan, Progress, RepOutcome
@@ -130,8 +131,11 @@ def saved(tmp_path: Path, side: str) -> dict[str, Any]:
 
 
 def test_two_plans_alternate_rep_by_rep_and_every_rep_is_saved_before_the_next(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Reps a second or more apart, as a real run's: each is saved before the next begins
+    # (closer together, at most once a second: tests/unit/test_events_file.py).
+    monkeypatch.setattr(jobbench.core.run.loop, "SAVE_EVERY_S", 0.0)
     two, script = plans(tmp_path, fine)
     docs = run_plans(two, PlainProgress(quiet=True))
     assert script.log == [

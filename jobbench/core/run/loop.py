@@ -1,7 +1,8 @@
 """The one run loop: plans (one per side) on their Targets, scenario by scenario, reps interleaved
-A, B, A, B..., every result saved after every rep, and marked incomplete with the reason on any
-way out (a failure, Ctrl-C, SIGTERM). A saved result is never lost: a plan's first rep moves it
-to its history, and a plan that ends without a rep saves beside it (results/history.py)."""
+A, B, A, B..., every result saved as its reps come (`Save`), and marked incomplete with the
+reason on any way out (a failure, Ctrl-C, SIGTERM). A saved result is never lost: a plan's
+first rep moves it to its history, and a plan that ends without a rep saves beside it
+(results/history.py)."""
 
 from __future__ import annotations
 
@@ -108,6 +109,14 @@ def run_plans(
     return docs
 
 
+# A result is written whole, so after a rep it is written again only this long (wall clock)
+# after the last time: simulated reps come by the thousand a second, and a write after each made
+# a long simulated compare quadratic (1,000 reps a side of one 64-job row: about 6 minutes).
+# A run's first rep and its end are always written, and a rep's events wait with it, so the
+# result and its events file hold the same reps whenever either is read.
+SAVE_EVERY_S = 1.0
+
+
 @dataclass
 class Save:
     """Where one plan's result goes. The result saved at `path` before this run stays there
@@ -119,6 +128,10 @@ class Save:
     writer: EventsWriter | None = field(default=None, init=False)
     started: bool = field(default=False, init=False)  # a rep of this run is saved at `path`
     _keeps: bool | None = field(default=None, init=False)
+    _unwritten: list[tuple[str, int, list[dict[str, Any]]]] = field(
+        default_factory=list, init=False
+    )  # the events of reps in the result in memory, not yet on disk
+    _written_at: float | None = field(default=None, init=False)
 
     def save_rep(self, doc: Result, scenario: str, rep: int, events: list[dict[str, Any]]) -> None:
         """The rep in the result and its events (the caller defers signals around both)."""
@@ -127,8 +140,18 @@ class Save:
             self.started = True
             self.writer = EventsWriter(events_path(self.path)) if self.save_events else None
         if self.writer is not None:
-            self.writer.write_rep(scenario, rep, events)
+            self._unwritten.append((scenario, rep, events))
+        if self._written_at is None or time.monotonic() - self._written_at >= SAVE_EVERY_S:
+            self._write(doc)
+
+    def _write(self, doc: Result) -> None:
+        """The reps' events not yet written, then the result that counts them."""
+        if self.writer is not None:
+            for scenario, rep, events in self._unwritten:
+                self.writer.write_rep(scenario, rep, events)
+        self._unwritten.clear()
         write_document(doc, self.path)
+        self._written_at = time.monotonic()
 
     def keeps_previous(self) -> bool:
         """No rep ran and the file at `path` holds one: it stays, this run saves beside it."""
@@ -147,7 +170,7 @@ class Save:
             return
         if not self.started and self.save_events:  # an empty events file, as no rep ran
             EventsWriter(events_path(self.path)).close()
-        write_document(doc, self.path)
+        self._write(doc)
         if self.writer is not None:
             self.writer.close()
 
