@@ -134,7 +134,8 @@ class Save:
     _written_at: float | None = field(default=None, init=False)
 
     def save_rep(self, doc: Result, scenario: str, rep: int, events: list[dict[str, Any]]) -> None:
-        """The rep in the result and its events (the caller defers signals around both)."""
+        """The rep in the result and its events: written now if no write was SAVE_EVERY_S
+        ago, else with the next (the caller defers signals around both)."""
         if not self.started:
             archive(self.path)
             self.started = True
