@@ -125,7 +125,7 @@ def test_a_workers_answer_and_each_jobs_start_and_end_cost_its_core_in_turn() ->
     assert second[0] >= first[-1] + (0.5 + JOB_START_CPU_S + JOB_END_CPU_S) * ns - 1
 
 
-def test_four_workers_queue_their_starts_for_the_one_core_they_share() -> None:
+def test_four_workers_queue_their_job_ends_for_the_one_core_they_share() -> None:
     """Four workers' first batches run on the one core the workers share: no two of their 128
     jobs post their job-done less than a job's end apart, whichever worker each is on."""
     events = _events("sdk-take-ahead", workers=4, burst=256, seed=3, rep=1, take_ahead=32)

@@ -111,7 +111,7 @@ def run_plans(
 
 # A result is written whole, so after a rep it is written again only this long (wall clock)
 # after the last time: simulated reps come by the thousand a second, and a write after each made
-# a long simulated compare quadratic (1,000 reps a side of one 64-job row: about 6 minutes).
+# a long simulated compare quadratic (500 reps a side of one 64-job row took 105 s, now 45 s).
 # A run's first rep and its end are always written, and a rep's events wait with it, so the
 # result and its events file hold the same reps whenever either is read.
 SAVE_EVERY_S = 1.0
