@@ -26,11 +26,13 @@ import time
 from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import psutil
 import pytest
 from ray import cluster_utils as ray_cluster_utils
 
+from jobbench.clients.bench_client import BenchClient
 from tests.e2e.helpers import run_jobbench, start_jobbench
 from tests.machine_share import MachineShare
 
@@ -150,15 +152,36 @@ def assert_nothing_left(cluster: dict[str, Any], lost: Collection[str] = ()) -> 
 
 def key_of_a_worker(cluster: dict[str, Any], timeout_s: float = 60) -> str:
     """The run's key, from a live worker's environment (the run made it)."""
+    return worker_env(cluster, "RUNPOD_AI_API_KEY", timeout_s)
+
+
+def worker_env(cluster: dict[str, Any], name: str, timeout_s: float = 60) -> str:
+    """Environment variable `name` of a live worker on the nodes."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for process in workers_on_nodes(cluster):
             with contextlib.suppress(psutil.Error):
-                key = process.environ().get("RUNPOD_AI_API_KEY")
-                if key:
-                    return key
+                value = str(process.environ().get(name) or "")
+                if value:
+                    return value
         time.sleep(0.05)
     raise AssertionError("no worker started on the nodes")
+
+
+def until_every_worker_holds_jobs(
+    cluster: dict[str, Any], key: str, workers: int, timeout_s: float = 60
+) -> None:
+    """Until the run's queue sees each of its `workers` holding a job: a rep's burst has reached
+    them all (the queue's address from a worker's take URL)."""
+    take_url = urlsplit(worker_env(cluster, "RUNPOD_WEBHOOK_GET_JOB"))
+    queue = BenchClient(f"{take_url.scheme}://{take_url.netloc}", key)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        held = [seen.get("held", 0) for seen in queue.workers().values()]
+        if len(held) == workers and all(held):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not every worker held a job within {timeout_s} s: {held}")
 
 
 class Stderr:
@@ -244,7 +267,9 @@ def test_a_node_lost_mid_rep_is_reported_and_leaves_nothing(
     key = key_of_a_worker(cluster)
     said = Stderr(proc)
     said.wait_for("rep 1/2")
-    time.sleep(1)  # jobs held by every worker
+    # Not a fixed sleep: on a loaded machine the burst reached the second node's worker more
+    # than a second after "rep 1/2", and the node went holding nothing to lose.
+    until_every_worker_holds_jobs(cluster, key, workers=2)
     second = cluster["second"]
     second_id = second.node_id
     second.kill_raylet()
