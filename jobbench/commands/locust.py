@@ -218,6 +218,12 @@ def run_locust(argv: list[str], env: dict[str, str], session: FakeSession | None
                 session.check_workers()  # a dead worker ends the run (exit 4), never silently
     except KeyboardInterrupt:
         signal_group(process.pid, signal.SIGINT)
+        print(
+            f"interrupted: Locust is writing its reports (up to {SHUTDOWN_GRACE_S:g} s); "
+            "Ctrl-C again to stop it now",
+            file=sys.stderr,
+            flush=True,
+        )
         with contextlib.suppress(subprocess.TimeoutExpired, KeyboardInterrupt):
             process.wait(SHUTDOWN_GRACE_S)  # a second Ctrl-C: stop waiting for its reports
         raise
