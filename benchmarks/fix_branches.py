@@ -25,6 +25,8 @@ branch differs from itself by more than the bound is called so, not blamed on th
     python benchmarks/fix_branches.py                      # the mirror, every seed row, 5 reps
     python benchmarks/fix_branches.py --rows 4w-64j-0.5s-shallow --reps 1   # a smoke
     python benchmarks/fix_branches.py --reuse /tmp/fix-branches-XXXX   # the simulator again
+    python benchmarks/fix_branches.py --more /tmp/fix-branches-XXXX --branches job-cache \
+        --rows 1w-512j-0.5s --reps 40     # 40 more reps a side, judged with the kept ones
 
 Nothing of the SDK is kept in jobbench: the branches live in the temporary folder, removed at
 the end (--keep keeps it, with the compare reports and events under <folder>/<branch>/reports).
@@ -483,6 +485,33 @@ def counted(value: dict[str, Any], side: str, letter: str) -> list[float]:
     return [v for i, v in enumerate(value["values"][side], start=1) if i not in flagged and v]
 
 
+def pooled(docs: list[dict[str, Any]]) -> dict[str, Row]:
+    """Per row, the reps of every compare document that ran it, run after run (`--more`): each
+    run interleaves its two sides, so each block of reps is side by side."""
+    found: dict[str, Row] = {}
+    for doc in docs:
+        for name, row in figures(doc).items():
+            before = found.get(name)
+            if before is not None:
+                row = Row(
+                    row.metric, before.a + row.a, before.b + row.b, before.flagged + row.flagged
+                )
+            found[name] = row
+    return found
+
+
+def runs_of(folder: Path, base: str) -> list[Path]:
+    """The folder of a branch's first run (`reports` or `again`) and those of the runs `--more`
+    added (`reports-2`, `reports-3`, ...), in the order they ran; those that exist."""
+    more = sorted(folder.glob(f"{base}-[0-9]*"), key=lambda path: int(path.name.rsplit("-", 1)[1]))
+    return [path for path in [folder / base, *more] if path.is_dir()]
+
+
+def next_run(folder: Path) -> int:
+    """The number of the next run `--more` adds to a branch's folder (its first run is 1)."""
+    return len(runs_of(folder, "reports")) + 1
+
+
 def figures(doc: dict[str, Any]) -> dict[str, Row]:
     """Per row: its gated metric and each side's reps that count."""
     found = {}
@@ -504,10 +533,10 @@ def read_events(path: Path) -> list[dict[str, Any]]:
 def takes_while_full(events: list[dict[str, Any]], slots: int) -> int:
     """Takes that reached the queue while their worker held `slots` jobs or more, delivered and
     not done: take-ahead's second take while the first batch runs (1.12.0 makes none)."""
-    held: defaultdict[tuple[Any, Any, str], int] = defaultdict(int)
+    held: defaultdict[tuple[Any, Any, Any, str], int] = defaultdict(int)
     timeline = []
     for e in events:
-        key = (e.get("scenario"), e.get("rep"), str(e.get("worker")))
+        key = (e.get("run"), e.get("scenario"), e.get("rep"), str(e.get("worker")))
         if e["ev"] == "deliver":
             timeline.append((e["t"], 1, key, 1))
         elif e["ev"] == "done" and e.get("worker"):
@@ -669,14 +698,21 @@ def main() -> int:
         "--reuse", type=Path, metavar="FOLDER",
         help="a folder kept by --keep: its real runs judged again, the simulator run anew",
     )  # fmt: skip
+    parser.add_argument(
+        "--more", type=Path, metavar="FOLDER",
+        help="a folder kept by --keep: --reps more reps a side of --rows, judged with its others",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.reuse and args.more:
+        parser.error("--reuse and --more: use one (--more judges the kept runs too)")
     rows = args.rows or names
     branches = [b for b in BRANCHES if not args.branches or b.name in args.branches]
     # The one simulator run has two sides: one branch's model runs as both.
     branches_sim = branches if len(branches) > 1 else [*branches, *branches]
-    work = args.reuse or Path(tempfile.mkdtemp(prefix="fix-branches-"))
+    kept = args.reuse or args.more
+    work = kept or Path(tempfile.mkdtemp(prefix="fix-branches-"))
     try:
-        if args.reuse is None:
+        if kept is None:
             build_worktrees(args.sdk_repo, work, branches)
         toml = project_toml(branches, rows, args.take_ahead)
         real: dict[str, dict[str, Row]] = {}
@@ -685,20 +721,28 @@ def main() -> int:
         for branch in branches:
             folder = work / branch.name
             if args.reuse is None:
-                folder.mkdir()
-                (folder / "jobbench.toml").write_text(toml)
+                number = 1 if args.more is None else next_run(folder)
+                suffix = "" if number == 1 else f"-{number}"
+                folder.mkdir(exist_ok=args.more is not None)
+                (folder / "jobbench.toml").write_text(toml)  # --more: this run's rows
                 print(f"== {branch.name}: the real branch against its model, {args.reps} reps")
-                compare(folder, sdk_variant(branch), model_variant(branch), args.reps, "fake")
+                sdk, model = sdk_variant(branch), model_variant(branch)
+                compare(folder, sdk, model, args.reps, "fake", out=f"reports{suffix}")
                 if args.a_a:
                     print(f"== {branch.name}: the real branch against itself, {args.reps} reps")
-                    sdk = sdk_variant(branch)
-                    compare(folder, sdk, sdk, args.reps, "fake", out=AGAIN)
+                    compare(folder, sdk, sdk, args.reps, "fake", out=f"{AGAIN}{suffix}")
             name = f"{sdk_variant(branch)}-vs-{model_variant(branch)}.json"
-            real[branch.name] = figures(json.loads((folder / "reports" / name).read_text()))
-            aa = folder / AGAIN / f"{sdk_variant(branch)}-vs-{sdk_variant(branch)}-b.json"
-            if aa.is_file():
-                itself[branch.name] = figures(json.loads(aa.read_text()))
-            events = read_events(folder / "reports" / f"{sdk_variant(branch)}.events.jsonl")
+            reports = runs_of(folder, "reports")
+            real[branch.name] = pooled([json.loads((r / name).read_text()) for r in reports])
+            aa = f"{sdk_variant(branch)}-vs-{sdk_variant(branch)}-b.json"
+            again = [run / aa for run in runs_of(folder, AGAIN) if (run / aa).is_file()]
+            if again:
+                itself[branch.name] = pooled([json.loads(path.read_text()) for path in again])
+            events = [
+                {**event, "run": index}  # reps are numbered from 1 in each run
+                for index, run in enumerate(reports)
+                for event in read_events(run / f"{sdk_variant(branch)}.events.jsonl")
+            ]
             print(f"   {branch.name} branch: {describe_takes(branch, events)}")
             problem = check_behaviour(branch, events, args.take_ahead, rows)
             if problem:
@@ -715,7 +759,7 @@ def main() -> int:
             print(f"behaviour: {problem}")
         return 0 if within and not problems else 1
     finally:
-        if args.keep or args.reuse:
+        if args.keep or kept:
             print(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)

@@ -148,3 +148,38 @@ def test_a_branch_that_does_not_reproduce_itself_is_called_so(
     assert "| +4.0% [" in line and "the branch against itself past 2 %" in line
     assert fb.report([row], real, {}, sim, [branch]) is True  # run with --no-a-a
     assert "| not run |" in capsys.readouterr().out
+
+
+def compare_doc(row: str, a: list[float], b: list[float], flagged_b: int = 0) -> dict[str, Any]:
+    """A compare JSON document's parts the script reads: one row, its reps, one B rep flagged."""
+    excluded = [{"side": "B", "rep": 1, "reason": "flagged: saturated"}] if flagged_b else []
+    values = {"values": {"baseline": a, "candidate": b}, "excluded": excluded}
+    return {"rows": [{"scenario": row, "metric": "m", "metrics": {"m": values}}]}
+
+
+def test_more_reps_pool_with_the_kept_runs_in_the_order_they_ran(
+    fb: ModuleType, tmp_path: Path
+) -> None:
+    for name in ("reports", "reports-10", "reports-2", "again", "reports-x"):
+        (tmp_path / name).mkdir()
+    assert [p.name for p in fb.runs_of(tmp_path, "reports")] == [
+        "reports",
+        "reports-2",
+        "reports-10",
+    ]
+    assert fb.next_run(tmp_path) == 4
+    assert fb.next_run(tmp_path / "none") == 1
+    first = compare_doc("r1", [1.0, 2.0], [3.0, 4.0])
+    more = compare_doc("r1", [5.0], [6.0, 7.0], flagged_b=1)
+    rows = fb.pooled([first, more, compare_doc("r2", [8.0], [9.0])])
+    assert rows["r1"] == fb.Row("m", [1.0, 2.0, 5.0], [3.0, 4.0, 7.0], 1)
+    assert rows["r2"] == fb.Row("m", [8.0], [9.0], 0)
+
+
+def test_a_take_is_matched_with_its_own_runs_jobs(fb: ModuleType) -> None:
+    # Two runs' rep 1 with the same worker name: the second run's take, sent with nothing
+    # delivered in that run, is not a take-ahead because the first run's jobs were running.
+    first = [{**event("deliver", 10), "run": 0} for _ in range(fb.SLOTS)]
+    take = {**event("take", 20, asked=32, arrived=15), "run": 1}
+    assert fb.takes_while_full([*first, take], fb.SLOTS) == 0
+    assert fb.takes_while_full([*first, {**take, "run": 0}], fb.SLOTS) == 1
