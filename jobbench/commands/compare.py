@@ -37,7 +37,7 @@ from jobbench.results.compare import compare_docs
 from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import Comparison, Params, Result, Row
 from jobbench.results.pairing import Named, match_scenarios
-from jobbench.results.side_by_side import side_by_side
+from jobbench.results.side_by_side import SideBySide, side_by_side
 from jobbench.results.store import result_path, safe_label, save_document
 
 
@@ -278,10 +278,12 @@ def _compare(request: CompareRequest, progress: Progress) -> int:
         judged = request.fail_on_regression and code == EXIT_REGRESSION
         code = code if judged else EXIT_RUN_FAILED
         progress.message(f"B's run stopped early, judged as its behaviour: {docs[1].error}")
-    _save(comparison, docs, request)
+    table = side_by_side(everyone) if extras else None
+    every_variant = None if table is None else _side_by_side_markdown(table, suite)
+    _save(comparison, docs, request, every_variant)
     renderer(request.fmt)(comparison, sys.stdout, _width(), request.wide)
-    if extras:
-        _side_by_side(everyone, request, suite)
+    if table is not None and every_variant is not None:
+        _show_side_by_side(table, every_variant, docs, request, suite)
     if request.html is not None:
         from jobbench.render.page.report_page import write_report
 
@@ -298,11 +300,17 @@ def _stopped(row: Row, sides: list[ResolvedSide], settle: Settler | None, reps: 
     return f"fixed --reps {reps} (--reps auto settles)"
 
 
-def _save(comparison: Comparison, docs: list[Result], request: CompareRequest) -> None:
-    """`<A>-vs-<B>.json` and `.md`, the PR-comment body, and the Actions job summary."""
-    stem = f"{safe_label(docs[0].label)}-vs-{safe_label(docs[1].label)}"
+def _save(
+    comparison: Comparison, docs: list[Result], request: CompareRequest, every_variant: str | None
+) -> None:
+    """`<A>-vs-<B>.json` and `.md`, the PR-comment body, and the Actions job summary; a suite
+    with other variants adds their side-by-side table (`every_variant`) to each Markdown, so a
+    PR comment shows every variant too."""
+    stem = _stem(docs)
     save_document(comparison, request.out / f"{stem}.json")  # the one before goes to history
     markdown = _markdown(comparison)
+    if every_variant is not None:
+        markdown += f"\n{every_variant}"
     (request.out / f"{stem}.md").write_text(markdown)
     if request.markdown_file is not None:
         request.markdown_file.write_text(markdown)
@@ -312,16 +320,24 @@ def _save(comparison: Comparison, docs: list[Result], request: CompareRequest) -
             handle.write(markdown + "\n")
 
 
-def _side_by_side(docs: list[Result], request: CompareRequest, suite: Suite) -> None:
-    """Every variant of the suite on one table (docs/fixes.md): saved as
-    `<A>-vs-<B>.<suite>.md`, and shown after the comparison in the table and Markdown formats
-    (the JSON and CSV ones stay one document on stdout)."""
-    table = side_by_side(docs)
-    stem = f"{safe_label(docs[0].label)}-vs-{safe_label(docs[1].label)}"
+def _stem(docs: list[Result]) -> str:
+    return f"{safe_label(docs[0].label)}-vs-{safe_label(docs[1].label)}"
+
+
+def _side_by_side_markdown(table: SideBySide, suite: Suite) -> str:
+    """Every variant of the suite on one table (docs/fixes.md), in Markdown."""
     buffer = io.StringIO()
     render_side_by_side(table, buffer, markdown=True)
-    path = request.out / f"{stem}.{safe_label(suite.name)}.md"
-    path.write_text(f"### {suite.name}: every variant side by side\n\n{buffer.getvalue()}")
+    return f"### {suite.name}: every variant side by side\n\n{buffer.getvalue()}"
+
+
+def _show_side_by_side(
+    table: SideBySide, markdown: str, docs: list[Result], request: CompareRequest, suite: Suite
+) -> None:
+    """The side-by-side table saved as `<A>-vs-<B>.<suite>.md`, and shown after the comparison
+    in the table and Markdown formats (the JSON and CSV ones stay one document on stdout)."""
+    path = request.out / f"{_stem(docs)}.{safe_label(suite.name)}.md"
+    path.write_text(markdown)
     if request.fmt in ("table", "markdown"):
         sys.stdout.write(f"\n{suite.name}: every variant side by side ({path})\n\n")
         render_side_by_side(table, sys.stdout, markdown=request.fmt == "markdown")

@@ -83,9 +83,15 @@ def test_compare_main_pr_on_the_fixes_suite_sets_every_fix_side_by_side(
     assert ("4w-1024j-0.5s", "worker-seconds") not in lines  # a fixed fleet bills none
     assert {title for _, title in lines} == set(FIVE)
     # The table format shows it after the comparison; saved results are read, not run again.
-    assert run_cli(monkeypatch, *args, cwd=tmp_path) == EXIT_OK
+    # The PR-comment body (--markdown) and the saved comparison carry it after A against B.
+    body = tmp_path / "comment.md"
+    assert run_cli(monkeypatch, *args, "--markdown", str(body), cwd=tmp_path) == EXIT_OK
     out = capsys.readouterr().out
     assert "fixes: every variant side by side" in out and "server-fix" in out
+    for markdown in (body.read_text(), (reports / "main-vs-pr.md").read_text()):
+        a_b, every = markdown.split("### fixes: every variant side by side")
+        assert "A = main" in a_b and "job-cache" not in a_b
+        assert [line for line in every.splitlines() if line] == [line for line in table if line][1:]
 
 
 SUITE = """
