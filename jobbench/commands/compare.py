@@ -279,11 +279,10 @@ def _compare(request: CompareRequest, progress: Progress) -> int:
         code = code if judged else EXIT_RUN_FAILED
         progress.message(f"B's run stopped early, judged as its behaviour: {docs[1].error}")
     table = side_by_side(everyone) if extras else None
-    every_variant = None if table is None else _side_by_side_markdown(table, suite)
-    _save(comparison, docs, request, every_variant)
+    _save(comparison, docs, request, suite, table)
     renderer(request.fmt)(comparison, sys.stdout, _width(), request.wide)
-    if table is not None and every_variant is not None:
-        _show_side_by_side(table, every_variant, docs, request, suite)
+    if table is not None:
+        _show_side_by_side(table, docs, request, suite)
     if request.html is not None:
         from jobbench.render.page.report_page import write_report
 
@@ -301,15 +300,22 @@ def _stopped(row: Row, sides: list[ResolvedSide], settle: Settler | None, reps: 
 
 
 def _save(
-    comparison: Comparison, docs: list[Result], request: CompareRequest, every_variant: str | None
+    comparison: Comparison,
+    docs: list[Result],
+    request: CompareRequest,
+    suite: Suite,
+    table: SideBySide | None,
 ) -> None:
-    """`<A>-vs-<B>.json` and `.md`, the PR-comment body, and the Actions job summary; a suite
-    with other variants adds their side-by-side table (`every_variant`) to each Markdown, so a
-    PR comment shows every variant too."""
+    """`<A>-vs-<B>.json` and `.md`, the PR-comment body, and the Actions job summary. With the
+    suite's other variants (`table`), their side-by-side table is saved as
+    `<A>-vs-<B>.<suite>.md` and follows A against B in each Markdown, so a PR comment shows
+    every variant too."""
     stem = _stem(docs)
     save_document(comparison, request.out / f"{stem}.json")  # the one before goes to history
     markdown = _markdown(comparison)
-    if every_variant is not None:
+    if table is not None:
+        every_variant = _side_by_side_markdown(table, suite)
+        _side_by_side_path(docs, request, suite).write_text(every_variant)
         markdown += f"\n{every_variant}"
     (request.out / f"{stem}.md").write_text(markdown)
     if request.markdown_file is not None:
@@ -324,6 +330,10 @@ def _stem(docs: list[Result]) -> str:
     return f"{safe_label(docs[0].label)}-vs-{safe_label(docs[1].label)}"
 
 
+def _side_by_side_path(docs: list[Result], request: CompareRequest, suite: Suite) -> Path:
+    return request.out / f"{_stem(docs)}.{safe_label(suite.name)}.md"
+
+
 def _side_by_side_markdown(table: SideBySide, suite: Suite) -> str:
     """Every variant of the suite on one table (docs/fixes.md), in Markdown."""
     buffer = io.StringIO()
@@ -332,13 +342,12 @@ def _side_by_side_markdown(table: SideBySide, suite: Suite) -> str:
 
 
 def _show_side_by_side(
-    table: SideBySide, markdown: str, docs: list[Result], request: CompareRequest, suite: Suite
+    table: SideBySide, docs: list[Result], request: CompareRequest, suite: Suite
 ) -> None:
-    """The side-by-side table saved as `<A>-vs-<B>.<suite>.md`, and shown after the comparison
-    in the table and Markdown formats (the JSON and CSV ones stay one document on stdout)."""
-    path = request.out / f"{_stem(docs)}.{safe_label(suite.name)}.md"
-    path.write_text(markdown)
+    """The side-by-side table after the comparison in the table and Markdown formats (the JSON
+    and CSV ones stay one document on stdout)."""
     if request.fmt in ("table", "markdown"):
+        path = _side_by_side_path(docs, request, suite)
         sys.stdout.write(f"\n{suite.name}: every variant side by side ({path})\n\n")
         render_side_by_side(table, sys.stdout, markdown=request.fmt == "markdown")
 

@@ -174,13 +174,14 @@ def until_every_worker_holds_jobs(
     """Until the run's queue sees each of its `workers` holding a job: a rep's burst has reached
     them all (the queue's address from a worker's take URL)."""
     take_url = urlsplit(worker_env(cluster, "RUNPOD_WEBHOOK_GET_JOB"))
-    queue = BenchClient(f"{take_url.scheme}://{take_url.netloc}", key)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        held = [seen.get("held", 0) for seen in queue.workers().values()]
-        if len(held) == workers and all(held):
-            return
-        time.sleep(0.05)
+    held: list[int] = []
+    with contextlib.closing(BenchClient(f"{take_url.scheme}://{take_url.netloc}", key)) as queue:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            held = [seen.get("held", 0) for seen in queue.workers().values()]
+            if len(held) == workers and all(held):
+                return
+            time.sleep(0.05)
     raise AssertionError(f"not every worker held a job within {timeout_s} s: {held}")
 
 
