@@ -109,6 +109,11 @@ class Policy:
     """What every policy shares: the take and stop loops, and a prompt shutdown."""
 
     error_pause_s = ERROR_PAUSE_S
+    # How a take is bounded: inline (asyncio.timeout), the answer's jobs accepted in the step
+    # that reads it; or, for the policies on 1.12.0's loops, through asyncio.wait_for as the
+    # SDK bounds it, which on Python 3.11 runs the take as a task of its own, so the taker
+    # goes on a loop turn after its answer (docs/fixes.md, "Real branches").
+    take_as_a_task = False
 
     def __init__(self, link: Link, slots: int) -> None:
         self.link = link
@@ -189,18 +194,33 @@ class Policy:
         """`fetch`, telling an empty answer ([]: 204, or the hold ran out) from a failed take
         (None: an error, a 429 or a timeout), for a policy that backs off after the one only."""
         take = self.link.take(count, in_progress, on_sent)
-        jobs = await guarded("job-take", take, TAKE_TIMEOUT_S, self.error_pause_s)
+        jobs = await guarded(
+            "job-take", take, TAKE_TIMEOUT_S, self.error_pause_s, self.take_as_a_task
+        )
         if jobs is not None:
-            self.accept(jobs)  # in the same step as the answer's read: nothing comes between
+            await self.answered()
+            self.accept(jobs)
         return jobs
+
+    async def answered(self) -> None:
+        """Between a take's answer and its jobs' acceptance: nothing, so the ideal policies
+        accept an answer's jobs in the step that reads it."""
 
 
 async def guarded(
-    what: str, call: Awaitable[list[T]], timeout_s: float, error_pause_s: float
+    what: str,
+    call: Awaitable[list[T]],
+    timeout_s: float,
+    error_pause_s: float,
+    as_a_task: bool = False,
 ) -> list[T] | None:
-    """`call` bounded by `timeout_s`, as 1.12.0 guards job-take and job-stop. None when it
-    failed: after a 429 it pauses RATE_LIMIT_S, after an error (logged) `error_pause_s`."""
+    """`call` bounded by `timeout_s`, as 1.12.0 guards job-take and job-stop; `as_a_task`: by
+    asyncio.wait_for, as the SDK does (on Python 3.11 a task of its own, a loop turn more),
+    else inline. None when it failed: after a 429 it pauses RATE_LIMIT_S, after an error
+    (logged) `error_pause_s`."""
     try:
+        if as_a_task:
+            return await asyncio.wait_for(call, timeout_s)
         async with asyncio.timeout(timeout_s):  # no extra task (and loop turn), unlike wait_for
             return await call
     except RateLimited:

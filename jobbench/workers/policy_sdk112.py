@@ -39,6 +39,7 @@ class Sdk112Policy(Policy):
     """runpod 1.12.0 JobScaler: re-check every 1 s when full; 0.1 s pickup from a local queue."""
 
     error_pause_s = 0.0  # 1.12.0 re-takes at once after an error
+    take_as_a_task = True  # 1.12.0 get_jobs: asyncio.wait_for(self.jobs_fetcher(...), ...)
 
     def __init__(self, link: Link, slots: int, timing: LoopTiming = AS_THE_LOOP_KEEPS_IT) -> None:
         super().__init__(link, slots)
@@ -58,6 +59,12 @@ class Sdk112Policy(Policy):
         """A timed sleep of the SDK's, as its loop keeps it: over as late as the loop is, and
         gone on from once the loop has done what it had ready first."""
         await asyncio.sleep(self.waited(seconds))
+        await self.timing.turn()
+
+    async def answered(self) -> None:
+        # Through wait_for the taker goes on from its answer a loop turn later, after the work
+        # the loop had ready (a batch's job ends), as from a timed wait; the simulator's
+        # timing keeps that turn (core/sim/sdk_costs.py), a real loop has it already.
         await self.timing.turn()
 
     def occupancy(self) -> int:

@@ -23,7 +23,7 @@ from jobbench.core.sim.sdk_costs import (
     SdkCosts,
     SharedCore,
 )
-from jobbench.workers.policy_sdk112 import PICKUP_S
+from jobbench.workers.policy_sdk112 import PICKUP_S, Sdk112Policy
 from jobbench.workers.spec import WorkerSpec
 
 
@@ -72,6 +72,33 @@ def test_a_workers_turn_waits_for_its_own_work_and_a_reply_for_a_tick_due_with_i
         ("reply", pytest.approx(w0_done)),
         ("w1 tick", pytest.approx(w1_done)),
     ]
+
+
+def test_a_simulated_sdk_worker_has_its_takes_jobs_once_its_queued_work_is_done() -> None:
+    """1.12.0's wait_for in virtual time: an answer reaches the taker a loop turn late, after
+    the core work its worker had queued (a batch's job ends), not in the step that reads it."""
+
+    class AtOnce:
+        """A link whose take is answered at once with one job."""
+
+        async def take(
+            self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
+        ) -> list[dict[str, object]]:
+            return [{"id": "a0", "input": {}}]
+
+    async def accepted_after() -> tuple[float, list[str]]:
+        loop = asyncio.get_running_loop()
+        worker = SdkCosts(1).worker("w0")
+        policy = Sdk112Policy(AtOnce(), 1, worker)  # type: ignore[arg-type]
+        begun = loop.time()
+        ends = asyncio.ensure_future(worker.jobs_ended(10))
+        await asyncio.sleep(0)  # the ends are queued on the core first
+        await policy.try_fetch(1, False)
+        accepted = (loop.time() - begun, policy.job_ids())
+        await ends
+        return accepted
+
+    assert virtual_clock.run(accepted_after()) == (pytest.approx(10 * JOB_END_CPU_S), ["a0"])
 
 
 def _events(

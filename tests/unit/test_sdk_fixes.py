@@ -19,9 +19,10 @@ from fake_queue import precise_loop
 from fake_queue.queue import virtual_clock
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import UsageError
+from jobbench.workers.model_policies import make_policy
 from jobbench.workers.model_worker import run_loop
 from jobbench.workers.model_worker_config import ConfigError, load_config
-from jobbench.workers.policies import POLICIES, SDK_BASED
+from jobbench.workers.policies import POLICIES, SDK_BASED, TAKES_AHEAD
 from jobbench.workers.policy_base import Job, OnEnd, Policy, Run
 from jobbench.workers.policy_job_cache import (
     JobCachePolicy,
@@ -126,11 +127,12 @@ def test_one_buffer_at_a_time_and_held_jobs_start_as_slots_free() -> None:
     link = ScriptLink([batch("a", 2), batch("b", 2), batch("c", 2)])
     policy = run_for(SdkTakeAheadPolicy(link, 2, 2), 2.2)
     (_, _, _), (t1, _, _), (t2, asked2, _) = link.takes[:3]
-    # b, held from 1.0 s, starts as a's slots free (a ends at 1.5 s, its job-done returns 10 ms
-    # later; the runner's wait on its tasks wakes at once); only then is the buffer empty and
+    # b, held from 1.0 s, starts as a's slots free (as a's job-done returns, 10 ms after a
+    # ends; the runner's wait on its tasks wakes at once); only then is the buffer empty and
     # the next take-ahead leaves
     b_start = min(link.started[f"b{i}"] for i in range(2))
-    assert b_start == pytest.approx(TAKE_S + 1.0 + DONE_S)
+    a_ended = min(link.started[f"a{i}"] for i in range(2)) + 1.0
+    assert b_start == pytest.approx(a_ended + DONE_S)
     assert t2 == pytest.approx(b_start) and asked2 == 2
     assert t1 < b_start
     assert isinstance(policy, SdkTakeAheadPolicy)
@@ -273,6 +275,47 @@ def test_the_runner_gets_jobs_as_429s_wait_for_does() -> None:
     assert set(link.done) == {"a0", "a1", "a2", "a3"}
     assert still_queued["a3"] == 0
     assert (still_queued["a0"] >= 1) == wait_for_yields_a_turn_a_get()
+
+
+def wait_for_yields_a_turn_a_take() -> bool:
+    """Whether this Python's asyncio.wait_for runs a take as a task of its own (3.11), so work
+    made ready as its answer arrives runs before the one waiting on it goes on; or inline."""
+
+    async def probe() -> list[str]:
+        seen: list[str] = []
+
+        async def take() -> None:
+            await asyncio.sleep(0.01)
+            asyncio.get_running_loop().call_soon(seen.append, "ready work")
+
+        await asyncio.wait_for(take(), 1)
+        seen.append("taker")
+        await asyncio.sleep(0)
+        return seen
+
+    return asyncio.run(probe()) == ["ready work", "taker"]
+
+
+@pytest.mark.parametrize("policy", SDK_BASED)
+def test_an_sdk_based_taker_goes_on_from_its_answer_as_1_12_0s_wait_for_does(policy: str) -> None:
+    # 1.12.0 (and #429) take through asyncio.wait_for: on Python 3.11 the taker has its
+    # answer's jobs only after the work made ready as the answer came (a batch's job ends, on
+    # the real branch), which moves its ticks against that batch's (docs/fixes.md).
+    class Racing(ScriptLink):
+        taker: Policy
+
+        async def take(
+            self, count: int, in_progress: bool, on_sent: Callable[[], None] | None = None
+        ) -> list[Job]:
+            jobs = await super().take(count, in_progress, on_sent)
+            asyncio.get_running_loop().call_soon(lambda: had.append(self.taker.job_ids()))
+            return jobs
+
+    had: list[list[str]] = []
+    link = Racing([batch("a", 2, 1.0)])
+    link.taker = make_policy(policy, link, 2, 2 if policy in TAKES_AHEAD else 0)
+    run_for(link.taker, 0.6)
+    assert had[0] == ([] if wait_for_yields_a_turn_a_take() else ["a0", "a1"])
 
 
 def test_shutdown_runs_queued_jobs_and_drops_the_cache() -> None:

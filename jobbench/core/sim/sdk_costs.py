@@ -15,7 +15,8 @@ virtual time (docs/simulation.md, "The SDK's own costs").
   them on the 2-core machine the figures come from (procs/cpu_plan.py). So a batch's jobs
   begin one start apart and post their job-dones one end apart, and four workers' answers and
   batches queue behind each other.
-- **Its loop's order.** A timed wait's continuation and a job-done's reply wait for the work
+- **Its loop's order.** A timed wait's continuation, a take's answer (1.12.0's wait_for runs
+  the take as a task of its own, a loop turn more) and a job-done's reply wait for the work
   the worker's loop had queued, the wait first: a tick that comes due among a batch's ends
   finds none of their slots free yet, the next finds them all. The job cache's take sizes
   follow when its slots free against its 0.1 s tick, so when a batch's slots free matters to
