@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -33,6 +34,13 @@ NEXT_IS_QUIET = pytest.StashKey[bool]()
 # process it starts may write it.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# The Ctrl-C tests send SIGINT to the processes they start. A suite started in the background by
+# a non-interactive shell (`cmd &`) inherits SIGINT ignored, and an ignored signal stays ignored
+# across exec, so every jobbench and worker process it started ignored those Ctrl-Cs (15 tests
+# failed so). The suite takes SIGINT back as Python's own before xdist starts its workers, so
+# every process it starts gets the default a terminal would give it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
