@@ -19,6 +19,7 @@ from jobbench.workers.model_worker_config import Config
 from jobbench.workers.policy_base import Job, OnEnd, RateLimited, Run, log, post_each
 from jobbench.workers.raw_http import RawClient, RawHttpError
 from jobbench.workers.run_job import RUNPOD_VERSION, run_handler, start_bench_runs
+from jobbench.workers.worker_cpu import WorkerCpu
 
 DONE_RETRY_PAUSES_S = (2.0, 3.0)  # aiohttp_retry FibonacciRetry(attempts=3): on status >= 500
 FORM_HEADERS = {"charset": "utf-8", "Content-Type": "application/x-www-form-urlencoded"}
@@ -85,17 +86,20 @@ class AnswerClock:
 
 class HttpLink:
     """The worker-facing calls, with 1.12.0's URLs: model_policies.Link over aiohttp, or over
-    the lean client (raw_http) for takes and results when given one."""
+    the lean client (raw_http) for takes and results when given one. `cpu`: what the worker's
+    own code adds to a job's steps (worker_cpu.SdkCodeCpu for the SDK-based models)."""
 
     def __init__(
         self,
         config: Config,
         session: aiohttp.ClientSession,
         lean: tuple[RawClient, RawClient] | None = None,
+        cpu: WorkerCpu | None = None,
     ) -> None:
         self.config = config
         self.session = session
         self.lean = lean  # (takes, results)
+        self.cpu = cpu
         self.stop_enabled = TAKE_SEGMENT in config.take_url
         self.answer_clock = AnswerClock()
         self.answer_arrived: float | None = None  # aiohttp's client cannot tell
@@ -108,6 +112,14 @@ class HttpLink:
         if count > 1:
             url = url.replace(TAKE_SEGMENT, TAKE_BATCH_SEGMENT) + f"&batch_size={count}"
         url += f"&job_in_progress={int(in_progress)}"
+        jobs = await self._take_answer(url, count, on_sent)
+        if jobs and self.cpu is not None:
+            await self.cpu.answer_read(len(jobs))
+        return jobs
+
+    async def _take_answer(
+        self, url: str, count: int, on_sent: Callable[[], None] | None
+    ) -> list[Job]:
         if self.lean is not None:
             with self.answer_clock.awake(count):
                 answer = await self.lean[0].request("GET", url, on_sent=on_sent)
@@ -138,7 +150,14 @@ class HttpLink:
         return [job_id for job_id in ids if isinstance(job_id, str)]
 
     async def process(self, job: Job) -> None:
-        await self.post_done(str(job["id"]), await self.handle(job))
+        if self.cpu is None:
+            await self.post_done(str(job["id"]), await self.handle(job))
+            return
+        await self.cpu.job_started()
+        result = await self.handle(job)
+        await self.cpu.jobs_ended(1)
+        await self.post_done(str(job["id"]), result)
+        await self.cpu.reply_read()
 
     async def handle(self, job: Job, started: float | None = None) -> dict[str, Any]:
         return await run_handler(job, self.config.worker_id, started)

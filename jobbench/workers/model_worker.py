@@ -39,6 +39,7 @@ from jobbench.workers.model_worker_config import Config, ConfigError, load_confi
 from jobbench.workers.policies import SDK_BASED
 from jobbench.workers.raw_http import RawClient
 from jobbench.workers.run_job import RUNPOD_VERSION
+from jobbench.workers.worker_cpu import SdkCodeCpu, WorkerCpu
 
 EXIT_CONFIG = 2  # README.md "Exit codes": usage or config error
 
@@ -64,6 +65,12 @@ def lean_clients(config: Config, headers: dict[str, str]) -> tuple[RawClient, Ra
     )
 
 
+def own_code_cpu(policy: str) -> WorkerCpu | None:
+    """What the worker's own code adds to a job's steps: the SDK's code beyond the model's for
+    the SDK-based models, which stand for a real SDK worker; nothing for the ideal ones."""
+    return SdkCodeCpu() if policy in SDK_BASED else None
+
+
 async def serve(config: Config) -> None:
     headers = session_headers(config)
     # As the SDK's session: no connection limit, 600 s total; takes are bounded at 90 s.
@@ -73,9 +80,8 @@ async def serve(config: Config) -> None:
         headers=headers,
     ) as session:
         lean = lean_clients(config, headers)
-        policy = make_policy(
-            config.policy, HttpLink(config, session, lean), config.slots, config.take_ahead
-        )
+        link = HttpLink(config, session, lean, own_code_cpu(config.policy))
+        policy = make_policy(config.policy, link, config.slots, config.take_ahead)
         with stop_signals_call(policy.shutdown):  # also while the clients close
             pinger = None
             if config.ping_url:

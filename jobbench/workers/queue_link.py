@@ -10,32 +10,16 @@ No HTTP, no aiohttp.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from fake_queue.queue.job_queue import JobError, JobQueue
 from jobbench.workers.policy_base import Job, OnEnd, Run, log
 from jobbench.workers.run_job import run_handler, start_bench_runs
+from jobbench.workers.worker_cpu import WorkerCpu
 
 
 def _never() -> bool:
     return False  # in-process, a take's client leaves only by being cancelled
-
-
-class WorkerCpu(Protocol):
-    """What a worker's own CPU adds to its steps in virtual time (the simulator's model of an SDK
-    worker, core/sim/sdk_costs.py): each returns once that work is done."""
-
-    async def answer_read(self, jobs: int) -> None:
-        """A take's answer of `jobs` jobs read, before the worker has them."""
-
-    async def job_started(self) -> None:
-        """A job started, before its handler runs."""
-
-    async def jobs_ended(self, jobs: int) -> None:
-        """The ends of `jobs` jobs: their handlers' returns and their job-done POSTs sent."""
-
-    async def reply_read(self) -> None:
-        """A job-done's answer read, on a turn of the worker's loop: its slot frees then."""
 
 
 class QueueLink:

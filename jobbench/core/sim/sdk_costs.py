@@ -36,14 +36,15 @@ from jobbench.workers.policy_sdk112 import PICKUP_S, LoopTiming
 # asyncio's stock loop on Linux waits in whole milliseconds, so a timed wait ends up to this late.
 LOOP_LATE_MAX_S = 0.001
 # CPU the SDK worker's core spends on each job of a take's answer (read, decoded, queued), on
-# each job's start and on each job's end (its job-done round trip included): calibrated so the
-# simulated branches of both fixes match the real ones on the seed rows, beside the SDK's own
-# CPU per job as the harness measures it, 0.62 ms (docs/simulation.md, "The SDK's own costs").
-# An answer's cost grows with its jobs: a fixed 3.5 ms an answer, which fits a burst's full
-# takes as well, makes the one-job takes of a steady load cost 4 ms a job.
-ANSWER_CPU_PER_JOB_S = 0.00011
-JOB_START_CPU_S = 0.0003
-JOB_END_CPU_S = 0.00045
+# each job's start and on each job's end (its handler's return to its job-done POST sent, and
+# the POST's reply read), as timestamps inside the real job-cache branch put them (1 x 512 jobs
+# of 0.5 s, 2026-12-06): a 50-job answer's first job started 0.7 ms after it arrived, and a
+# batch's consecutive starts, handler returns and slot frees came a median 45, 196 and 60 us
+# apart (docs/simulation.md, "The SDK's own costs"). An answer's cost grows with its jobs, so
+# the one-job takes of a steady load cost little.
+ANSWER_CPU_PER_JOB_S = 0.000014
+JOB_START_CPU_S = 0.000045
+JOB_END_CPU_S = 0.000256
 # The fake target's steps between a rep's last job and the next one's load (the events read,
 # the rep saved, every worker polling again, the queue reset): a few tenths of a second.
 BETWEEN_REPS_S = 0.3
@@ -77,7 +78,7 @@ class SharedCore:
 
 
 class SdkWorker(DrawnTiming):
-    """One simulated SDK worker: its loop's timing, and its CPU (workers/queue_link.py,
+    """One simulated SDK worker: its loop's timing, and its CPU (workers/worker_cpu.py,
     WorkerCpu) on the core every worker shares. Its loop goes on from a timed wait, and reads a
     job-done's reply, only once the work it had queued is done, the wait first: a real
     worker's loop, busy with a batch's ends, gets to its tick after them and to their replies
