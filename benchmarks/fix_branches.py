@@ -59,7 +59,9 @@ TOLERANCE = 0.02  # the issue's bound: a model within 2 % of its branch on every
 SLOTS = 32  # the seed rows' slots (their concurrency_modifier); the job-cache check needs it
 TAKE_AHEAD = 32  # K, as the built-in `pr` variant
 AGAIN = "again"  # the folder of the A/A run's reports, beside `reports`
-SIM_REPS = 30  # the simulator's reps a row: milliseconds each, and its reps draw their timing
+# The simulator's reps a row: milliseconds each, and the SDK-based models' reps draw their loop's
+# timing, so 30 left take-ahead's 4 x 1,024 row to the draws (docs/fixes.md, "Figures").
+SIM_REPS = 100
 # The gate's statistics (Hodges-Lehmann change, 95 % interval), with no rep an outlier: the job
 # cache's slow path (docs/fixes.md) is the branch's own behaviour, which a median of the other
 # reps would hide. Reps the runner flagged (a saturated machine) still do not count.
