@@ -87,11 +87,10 @@ def test_the_sdk_based_models_and_only_they_spend_the_sdks_own_code() -> None:
 
 
 def test_spending_cpu_holds_the_thread_for_that_much_of_its_cpu_time() -> None:
-    before_cpu, before_wall = time.thread_time(), time.perf_counter()
+    # Thread CPU time, not the wall clock: a preempted spin goes on, so load cannot shorten it.
+    before = time.thread_time()
     spend_cpu(0.004)
-    spent, took = time.thread_time() - before_cpu, time.perf_counter() - before_wall
-    assert 0.004 <= spent < 0.05
-    assert took >= 0.0039  # not done sooner than that on the wall clock either
+    assert 0.004 <= time.thread_time() - before < 0.05
 
 
 def test_the_sdks_code_spends_its_cpu_at_an_answer_and_a_jobs_start_end_and_reply() -> None:
