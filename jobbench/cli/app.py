@@ -159,6 +159,14 @@ Budget = Annotated[
     str, Opt(metavar="DURATION", help="--reps auto: wall time for the whole call, e.g. 45m")
 ]
 Wide = Annotated[bool, Opt("--wide", help="table: every metric, not only the gated one")]
+Lanes = Annotated[
+    str,
+    Opt(
+        metavar="N|auto",
+        help="rows run side by side, each with its own queue and workers (auto: every row, "
+        "while the machine holds them; 1: one at a time)",
+    ),
+]
 MaxCostRegression = Annotated[
     str | None,
     Opt(
@@ -168,7 +176,14 @@ MaxCostRegression = Annotated[
 ]
 MaxRegression = Annotated[str, Opt(metavar="PERCENT", help="slowdown still passing, e.g. 5%")]
 Repo = Annotated[Path | None, Opt(metavar="PATH", help="SDK checkout whose git refs are names")]
-Format = Annotated[str, Opt("--format", metavar="FORMAT", help="table | markdown | json | csv")]
+Format = Annotated[
+    str,
+    Opt(
+        "--format",
+        metavar="FORMAT",
+        help="table | markdown | json | csv | bmf | github-action-benchmark (B's figures)",
+    ),
+]
 
 
 def fail(exc: JobbenchError) -> NoReturn:

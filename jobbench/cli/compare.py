@@ -11,6 +11,7 @@ from jobbench.cli.app import (
     Candidate,
     Cluster,
     Format,
+    Lanes,
     MaxCostRegression,
     MaxRegression,
     MaxReps,
@@ -28,6 +29,13 @@ from jobbench.cli.app import (
 )
 from jobbench.core.run.settle import DEFAULT_MAX_REPS
 
+BaselineName = Annotated[
+    str | None,
+    Opt(metavar="TEXT", help="how the comment names A, e.g. 'base abc1234 (merge base)'"),
+]
+CandidateName = Annotated[
+    str | None, Opt(metavar="TEXT", help="how the comment names B, e.g. 'head def5678'")
+]
 SimOrFake = Annotated[
     str,
     Opt(metavar="fake|sim", help="sides that run now: fake queue and workers, or simulated"),
@@ -44,6 +52,7 @@ def compare(
     reps: RepsAuto = None,
     max_reps: MaxReps = DEFAULT_MAX_REPS,
     budget: Budget = "45m",
+    lanes: Lanes = "auto",
     fmt: Format = "table",
     wide: Wide = False,
     out: Out = Path("reports"),
@@ -60,6 +69,8 @@ def compare(
     markdown: Annotated[
         Path | None, Opt(metavar="FILE", help="also write a PR-comment body here")
     ] = None,
+    baseline_name: BaselineName = None,
+    candidate_name: CandidateName = None,
     quiet: Quiet = False,
     html: Annotated[
         Path | None, Opt(metavar="FILE", help="also write the HTML report (A and B plots)")
@@ -79,6 +90,7 @@ def compare(
         reps=reps,
         max_reps=max_reps,
         budget=budget,
+        lanes=lanes,
         fmt=fmt,
         wide=wide,
         out=out,
@@ -89,6 +101,7 @@ def compare(
         max_cost_regression=max_cost_regression,
         fail_on_regression=fail_on_regression,
         markdown=markdown,
+        names=(baseline_name, candidate_name),
         quiet=quiet,
         html=html,
         pin_queue=pin_queue,
@@ -116,12 +129,15 @@ def gate(
     ] = "auto",
     max_reps: MaxReps = DEFAULT_MAX_REPS,
     budget: Budget = "45m",
+    lanes: Lanes = "auto",
     wide: Wide = False,
     out: Out = Path("reports"),
     repo: Repo = None,
     markdown: Annotated[
         Path | None, Opt(metavar="FILE", help="write a PR-comment body here")
     ] = None,
+    baseline_name: BaselineName = None,
+    candidate_name: CandidateName = None,
     fmt: Format = "table",
     quiet: Quiet = False,
     target: SimOrFake = "fake",
@@ -136,6 +152,7 @@ def gate(
         reps=reps,
         max_reps=max_reps,
         budget=budget,
+        lanes=lanes,
         fmt=fmt,
         wide=wide,
         out=out,
@@ -146,6 +163,7 @@ def gate(
         max_cost_regression=max_cost_regression,
         fail_on_regression=True,
         markdown=markdown,
+        names=(baseline_name, candidate_name),
         quiet=quiet,
         html=None,
         pin_queue=True,
@@ -163,6 +181,7 @@ def _compare(
     reps: str | None,
     max_reps: int,
     budget: str,
+    lanes: str,
     fmt: str,
     wide: bool,
     out: Path,
@@ -173,6 +192,7 @@ def _compare(
     max_cost_regression: str | None,
     fail_on_regression: bool,
     markdown: Path | None,
+    names: tuple[str | None, str | None],
     quiet: bool,
     html: Path | None,
     pin_queue: bool,
@@ -183,6 +203,7 @@ def _compare(
     """compare and gate: the same request, the gate always failing on a regression."""
     from jobbench.commands.cluster import ClusterRequest
     from jobbench.commands.compare import CompareRequest, compare_command
+    from jobbench.core.run.lanes import parse_lanes
     from jobbench.core.run.settle import AUTO, parse_duration, parse_reps
     from jobbench.render.text.progress import make_progress
     from jobbench.results.gate import GateConfig, parse_percent
@@ -196,6 +217,7 @@ def _compare(
             reps=None if chosen is None else parse_reps(chosen),
             max_reps=max_reps,
             budget_s=parse_duration(budget),
+            lanes=parse_lanes(lanes),
             fmt=fmt,
             wide=wide,
             out=out,
@@ -214,6 +236,7 @@ def _compare(
             pin_queue=pin_queue,
             target=target,
             cluster=ClusterRequest(cluster, worker_cpus),
+            names=names,
         )
         return compare_command(request, make_progress(quiet)[1])
 

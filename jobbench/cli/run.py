@@ -80,6 +80,10 @@ def run(
     pin_queue: PinQueue = True,
     events: Annotated[bool, Opt(help="save raw events to LABEL.events.jsonl")] = True,
     json_out: Annotated[bool, Opt("--json", help="print only the result JSON")] = False,
+    fmt: Annotated[
+        str,
+        Opt("--format", metavar="FORMAT", help="table | json | bmf | github-action-benchmark"),
+    ] = "table",
     quiet: Quiet = False,
     html: Annotated[
         Path | None, Opt(metavar="FILE", help="also write the HTML report (plots) here")
@@ -174,7 +178,7 @@ def run(
         seed=seed,
         pin_queue=pin_queue,
         events=events,
-        json_out=json_out,
+        fmt="json" if json_out else fmt,
         quiet=quiet,
         html=html,
         endpoint=endpoint,

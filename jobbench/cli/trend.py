@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 from jobbench.cli.app import (
     Arg,
     Budget,
+    Lanes,
     MaxRegression,
     MaxReps,
     Metric,
@@ -87,6 +88,14 @@ def trend(
     ] = "5%",
     html: Annotated[Path | None, Opt(metavar="FILE", help="also write the trend's page")] = None,
     json_out: Json = False,
+    fmt: Annotated[
+        str,
+        Opt(
+            "--format",
+            metavar="FORMAT",
+            help="table | json | bmf | github-action-benchmark (the newest commit's rows)",
+        ),
+    ] = "table",
     fail_on_change: Annotated[
         bool, Opt("--fail-on-change", help="exit 1 on a slowdown no earlier trend reported")
     ] = False,
@@ -107,6 +116,7 @@ def trend(
     hold: Latency = None,
     done_latency: Latency = None,
     pin_queue: PinQueue = True,
+    lanes: Lanes = "auto",
     quiet: Quiet = False,
 ) -> None:
     """Run the suite at every commit of a range; find each row's change points."""
@@ -116,7 +126,7 @@ def trend(
 
     def command() -> int:
         setup = _setup(
-            repo, suite, worker, take_ahead, python, reps, out, pin_queue,
+            repo, suite, worker, take_ahead, python, reps, out, pin_queue, lanes,
             (workers, slots, burst, job_seconds, load),
             (take_latency, wake_latency, hold, done_latency),
         )  # fmt: skip
@@ -128,7 +138,7 @@ def trend(
             gate=GateConfig(metric, parse_percent(max_regression)),
             budget_s=parse_duration(budget),
             html=html,
-            json_out=json_out,
+            fmt="json" if json_out else fmt,
             fail_on_change=fail_on_change,
             quiet=quiet,
         )
@@ -166,6 +176,7 @@ def bisect(
     hold: Latency = None,
     done_latency: Latency = None,
     pin_queue: PinQueue = True,
+    lanes: Lanes = "auto",
     quiet: Quiet = False,
 ) -> None:
     """Find the first commit between GOOD and BAD slower than GOOD: exit 0 found, 3 unsettled."""
@@ -175,7 +186,7 @@ def bisect(
 
     def command() -> int:
         setup = _setup(
-            repo, suite, worker, take_ahead, python, reps, out, pin_queue,
+            repo, suite, worker, take_ahead, python, reps, out, pin_queue, lanes,
             (workers, slots, burst, job_seconds, load),
             (take_latency, wake_latency, hold, done_latency),
         )  # fmt: skip
@@ -203,10 +214,12 @@ def _setup(
     reps: int | None,
     out: Path,
     pin_queue: bool,
+    lanes: str,
     scenario: tuple[int | None, int | None, int | None, float | None, str | None],
     latency: tuple[str | None, str | None, str | None, str | None],
 ) -> SetupRequest:
     from jobbench.core.history.setup import ScenarioFlags, SetupRequest
+    from jobbench.core.run.lanes import parse_lanes
     from jobbench.core.scenario.config import LatencyFlags
 
     defaults = LatencyFlags()
@@ -230,4 +243,5 @@ def _setup(
         reps=reps,
         out=out,
         pin_queue=pin_queue,
+        lanes=parse_lanes(lanes),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -49,6 +50,7 @@ class CompareRequest:
     reps: int | str | None = None  # None: the suite's; "auto": settle (gate's default)
     max_reps: int = DEFAULT_MAX_REPS
     budget_s: float = DEFAULT_BUDGET_S
+    lanes: int | str = AUTO  # rows side by side (core/run/lanes.py)
     fmt: str = "table"
     wide: bool = False
     out: Path = Path("reports")
@@ -62,6 +64,7 @@ class CompareRequest:
     pin_queue: bool = True
     target: str = "fake"  # where sides that run now run: fake | sim (core/sim/target.py)
     cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
+    names: tuple[str | None, str | None] = (None, None)  # how the comment names A and B
 
 
 def pick_reps(request: CompareRequest, suite: Suite) -> tuple[int, bool]:
@@ -201,7 +204,9 @@ def run_sides(
     running = sum(s.variant is not None for s in sides)
     candidate = running - 1 if sides[1].variant is not None else None
     beside_from = running if extras else None  # the extras' plans come after the sides'
-    ran = iter(run_plans(plans, progress, settle, candidate, beside_from) if plans else [])
+    ran = iter(
+        run_plans(plans, progress, settle, candidate, beside_from, request.lanes) if plans else []
+    )
     return [s.doc if s.doc is not None else next(ran) for s in [*sides, *extras]]
 
 
@@ -213,6 +218,7 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
 
 
 def _compare(request: CompareRequest, progress: Progress) -> int:
+    began = time.monotonic()
     check_cluster(request.cluster, request.target)
     if request.fmt not in FORMATS:
         raise UsageError(f"--format {request.fmt}: use one of {', '.join(FORMATS)}")
@@ -279,6 +285,8 @@ def _compare(request: CompareRequest, progress: Progress) -> int:
         code = code if judged else EXIT_RUN_FAILED
         progress.message(f"B's run stopped early, judged as its behaviour: {docs[1].error}")
     table = side_by_side(everyone) if extras else None
+    comparison.baseline.name, comparison.candidate.name = request.names
+    comparison.wall_s = round(time.monotonic() - began, 1)
     _save(comparison, docs, request, suite, table)
     renderer(request.fmt)(comparison, sys.stdout, _width(), request.wide)
     if table is not None:

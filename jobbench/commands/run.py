@@ -31,10 +31,13 @@ from jobbench.core.scenario.faults import queue_faults, worker_faults
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.core.sim.target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, UsageError
+from jobbench.render.text import dashboard_formats
 from jobbench.render.text.progress import make_progress, stdout_console
 from jobbench.results.correctness import bad_jobs, describe, side_outcomes
 from jobbench.results.model import Result
 from jobbench.results.store import print_json
+
+RUN_FORMATS = ("table", "json", *dashboard_formats.FORMATS)
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class RunRequest:
     seed: int | None = None
     pin_queue: bool = True
     events: bool = True
-    json_out: bool = False
+    fmt: str = "table"  # table | json | a dashboard's (render/text/dashboard_formats.py)
     quiet: bool = False
     html: Path | None = None
     endpoint: str | None = None
@@ -93,6 +96,8 @@ def run_command(req: RunRequest) -> int:
 
 def _run(req: RunRequest) -> int:
     limit = fail_limit(req)
+    if req.fmt not in RUN_FORMATS:
+        raise UsageError(f"--format {req.fmt}: use one of {', '.join(RUN_FORMATS)}")
     check_cluster(req.cluster, req.target, req.endpoint)
     plan = pick_plan(req)
     if req.html is not None:
@@ -100,8 +105,10 @@ def _run(req: RunRequest) -> int:
     check_writable_folder(req.out, "--out")
     console, progress = make_progress(req.quiet)
     docs = run_plans([plan], progress)
-    if req.json_out:
+    if req.fmt == "json":
         print_json(docs[0])
+    elif req.fmt in dashboard_formats.FORMATS:
+        dashboard_formats.write(req.fmt, dashboard_formats.of_result(docs[0]), sys.stdout)
     else:
         from jobbench.render.text.terminal import render_result  # rich, only for the table
 

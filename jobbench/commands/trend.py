@@ -23,6 +23,7 @@ from jobbench.errors import (
     Interrupted,
     UsageError,
 )
+from jobbench.render.text import dashboard_formats
 from jobbench.render.text.progress import make_progress
 from jobbench.render.text.trend_text import render_points
 from jobbench.render.words.trend import point_line
@@ -42,13 +43,18 @@ class TrendRequest:
     gate: GateConfig = field(default_factory=GateConfig)  # the metric and the size floor
     budget_s: float = 12 * 3600.0
     html: Path | None = None
-    json_out: bool = False
+    fmt: str = "table"  # table | json | a dashboard's (render/text/dashboard_formats.py)
     fail_on_change: bool = False
     quiet: bool = False
 
 
+TREND_FORMATS = ("table", "json", *dashboard_formats.FORMATS)
+
+
 def trend_command(request: TrendRequest) -> int:
     request.gate.validate()
+    if request.fmt not in TREND_FORMATS:
+        raise UsageError(f"--format {request.fmt}: use one of {', '.join(TREND_FORMATS)}")
     if request.html is not None:
         check_writable_file(request.html, "--html")
     setup = make_setup(request.setup)
@@ -73,8 +79,10 @@ def trend_command(request: TrendRequest) -> int:
     known = reported(path)
     archive(path)
     write_json(doc, path)
-    if request.json_out:
+    if request.fmt == "json":
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+    elif request.fmt in dashboard_formats.FORMATS:
+        dashboard_formats.write(request.fmt, dashboard_formats.of_trend(doc), sys.stdout)
     else:
         render_points(trend.commits, points, _summary(trend, path), sys.stdout)
     if request.html is not None:

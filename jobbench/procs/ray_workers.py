@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -259,42 +260,96 @@ class ClusterWorker:
 
 
 @dataclass
-class ClusterPool:
-    """One scenario's workers on the cluster: a placement group of `bundles` bundles of
+class LaneGroup:
+    """A lane's placement group (a row's: its two sides share it): `bundles` bundles of
     `worker_cpus` CPUs each, SPREAD over the nodes (STRICT_SPREAD cannot hold more workers than
-    nodes), and where each worker ran."""
+    nodes). Each side's N-th worker goes to bundle N, so the baseline's and the candidate's
+    N-th workers run on one node, taking turns on the CPUs reserved for one (the sides'
+    reps alternate)."""
+
+    group: Any
+    bundles: int
+    worker_cpus: float
+    users: int = 0
+
+
+# The lanes whose pools are open, by name: the second side of a row finds the first's group.
+_LANES: dict[str, LaneGroup] = {}
+_LANES_LOCK = threading.Lock()
+
+
+def _reserve(cluster: ClusterInfo, bundles: int, worker_cpus: float) -> Any:
+    group = placement_group([{"CPU": worker_cpus}] * bundles, strategy="SPREAD")
+    try:
+        ray.get(group.ready(), timeout=PLACE_TIMEOUT_S)
+    except GetTimeoutError:
+        with contextlib.suppress(Exception):
+            remove_placement_group(group)
+        total = sum(node.cpus for node in live_nodes(ray))
+        raise UsageError(
+            f"--cluster {cluster.address}: cannot place {bundles} workers of --worker-cpus "
+            f"{worker_cpus:g} on the cluster's {total:g} CPUs within {PLACE_TIMEOUT_S:.0f} s; "
+            "run fewer workers, a smaller --worker-cpus, fewer --lanes, or add nodes"
+        ) from None
+    return group
+
+
+def join_lane(cluster: ClusterInfo, lane: str, bundles: int, worker_cpus: float) -> LaneGroup:
+    """The lane's group, reserved by its first pool (a pool needing more bundles than the
+    group holds is a scenario of another shape: it gets a group of its own)."""
+    with _LANES_LOCK:
+        shared = _LANES.get(lane)
+        if shared is None or shared.bundles < bundles:
+            shared = LaneGroup(_reserve(cluster, bundles, worker_cpus), bundles, worker_cpus)
+            _LANES[lane] = shared
+        shared.users += 1
+        return shared
+
+
+def leave_lane(lane: str, shared: LaneGroup) -> None:
+    """One pool of the lane closed; the group removed with the last one."""
+    with _LANES_LOCK:
+        shared.users -= 1
+        if shared.users > 0:
+            return
+        if _LANES.get(lane) is shared:
+            del _LANES[lane]
+    with contextlib.suppress(Exception):
+        remove_placement_group(shared.group)
+
+
+@dataclass
+class ClusterPool:
+    """One scenario's workers on the cluster, in its lane's placement group (LaneGroup), and
+    where each worker ran."""
 
     cluster: ClusterInfo
     workdir: Path
-    bundles: int
-    worker_cpus: float
+    lane: str
+    shared: LaneGroup
     subdirs: tuple[str, ...]
-    group: Any = None
     run_folder: str = field(default_factory=lambda: f"jobbench-node-{uuid.uuid4().hex[:12]}")
     placed: dict[str, list[str]] = field(default_factory=dict)  # node id: worker ids, in order
+    bundle_of: dict[str, int] = field(default_factory=dict)  # worker id: its bundle, for good
     _actors: list[Any] = field(default_factory=list)  # every actor started: close() ends all
+    _left: bool = False
 
-    def reserve(self) -> None:
-        self.group = placement_group([{"CPU": self.worker_cpus}] * self.bundles, strategy="SPREAD")
-        try:
-            ray.get(self.group.ready(), timeout=PLACE_TIMEOUT_S)
-        except GetTimeoutError:
-            self.close()
-            total = sum(node.cpus for node in live_nodes(ray))
-            raise UsageError(
-                f"--cluster {self.cluster.address}: cannot place {self.bundles} workers of "
-                f"--worker-cpus {self.worker_cpus:g} on the cluster's {total:g} CPUs within "
-                f"{PLACE_TIMEOUT_S:.0f} s; run fewer workers, a smaller --worker-cpus, or add nodes"
-            ) from None
+    def _bundle(self, worker_id: str) -> int:
+        """The worker's bundle: the N-th worker id this pool met, N-th; the same on a restart."""
+        if worker_id not in self.bundle_of:
+            self.bundle_of[worker_id] = len(self.bundle_of) % self.shared.bundles
+        return self.bundle_of[worker_id]
 
     def spawn(self, into: list[Worker], worker_ids: Sequence[str], make_spec: MakeSpec) -> None:
         """Every actor asked for at once (Ray starts their processes in parallel), then each
-        worker started on its node."""
-        strategy = PlacementGroupSchedulingStrategy(self.group, placement_group_bundle_index=-1)
+        worker started on its node. An actor takes no CPU of its own: its bundle holds them."""
         started: list[ClusterWorker] = []
         for worker_id in worker_ids:
+            strategy = PlacementGroupSchedulingStrategy(
+                self.shared.group, placement_group_bundle_index=self._bundle(worker_id)
+            )
             actor = NodeWorkerActor.options(
-                num_cpus=self.worker_cpus, scheduling_strategy=strategy, max_concurrency=4
+                num_cpus=0, scheduling_strategy=strategy, max_concurrency=4
             ).remote(worker_id, self.run_folder)
             self._actors.append(actor)
             here = self.workdir / worker_id
@@ -376,7 +431,7 @@ class ClusterPool:
         return {
             "address": self.cluster.address,
             "queue_host": self.cluster.driver_ip,
-            "worker_cpus": self.worker_cpus,
+            "worker_cpus": self.shared.worker_cpus,
             "nodes": [
                 {**node.to_json(), "workers": self.placed.get(node_id, [])}
                 for node_id, node in nodes.items()
@@ -384,26 +439,38 @@ class ClusterPool:
         }
 
     def close(self) -> None:
-        """Every actor ended (idempotent), then the placement group removed."""
+        """Every actor ended, then the lane's placement group left (removed by its last
+        pool); idempotent."""
         with interrupts_deferred():
             for actor in self._actors:
                 with contextlib.suppress(Exception):
                     ray.kill(actor, no_restart=True)
-            if self.group is not None:
-                with contextlib.suppress(Exception):
-                    remove_placement_group(self.group)
-                self.group = None
+            if not self._left:
+                self._left = True
+                leave_lane(self.lane, self.shared)
 
 
 @dataclass(frozen=True)
 class ClusterPools:
-    """The `PoolFactory` of a run with --cluster: a pool per scenario on the one cluster."""
+    """The `PoolFactory` of a run with --cluster: a pool per scenario on the one cluster, the
+    pools of one lane (a row's two sides) in one placement group."""
 
     cluster: ClusterInfo
     worker_cpus: float
     subdirs: tuple[str, ...]
 
-    def open(self, workdir: Path, bundles: int, cpus: frozenset[int] | None) -> WorkerPool:
-        pool = ClusterPool(self.cluster, workdir, bundles, self.worker_cpus, self.subdirs)
-        pool.reserve()
-        return pool
+    def room(self, bundles: Sequence[int]) -> int:
+        """As many of the largest as the cluster's CPUs hold at once, at least one."""
+        held, total = 0, 0.0
+        for size in sorted(bundles, reverse=True):
+            total += size * self.worker_cpus
+            if total > self.cluster.cpus:
+                break
+            held += 1
+        return max(1, held)
+
+    def open(
+        self, workdir: Path, bundles: int, cpus: frozenset[int] | None, lane: str
+    ) -> WorkerPool:
+        shared = join_lane(self.cluster, lane, bundles, self.worker_cpus)
+        return ClusterPool(self.cluster, workdir, lane, shared, self.subdirs)

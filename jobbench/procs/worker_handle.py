@@ -59,6 +59,15 @@ class WorkerPool(Protocol):
 
 
 class PoolFactory(Protocol):
-    def open(self, workdir: Path, bundles: int, cpus: frozenset[int] | None) -> WorkerPool:
+    def room(self, bundles: Sequence[int]) -> int:
+        """How many pools of these sizes (each its `bundles`) can be open at once, the largest
+        together: the lanes a run may have (core/run/lanes.py)."""
+        ...
+
+    def open(
+        self, workdir: Path, bundles: int, cpus: frozenset[int] | None, lane: str
+    ) -> WorkerPool:
         """A scenario's pool: `bundles` workers at most at once (a fleet's max), their folders
-        and logs in `workdir`, pinned to `cpus` where the pool runs them here."""
+        and logs in `workdir`, pinned to `cpus` where the pool runs them here. The pools of
+        one `lane` (a row: its baseline's and its candidate's) put their N-th workers in one
+        place, so the two sides of a comparison run on the same machines."""

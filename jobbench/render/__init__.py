@@ -25,6 +25,11 @@ FORMATS = {
     "markdown": ("jobbench.render.text.markdown", "render"),
     "json": ("jobbench.render.text.json_format", "render"),
     "csv": ("jobbench.render.text.csv_format", "render"),
+    "bmf": ("jobbench.render.text.dashboard_formats", "render_bmf"),
+    "github-action-benchmark": (
+        "jobbench.render.text.dashboard_formats",
+        "render_github_action_benchmark",
+    ),
 }
 
 

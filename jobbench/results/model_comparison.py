@@ -28,6 +28,8 @@ class SideSummary(Doc):
     complete: bool
     error: str | None = None  # absent in /1
     workers: list[str]
+    # How the call named the side for people (`base abc1234 (merge base)`); absent: its label.
+    name: str | None = None
 
 
 class SideFigure(Doc):
@@ -153,4 +155,5 @@ class Comparison(Doc):
     rows: list[Row]
     verdict: str | None  # None until gate.judge
     reason: str = ""  # absent until judged, and in /1
+    wall_s: Number | None = None  # how long the call that made it took; absent: not known
     gate: Gate | None = None  # absent until judged

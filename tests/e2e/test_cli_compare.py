@@ -84,10 +84,12 @@ def test_saved_labels_are_reused_and_gate_flags_the_slower_side(
     again = jobbench("compare", "main", "pr", "--suite", "fast", "--format", "markdown", cwd=folder)
     assert again.returncode == 0, again.stderr
     assert "result reports/main.json (" in again.stderr and ": rep " not in again.stderr
-    assert again.stdout.startswith(
-        "### jobbench: A = main (baseline: model worker (drain)), "
+    # The verdict first (docs/ci.md, "The workflow"), who A and B are in the folded part.
+    assert again.stdout.startswith("### ✅ pass: no scenario is slower than the threshold")
+    assert (
+        "A = main (baseline: model worker (drain)), "
         "B = pr (candidate: model worker (take-ahead, take-ahead 32))"
-    )
+    ) in again.stdout.split("<details>")[1]
     summary, comment = tmp_path / "summary.md", tmp_path / "comment.md"
     gate = jobbench(
         "gate",
@@ -95,11 +97,16 @@ def test_saved_labels_are_reused_and_gate_flags_the_slower_side(
         "main",
         "--markdown",
         str(comment),
+        "--candidate-name",
+        "head main",
         cwd=folder,
         env={"GITHUB_STEP_SUMMARY": str(summary)},
     )
     assert gate.returncode == 1, gate.stderr + gate.stdout  # main is ~70 % slower than pr
     assert "REGRESSION" in summary.read_text() and "REGRESSION" in comment.read_text()
+    said = comment.read_text()
+    assert said.startswith("### ❌ regression: slower in deep")
+    assert "**A** `pr` (baseline) · **B** `head main` (candidate)" in said
     passing = jobbench("gate", "main", "pr", "--format", "csv", cwd=folder)
     assert passing.returncode == 0 and passing.stdout.startswith("scenario,metric,")
 

@@ -183,3 +183,27 @@ def test_every_rep_starts_with_takes_sent_after_the_rep_before(tmp_path: Path, t
     for rep, seen in takes.items():
         first = min(seen, key=lambda e: e["arrived"])
         assert (first["asked"], first["got"], first["in_progress"]) == (24, 24, False), rep
+
+
+def test_run_prints_its_figures_in_bencher_metric_format(tmp_path: Path) -> None:
+    """`--format bmf`: stdout is one BMF document (the shape: tests/unit/test_dashboard_formats.py)
+    with the run's row and its figures; the result is saved as always. A format it does not
+    know is a usage error before anything runs."""
+    args = ["run", "--worker", "model", "--workers", "1", "--slots", "4", "--burst", "8"]
+    args += ["--job-seconds", "0.02", "--reps", "2", *FAST]
+    done = run_jobbench(*args, "--format", "bmf", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    bmf = json.loads(done.stdout)
+    (row,) = bmf
+    assert row == "1w-8j-0.02s" and bmf[row]["time-to-p99-s"]["value"] > 0
+    saved = json.loads((tmp_path / "reports" / "run.json").read_text())
+    reps = saved["scenarios"][0]["reps"]
+    # A rep the tests beside it disturbed (saturated) is left out, as the run's summary does.
+    clean = [r for r in reps if all(a["kind"] != "saturated" for a in r.get("anomalies", []))]
+    p99 = sorted(rep["time_to_p99_s"] for rep in clean or reps)
+    assert bmf[row]["time-to-p99-s"]["lower_value"] == p99[0]
+    assert bmf[row]["time-to-p99-s"]["upper_value"] == p99[-1]
+    wrong = run_jobbench(*args, "--format", "yaml", "--label", "other", cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert wrong.stderr.strip().splitlines()[-1].startswith("error: --format yaml: use one of")
+    assert not (tmp_path / "reports" / "other.json").exists()

@@ -256,6 +256,52 @@ def test_a_cluster_sweep_writes_the_local_sweeps_bytes_from_cells_on_both_nodes(
     assert nodes[1] == "2" and len(counts) == 2 and sum(map(int, counts)) == 12
 
 
+# ---- compare and gate --cluster: rows in lanes, each row's two sides on the same nodes --------
+LANES_SUITE = """
+[suites.rows]
+reps = 3
+latency = {take = 0.01, wake = 0.01, hold = 1}
+scenarios = [
+  {name = "two", workers = 2, slots = 4, burst = 32, job_seconds = 0.02},
+  {name = "one", workers = 1, slots = 4, burst = 16, job_seconds = 0.02},
+]
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "sides", "codes"),
+    [("gate", ("main", "main"), (0, 3)), ("compare", ("main", "pr"), (0,))],
+    ids=["gate-a-a", "compare"],
+)
+def test_a_cluster_comparison_runs_rows_in_lanes_each_rows_sides_on_the_same_nodes(
+    cluster: dict[str, Any],
+    tmp_path: Path,
+    command: str,
+    sides: tuple[str, str],
+    codes: tuple[int, ...],
+) -> None:
+    (tmp_path / "jobbench.toml").write_text(LANES_SUITE)
+    done = run_jobbench(
+        command, *sides, "--suite", "rows", "--reps", "3", "--format", "json",
+        "--cluster", cluster["address"], cwd=tmp_path, env=cluster["env"],
+    )  # fmt: skip
+    assert done.returncode in codes, done.stderr
+    assert "2 lanes: the 2 rows run side by side" in done.stderr  # 3 CPUs of the 4 hold both
+    comparison = json.loads(done.stdout)
+    assert [row["scenario"] for row in comparison["rows"]] == ["two", "one"]
+    labels = [sides[0], sides[1] if sides[1] != sides[0] else f"{sides[1]}-b"]
+    docs = [json.loads((tmp_path / "reports" / f"{label}.json").read_text()) for label in labels]
+    used: set[str] = set()
+    for a_row, b_row in zip(docs[0]["scenarios"], docs[1]["scenarios"]):
+        assert len(a_row["reps"]) == len(b_row["reps"]) == 3
+        for a_rep, b_rep in zip(a_row["reps"], b_row["reps"]):
+            # Each side's N-th worker ran on one node: the sides met the same machines.
+            assert a_rep["worker_nodes"] == b_rep["worker_nodes"], a_row["name"]
+            used |= set(a_rep["worker_nodes"].values())
+    assert len(used) == 2  # the two-worker row spread over both nodes
+    assert_nothing_left(cluster)
+
+
 def test_a_node_lost_mid_rep_is_reported_and_leaves_nothing(
     cluster: dict[str, Any], tmp_path: Path
 ) -> None:

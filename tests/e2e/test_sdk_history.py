@@ -103,3 +103,8 @@ def test_an_interrupted_trend_keeps_its_commits_for_the_next_call(tmp_path: Path
     reused = int(again.stderr.split(" measured before on this machine")[0].split()[-1])
     assert reused >= 2, again.stderr  # the pair it finished
     assert "6 measured" in again.stdout
+    # What a nightly job sends a dashboard: the newest commit's rows, every commit reused.
+    sent = run_jobbench(*trend, "--format", "github-action-benchmark", cwd=tmp_path, env=env)
+    assert sent.returncode == 0, sent.stderr
+    (figure,) = json.loads(sent.stdout)
+    assert figure["name"] == "1w-16j-0.02s time to 99 % done" and figure["unit"] == "s"

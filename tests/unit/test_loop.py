@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import signal
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from jobbench.core.run.queue_figures import scenario_entry
 from jobbench.core.run.target import Plan, Progress, RepOutcome
 from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import Interrupted, JobbenchError, RunFailed
+from jobbench.procs import lane_stop
 from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.model import ScenarioResult, TargetBlock
 from tests.unit.test_render_run import DRAIN, ENV, drain_rep, rep_of
@@ -100,6 +102,9 @@ class ScriptedTarget:
 
     def session(self, scenario: Scenario, label: str, progress: Progress) -> ScriptedSession:
         return ScriptedSession(scenario, self.side, self.path, self.script, self.step)
+
+    def lanes_room(self, scenarios: Sequence[Scenario]) -> int:
+        return 1  # the scripted log is one sequence: its rows run one at a time
 
 
 def plans(
@@ -238,3 +243,51 @@ def test_the_candidates_own_failure_still_ends_the_run_with_variants_beside_it(
     run_plans(three, PlainProgress(quiet=True), candidate=1, beside_from=2)
     assert "C1" not in script.log  # the run ended at B's rep, for the comparison to judge
     assert all(saved(tmp_path, side)["complete"] is False for side in "AB")
+
+
+@dataclass
+class LanedTarget(ScriptedTarget):
+    """The scripted target with room for every row side by side (core/run/lanes.py); its
+    sessions name their row beside their side (`A row1`), for the steps and the log."""
+
+    def lanes_room(self, scenarios: Sequence[Scenario]) -> int:
+        return len(scenarios)
+
+    def session(self, scenario: Scenario, label: str, progress: Progress) -> ScriptedSession:
+        side = f"{self.side} {scenario.name}"
+        return ScriptedSession(scenario, side, self.path, self.script, self.step)
+
+
+def test_a_row_that_fails_in_its_lane_stops_the_others_and_is_the_runs_error(
+    tmp_path: Path,
+) -> None:
+    rows = tuple(replace(DRAIN, name=f"row{i}") for i in range(3))
+    script = Script()
+    waiting = threading.Event()
+
+    def step(side: str, rep: int) -> None:
+        if (side, rep) == ("B row1", 2):
+            waiting.wait(5)  # the other rows are in their reps
+            raise RunFailed("row1: B's worker died")
+        if rep == 2 and side.startswith("A") and side != "A row1":
+            waiting.set()
+            lane_stop.pause(5)  # a rep's wait: the run stopping ends it here
+
+    made = [
+        Plan(
+            RunConfig(rows, reps=3, label=side, out=tmp_path, save_events=False),
+            LanedTarget(side, tmp_path / f"{side}.json", script, step),
+        )
+        for side in "AB"
+    ]
+    with pytest.raises(RunFailed, match="row1: B's worker died"):
+        run_plans(made, PlainProgress(quiet=True), lanes="auto")
+    stops = sorted(line for line in script.log if line.startswith("stop "))
+    assert stops == [f"stop {side} row{i}" for side in "AB" for i in range(3)]  # every session
+    # Rows 0 and 2 were in their second rep when row 1 failed; none began a third.
+    assert {"A row02", "A row22"} <= set(script.log)
+    assert not {"A row03", "B row03", "A row23", "B row23"} & set(script.log)
+    for side in "AB":
+        doc = saved(tmp_path, side)
+        assert doc["complete"] is False and doc["error"].startswith("row1: B's worker died")
+        assert [s["name"] for s in doc["scenarios"]] == ["row0", "row1", "row2"]

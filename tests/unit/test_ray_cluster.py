@@ -166,3 +166,16 @@ def test_run_without_ray_says_how_to_install_it_in_one_line(
     )
     assert code == EXIT_USAGE
     assert capsys.readouterr().err.strip() == f"error: {ray_cluster.CLUSTER_MISSING}"
+
+
+def test_a_cluster_has_room_for_as_many_rows_as_its_cpus_hold_the_largest_first() -> None:
+    from jobbench.procs.ray_workers import ClusterPools  # imports Ray
+
+    nodes = tuple(ray_cluster.ClusterNode(f"n{i}", "10.0.0.1", 2.0) for i in range(2))
+    info = ray_cluster.ClusterInfo("10.0.0.1:6379", nodes, "10.0.0.2")
+    pools = ClusterPools(info, 1.0, ("tmp",))
+    assert pools.room([1, 2]) == 2  # 3 of the 4 CPUs
+    assert pools.room([4, 4, 1, 1, 1]) == 1  # the two largest need 8
+    assert pools.room([1, 1, 1, 1, 1, 1]) == 4
+    assert pools.room([9]) == 1  # never none: a row too big for it fails to place, as before
+    assert ClusterPools(info, 0.5, ("tmp",)).room([4, 4, 1]) == 2

@@ -186,3 +186,19 @@ def test_parse_duration(text: str, seconds: float) -> None:
 def test_bad_durations_name_the_flag(text: str) -> None:
     with pytest.raises(UsageError, match="--budget"):
         parse_duration(text)
+
+
+def test_a_row_settled_as_a_regression_stops_the_rows_still_adding_pairs() -> None:
+    settle, said = settler(rows=2)
+    deadline = settle.begin_row()
+    noisy = [0.56, 0.60, 0.64, 0.58, 0.66, 0.61]
+    open_pair = [entry("shallow", noisy), entry("shallow", [v * 1.03 for v in noisy])]
+    assert settle.stop(open_pair, 6, 1.0, deadline) is None  # unsettled: one more pair
+    slower = [entry("deep", steady(10.0, 6)), entry("deep", steady(12.0, 6))]
+    assert settle.stop(slower, 6, 1.0, deadline) == "settled (regression) after 6 reps a side"
+    assert settle.regressed == "deep"
+    # Between two tests it would have run on; the call is a regression already.
+    reason = settle.stop(open_pair, 7, 1.0, deadline)
+    assert reason == "deep settled the call as a regression after 7 reps a side"
+    assert settle.stopped["shallow"] == reason and settle.looks["shallow"] == 2
+    assert len(said.lines) == 1  # only the first test's "unsettled" line

@@ -55,5 +55,11 @@ class LocalPool:
 class LocalPools:
     """The default `PoolFactory`: every worker on this machine."""
 
-    def open(self, workdir: Path, bundles: int, cpus: frozenset[int] | None) -> WorkerPool:
-        return LocalPool(workdir, cpus)
+    def room(self, bundles: Sequence[int]) -> int:
+        """All of them: this machine's own load turns lanes off (core/run/lanes.py)."""
+        return len(bundles)
+
+    def open(
+        self, workdir: Path, bundles: int, cpus: frozenset[int] | None, lane: str
+    ) -> WorkerPool:
+        return LocalPool(workdir, cpus)  # one machine: every lane's workers are here

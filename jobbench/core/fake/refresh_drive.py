@@ -24,6 +24,7 @@ from typing import Any
 
 from jobbench.clients.bench_client import BenchClient
 from jobbench.errors import RunFailed
+from jobbench.procs import lane_stop
 from jobbench.procs.worker_handle import Worker
 
 # A stopped worker holds no job and only has to exit: past this it is killed. A fresh one has
@@ -123,7 +124,7 @@ class Refreshes:
         to the owner's wait for every worker to poll."""
         lines = self.look(self.client.workers(), time.monotonic(), rep_over=True)
         while any(not r.died for r in self.pending.values()):
-            time.sleep(POLL_S)
+            lane_stop.pause(POLL_S)
             lines += self.look(self.client.workers(), time.monotonic(), rep_over=True)
         self.booting.clear()
         return lines

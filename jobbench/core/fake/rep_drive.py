@@ -26,7 +26,7 @@ from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.faults import WorkerFault
 from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.errors import RunFailed, WorkerError
-from jobbench.procs import harness_cpu, machine
+from jobbench.procs import harness_cpu, lane_stop, machine
 from jobbench.procs.worker_handle import Worker
 
 POLL_S = 0.05
@@ -158,7 +158,7 @@ class RepDrive:
                 self._say(faults.tick(now - began))
                 if self.fleet is not None and self._fleet_tick(began, end):
                     break
-                time.sleep(POLL_S)
+                lane_stop.pause(POLL_S)
                 self.check_queue()
                 counts = self.client.counts()
                 done = counts["submitted"] - counts["in_queue"] - counts["in_progress"]

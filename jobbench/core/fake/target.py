@@ -25,6 +25,7 @@ from jobbench.core.sim.predict import predict
 from jobbench.errors import RunFailed
 from jobbench.measure.concurrency import below_slots_text
 from jobbench.measure.conservation import check_conservation
+from jobbench.procs import lane_stop
 from jobbench.procs.cpu_plan import CpuPlan, pin, plan_cpus
 from jobbench.procs.embedded_queue import EmbeddedQueue, start_embedded_queue
 from jobbench.procs.signals import interrupts_deferred
@@ -57,7 +58,7 @@ def wait_until_polling(
                 f"workers {', '.join(missing)} did not poll the queue within "
                 f"{timeout_s:.0f} s; see their logs in {logs}"
             )
-        time.sleep(POLL_S)
+        lane_stop.pause(POLL_S)
 
 
 @dataclass(frozen=True)
@@ -172,8 +173,9 @@ class FakeSession:
         if (fleet := self.scenario.fleet) is not None:
             self.client.set_fleet(fleet.to_json(), fleet.id_prefix, self.seed)
         cpus = self.cpu_plan.workers if self.cpu_plan is not None else None
-        fleet_max = self.scenario.fleet.max_workers if self.scenario.fleet is not None else 0
-        self.pool = self.pools.open(self.workdir, max(self.scenario.workers, fleet_max), cpus)
+        self.pool = self.pools.open(
+            self.workdir, self.scenario.max_workers, cpus, lane=self.scenario.name
+        )
         self.refreshes = Refreshes(self.client, [self.workers, self.scaled], self._spawn_workers)
         self._spawn_workers(self.workers, self._worker_ids())
         self.wait_all_polling()
@@ -404,6 +406,13 @@ class FakeTarget:
 
     def describe(self) -> TargetBlock:
         return TargetBlock(kind="fake", endpoint=self.server_url or "embedded")
+
+    def lanes_room(self, scenarios: Sequence[Scenario]) -> int:
+        """Each session has an embedded queue of its own (one --server has one queue), and
+        its workers go where its pools have room (a cluster's CPUs)."""
+        if self.server_url is not None:
+            return 1
+        return self.pools.room([s.max_workers for s in scenarios])
 
     def preflight(self, scenarios: Sequence[Scenario], progress: Progress) -> None:
         """Ready every runpod SDK the workers will import (its environment built, the import

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from jobbench.core.history.commits import base_worker, check_repo, commit_worker
 from jobbench.core.history.store import commit_label
+from jobbench.core.run.lanes import AUTO
 from jobbench.core.run.target import Plan, Target
 from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.checks import REPS, check_count, check_writable_folder
@@ -26,6 +27,7 @@ class Setup:
     reps: int
     out: Path
     pin_queue: bool = True
+    lanes: int | str = AUTO  # rows side by side (core/run/lanes.py)
 
     def label(self, commit: Commit) -> str:
         return commit_label(self.repo, commit.sha)
@@ -94,6 +96,7 @@ class SetupRequest:
     reps: int | None = None  # None: the suite's (5 for the scenario of the flags)
     out: Path = Path("reports")
     pin_queue: bool = True
+    lanes: int | str = AUTO
     folder: Path = Path(".")  # where jobbench.toml is looked for
 
 
@@ -112,7 +115,10 @@ def make_setup(request: SetupRequest) -> Setup:
     reps = suite.reps if request.reps is None else request.reps
     check_count(REPS, reps)
     check_writable_folder(request.out, "--out")
-    return Setup(check_repo(request.repo), suite, worker, reps, request.out, request.pin_queue)
+    return Setup(
+        check_repo(request.repo), suite, worker, reps, request.out, request.pin_queue,
+        request.lanes,
+    )  # fmt: skip
 
 
 def _flags_scenario(flags: ScenarioFlags, worker: WorkerSpec) -> Scenario:

@@ -159,7 +159,7 @@ class Stepper:
             budget_s=max(budget_s, 1.0),
         )
         try:
-            docs = run_plans(plans, self.progress, settle, candidate=1)
+            docs = run_plans(plans, self.progress, settle, candidate=1, lanes=setup.lanes)
         except Interrupted:
             raise
         except RunFailed as exc:

@@ -178,7 +178,7 @@ def _run_window(
             outcome[index] = _skipped(commits[index], str(exc), progress)
     if plans:
         try:
-            docs = run_plans([plan for _, plan in plans], progress)
+            docs = run_plans([plan for _, plan in plans], progress, lanes=setup.lanes)
         except Interrupted:
             raise
         except RunFailed as exc:

@@ -42,6 +42,10 @@ class LiveTarget:
     def describe(self) -> TargetBlock:
         return TargetBlock(kind="live", endpoint=self.endpoint.url)
 
+    def lanes_room(self, scenarios: Sequence[Scenario]) -> int:
+        """One endpoint, one queue: its rows cannot overlap."""
+        return 1
+
     def preflight(self, scenarios: Sequence[Scenario], progress: Progress) -> None:
         asyncio.run(_preflight(self.endpoint))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jobbench.core.run.lanes import Lanes, lanes_for, run_rows
 from jobbench.core.run.settle import Settler
 from jobbench.core.run.target import Plan, Progress, Session
 from jobbench.errors import (
@@ -64,6 +65,7 @@ def run_plans(
     settle: Settler | None = None,
     candidate: int | None = None,
     beside_from: int | None = None,
+    lanes: int | str = 1,
 ) -> list[Result]:
     """Run every plan's scenarios; with several plans, reps alternate A, B, A, B... `settle`
     (two plans, `--reps auto`) decides after each pair past the first reps whether a row needs
@@ -72,7 +74,9 @@ def run_plans(
     run with the results so far, marked incomplete, for the comparison to judge (CandidateFailed).
     The plans from `beside_from` on are variants set beside the comparison (a suite's
     `variants`): a rep their own workers cut short ends only that variant's scenario, its result
-    marked incomplete with the reason, and the others go on. Any other failure raises."""
+    marked incomplete with the reason, and the others go on. Any other failure raises.
+    `lanes` (a number, or `auto`: one a row) runs the rows side by side as far as every plan's
+    target has room (core/run/lanes.py)."""
     for plan in plans:
         plan.target.preflight(plan.config.scenarios, progress)
     first = plans[0]
@@ -81,8 +85,10 @@ def run_plans(
     try:
         with sigterm_as_interrupt():
             progress.message(first.target.header(first.config.scenarios, first.config.reps))
-            for index in range(len(first.config.scenarios)):
-                _run_scenario(plans, docs, saves, index, progress, settle, candidate, beside_from)
+            rows = len(first.config.scenarios)
+            shared = _lanes(plans, lanes, progress)
+            run = _Run(plans, docs, saves, progress, settle, candidate, beside_from, shared)
+            run_rows(rows, lambda index: _run_scenario(run, index), shared)
         for doc in docs:
             doc.complete = doc.error is None  # a variant beside the comparison may have stopped
     except CandidateFailed as exc:
@@ -191,34 +197,54 @@ def _describe(exc: Exception) -> str:
     return str(exc) if isinstance(exc, JobbenchError) else f"{type(exc).__name__}: {exc}"
 
 
-def _run_scenario(
-    plans: list[Plan],
-    docs: list[Result],
-    saves: list[Save],
-    index: int,
-    progress: Progress,
-    settle: Settler | None,
-    candidate: int | None,
-    beside_from: int | None,
-) -> None:
+def _lanes(plans: list[Plan], asked: int | str, progress: Progress) -> Lanes:
+    """The run's lanes, said when there are several."""
+    rows = len(plans[0].config.scenarios)
+    room = min(plan.target.lanes_room(plan.config.scenarios) for plan in plans)
+    lanes = Lanes(lanes_for(asked, rows, room), progress)
+    if lanes.lanes > 1:
+        how = "side by side" if lanes.lanes == rows else f"{lanes.lanes} at a time"
+        progress.message(
+            f"{lanes.lanes} lanes: the {rows} rows run {how}, each with its own queues and "
+            "workers (--lanes 1: one at a time)"
+        )
+    return lanes
+
+
+@dataclass
+class _Run:
+    """What every row of a run shares: the plans, their results and saves, and the lanes."""
+
+    plans: list[Plan]
+    docs: list[Result]
+    saves: list[Save]
+    progress: Progress
+    settle: Settler | None
+    candidate: int | None
+    beside_from: int | None
+    lanes: Lanes
+
+
+def _run_scenario(run: _Run, index: int) -> None:
+    """Row `index`: a session per plan, started; its reps; every session stopped."""
     sessions: list[Session] = []
     stopped: set[int] = set()  # plans beside the comparison whose workers stopped them
     succeeded = False
     try:
-        for plan in plans:
-            label = plan.config.label if len(plans) > 1 else ""
-            session = plan.target.session(plan.config.scenarios[index], label, progress)
-            sessions.append(session)  # before start: a failed start is stopped too
-            session.start()
-        entries = []
-        for session, doc in zip(sessions, docs):
-            entries.append(session.entry())
-            doc.scenarios.append(entries[-1])
-            doc.environment.learn(session.environment())
-        _run_reps(
-            plans, sessions, entries, docs, saves, progress, settle, candidate, beside_from,
-            stopped,
-        )  # fmt: skip
+        with run.lanes.starting():
+            for plan in run.plans:
+                label = plan.config.label if len(run.plans) > 1 else ""
+                session = plan.target.session(plan.config.scenarios[index], label, run.progress)
+                sessions.append(session)  # before start: a failed start is stopped too
+                session.start()
+            entries = [session.entry() for session in sessions]
+        with run.lanes.lock:  # in the suite's order, whichever row's lane started first
+            for plan, session, doc, entry in zip(run.plans, sessions, run.docs, entries):
+                order = [scenario.name for scenario in plan.config.scenarios]
+                doc.scenarios.append(entry)
+                doc.scenarios.sort(key=lambda e: order.index(e.name))
+                doc.environment.learn(session.environment())
+        _run_reps(run, sessions, entries, stopped)
         succeeded = True
     except JobbenchError as exc:
         if not isinstance(exc, Interrupted):  # an interrupted run says where its result is
@@ -230,53 +256,64 @@ def _run_scenario(
 
 
 def _run_reps(
-    plans: list[Plan],
-    sessions: list[Session],
-    entries: list[ScenarioResult],
-    docs: list[Result],
-    saves: list[Save],
-    progress: Progress,
-    settle: Settler | None,
-    candidate: int | None,
-    beside_from: int | None,
-    stopped: set[int],
+    run: _Run, sessions: list[Session], entries: list[ScenarioResult], stopped: set[int]
 ) -> None:
-    """The scenario's reps; a plan beside the comparison that its workers stop goes into
-    `stopped`, its session stopped at once (its logs kept)."""
-    samples: list[list[PhaseSamples]] = [[] for _ in plans]
-    reps = plans[0].config.reps
-    deadline = settle.begin_row() if settle else 0.0
+    """The scenario's reps, a pair at a time (A, then B), each pair when the lanes let it; a
+    plan beside the comparison that its workers stop goes into `stopped`."""
+    samples: list[list[PhaseSamples]] = [[] for _ in run.plans]
+    reps = run.plans[0].config.reps
+    deadline = run.settle.begin_row(run.lanes.capacity) if run.settle else 0.0
     rep = 0
     while True:
         rep += 1
-        began = time.monotonic()
-        for p, (session, entry) in enumerate(zip(sessions, entries)):
-            if p in stopped:
-                continue
-            outcome = session.run_rep(rep, max(rep, reps))
-            with interrupts_deferred():  # the rep in the result and its events, or in neither
-                add_rep(entry, outcome.measure, samples[p])
-                saves[p].save_rep(docs[p], session.scenario.name, rep, outcome.events)
-            if outcome.stopped is not None:
-                own = isinstance(outcome.stopped, RunFailed) and not isinstance(
-                    outcome.stopped, Interrupted
-                )
-                if p == candidate and own:
-                    raise CandidateFailed(str(outcome.stopped)) from outcome.stopped
-                if beside_from is not None and p >= beside_from and own:
-                    # Its workers hung or died: the rep is saved, the variant's table column
-                    # shows its jobs not done, and the others must not lose their run to it.
-                    # Stopped at once, so its hung workers disturb no other variant's rep.
-                    why = f"{session.scenario.name} rep {rep}: {outcome.stopped}"
-                    docs[p].error = f"{docs[p].error}; {why}" if docs[p].error else why
-                    stopped.add(p)
-                    stop_sessions([session], keep_logs=True)
-                    progress.message(f"{session.title}: stopped; logs in {session.logs_folder}")
-                    continue
-                raise outcome.stopped
-        pair_s = time.monotonic() - began
-        if rep >= reps and (settle is None or settle.stop(entries, rep, pair_s, deadline)):
+        with run.lanes.pair():
+            began = time.monotonic()
+            for p, (session, entry) in enumerate(zip(sessions, entries)):
+                if p not in stopped:
+                    _run_rep(run, p, session, entry, samples[p], rep, max(rep, reps), stopped)
+            pair_s = time.monotonic() - began
+        if rep >= reps and (run.settle is None or run.settle.stop(entries, rep, pair_s, deadline)):
             return
+
+
+def _run_rep(
+    run: _Run,
+    p: int,
+    session: Session,
+    entry: ScenarioResult,
+    samples: list[PhaseSamples],
+    rep: int,
+    reps: int,
+    stopped: set[int],
+) -> None:
+    """Plan `p`'s rep, saved; then what ends it early, if anything: the candidate's own failure
+    ends the run (CandidateFailed), a variant beside the comparison that its workers stop is
+    stopped at once (its logs kept) and goes into `stopped`, anything else raises."""
+    outcome = session.run_rep(rep, reps)
+    lanes = run.lanes
+    if lanes.lanes > 1:  # how many rows ran a pair meanwhile, this one included
+        outcome.measure.figures["lanes"] = lanes.running
+        lanes.observe(outcome.measure.figures)
+    with interrupts_deferred(), lanes.lock:  # the rep in the result and its events, or neither
+        add_rep(entry, outcome.measure, samples)
+        run.saves[p].save_rep(run.docs[p], session.scenario.name, rep, outcome.events)
+    if outcome.stopped is None:
+        return
+    own = isinstance(outcome.stopped, RunFailed) and not isinstance(outcome.stopped, Interrupted)
+    if p == run.candidate and own:
+        raise CandidateFailed(str(outcome.stopped)) from outcome.stopped
+    if run.beside_from is not None and p >= run.beside_from and own:
+        # Its workers hung or died: the rep is saved, the variant's table column shows its
+        # jobs not done, and the others must not lose their run to it. Stopped at once, so
+        # its hung workers disturb no other variant's rep.
+        doc = run.docs[p]
+        why = f"{session.scenario.name} rep {rep}: {outcome.stopped}"
+        doc.error = f"{doc.error}; {why}" if doc.error else why
+        stopped.add(p)
+        stop_sessions([session], keep_logs=True)
+        run.progress.message(f"{session.title}: stopped; logs in {session.logs_folder}")
+        return
+    raise outcome.stopped
 
 
 def stop_sessions(sessions: list[Session], keep_logs: bool = False) -> None:

@@ -1,7 +1,7 @@
 """`--reps auto`: after a row's first reps, keep adding interleaved A/B pairs while the row is
 unsettled, within `--max-reps` and a fair share of `--budget` (docs/ci.md, "Settle, don't
-shrug"). A row judged on its cost too is unsettled until its cost is settled as well. Each row
-records why it stopped."""
+shrug"), and until a row settles as a regression, which decides the call. A row judged on its
+cost too is unsettled until its cost is settled as well. Each row records why it stopped."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from jobbench.core.scenario.checks import check_positive_int
+from jobbench.core.scenario.checks import whole_or_auto
 from jobbench.errors import UsageError
 
 if TYPE_CHECKING:  # the statistics load only when a row is judged: the CLI imports this module
     from jobbench.results.gate import GateConfig
     from jobbench.results.model import ScenarioResult
 
-AUTO = "auto"
+AUTO = "auto"  # --reps auto: settle each row (scenario/checks.py reads the word)
 DEFAULT_MAX_REPS = 30
 DEFAULT_BUDGET_S = 45 * 60.0  # the real SDK seed suite settles a regression on every row in ~21 min
 _UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -30,14 +30,7 @@ class Messages(Protocol):
 
 def parse_reps(text: str) -> int | str:
     """`--reps auto` or a whole number >= 1."""
-    if text.strip().lower() == AUTO:
-        return AUTO
-    try:
-        reps = int(text)
-    except ValueError:
-        raise UsageError(f"--reps {text!r}: write a whole number, e.g. 5, or auto") from None
-    check_positive_int("--reps", reps, "or auto")
-    return reps
+    return whole_or_auto("--reps", text, 5)
 
 
 def parse_duration(text: str, flag: str = "--budget") -> float:
@@ -66,14 +59,19 @@ class Settler:
     started: float = field(default_factory=time.monotonic)
     stopped: dict[str, str] = field(default_factory=dict)
     looks: dict[str, int] = field(default_factory=dict)  # per row, the look_number of its last test
+    # The first row settled as a regression: the call is one whatever the others would show,
+    # so they add no more pairs (rows in lanes stop at their next test).
+    regressed: str | None = None
     _begun: int = 0
 
-    def begin_row(self) -> float:
-        """The deadline of the row about to start: an equal share of the budget left."""
+    def begin_row(self, lanes: int = 1) -> float:
+        """The deadline of the row about to start: an equal share of the budget left, where the
+        rows left run `lanes` at a time (core/run/lanes.py), so in that many fewer turns."""
         left = max(1, self.rows - self._begun)
         self._begun += 1
         now = time.monotonic()
-        return now + max(0.0, self.started + self.budget_s - now) / left
+        turns = -(-left // max(1, lanes))
+        return now + max(0.0, self.started + self.budget_s - now) / turns
 
     def stop(
         self, entries: list[ScenarioResult], reps: int, pair_s: float, deadline: float
@@ -86,6 +84,8 @@ class Settler:
             last = f"--max-reps {self.max_reps} reached"
         elif time.monotonic() + pair_s > deadline:
             last = f"its share of --budget {self.budget_s / 60:.0f} min was spent after {reps} reps"
+        elif self.regressed is not None:
+            last = f"{self.regressed} settled the call as a regression after {reps} reps a side"
         elif not is_look_point(reps, self.first_reps):
             return None  # between two tests of the schedule: no test, one more pair
         else:
@@ -93,6 +93,8 @@ class Settler:
         look = look_number(reps, self.first_reps)
         self.looks[name] = look
         verdict, why = self._decide(entries, look)
+        if verdict == "regression" and self.regressed is None:
+            self.regressed = name
         if verdict != "unsettled":
             reason = f"settled ({verdict}) after {reps} reps a side"
         elif last is not None:

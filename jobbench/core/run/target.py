@@ -83,6 +83,11 @@ class Target(Protocol):
 
     def session(self, scenario: Scenario, label: str, progress: Progress) -> Session: ...
 
+    def lanes_room(self, scenarios: Sequence[Scenario]) -> int:
+        """How many of these scenarios its sessions can run side by side, each on a queue of
+        its own (core/run/lanes.py); 1: one at a time."""
+        ...
+
 
 @dataclass(frozen=True)
 class Plan:

@@ -52,6 +52,20 @@ def check_positive_int(flag: str, value: int, otherwise: str = "") -> None:
     check_count(Bound(flag, 1, math.inf, "no bound"), value, otherwise)
 
 
+def whole_or_auto(flag: str, text: str, example: int) -> int | str:
+    """`auto` or a whole number >= 1, as `--reps` and `--lanes` are written."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(
+            f"{flag} {text!r}: write a whole number, e.g. {example}, or auto"
+        ) from None
+    check_positive_int(flag, value, "or auto")
+    return value
+
+
 def check_count(bound: Bound, value: int, otherwise: str = "") -> None:
     """A whole number within `bound` (the flag named, and the fix)."""
     if value < bound.least:

@@ -64,6 +64,11 @@ class Scenario:
         return isinstance(self.load, Burst)
 
     @property
+    def max_workers(self) -> int:
+        """The most workers it runs at once: its fixed fleet, or an autoscaled fleet's max."""
+        return max(self.workers, self.fleet.max_workers if self.fleet is not None else 0)
+
+    @property
     def _id_prefix(self) -> str:
         return self.name.replace(" ", "-")[:24] + "-w"
 

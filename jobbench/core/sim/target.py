@@ -77,6 +77,10 @@ class SimTarget:
     def describe(self) -> TargetBlock:
         return TargetBlock(kind=KIND, endpoint="virtual time")
 
+    def lanes_room(self, scenarios: Sequence[Scenario]) -> int:
+        """Virtual time runs as fast as one core allows: nothing to overlap."""
+        return 1
+
     def preflight(self, scenarios: Sequence[Scenario], progress: Progress) -> None:
         """Every scenario's workers are model policies and it asks for no fault: else a usage
         error before anything is written."""

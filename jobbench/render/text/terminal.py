@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 from rich import box
@@ -35,7 +36,8 @@ WIDE_WIDTH = 400
 
 
 class RichProgress:
-    """A bar per rep (done / burst, elapsed) on a TTY."""
+    """A bar per rep (done / burst, elapsed) on a TTY; rows in lanes (core/run/lanes.py) each
+    have their rep's bar at once."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -47,41 +49,49 @@ class RichProgress:
             console=console,
             transient=True,
         )
-        self._task: Any = None
+        self._tasks: dict[int, Any] = {}  # each thread's bar (a lane's)
+        self._lock = threading.Lock()
 
     def message(self, text: str) -> None:
         self.console.print(f"[dim]{text}[/dim]")
 
     def rep_started(self, scenario: str, rep: int, reps: int, burst: int) -> None:
-        self._bar.start()
-        self._task = self._bar.add_task(f"{scenario} rep {rep}/{reps}", total=burst)
+        self._begin(f"{scenario} rep {rep}/{reps}", burst)
 
     def steps_started(self, title: str, total: int) -> None:
         """Counted steps that are no rep's jobs (a sweep's cells), then told by rep_progress."""
-        self._bar.start()
-        self._task = self._bar.add_task(title, total=total)
+        self._begin(title, total)
 
     def steps_finished(self) -> None:
-        if self._task is not None:
-            self._bar.remove_task(self._task)
-            self._task = None
-        self._bar.stop()
+        self._end()
 
     def rep_progress(self, done: int, total: int) -> None:
-        if self._task is not None:
-            self._bar.update(self._task, completed=done)
+        task = self._tasks.get(threading.get_ident())
+        if task is not None:
+            self._bar.update(task, completed=done)
 
     def rep_finished(self, scenario: str, rep: int, figures: dict[str, Any]) -> None:
-        if self._task is not None:
-            self._bar.remove_task(self._task)
-            self._task = None
-        self._bar.stop()
+        self._end()
         p99 = figures.get("time_to_p99_s")
         if p99 is not None:
             self.console.print(f"[dim]{scenario} rep {rep}: time to 99 % {p99:.3f} s[/dim]")
         for line in (pacing_line(figures), steady_line(figures)):
             if line is not None:
                 self.console.print(f"[dim]  {line}[/dim]", highlight=False)
+
+    def _begin(self, title: str, total: int) -> None:
+        with self._lock:
+            self._bar.start()
+            self._tasks[threading.get_ident()] = self._bar.add_task(title, total=total)
+
+    def _end(self) -> None:
+        """This thread's bar gone; the display stopped once no bar is left."""
+        with self._lock:
+            task = self._tasks.pop(threading.get_ident(), None)
+            if task is not None:
+                self._bar.remove_task(task)
+            if not self._tasks:
+                self._bar.stop()
 
     def stop(self) -> None:
         """Before a last message: the bar cleared (it is transient), the cursor shown again."""
