@@ -45,6 +45,12 @@ def is_measurement(kind: str) -> bool:
     return kind in MEASUREMENT_KINDS
 
 
+def in_summary(rep: Rep) -> bool:
+    """A rep a run's summary counts: whole (not cut short) and its measurement undisturbed.
+    What the workers did themselves (a stall, a spinning worker) is the measurement: counted."""
+    return rep.partial is None and not any(is_measurement(a.kind) for a in rep.anomalies or [])
+
+
 def rep_behaviour(rep: Rep) -> set[str]:
     """The behaviour kinds one rep showed, a run its workers ended included."""
     kinds = {a.kind for a in rep.anomalies or [] if not is_measurement(a.kind)}

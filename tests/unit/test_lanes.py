@@ -72,16 +72,15 @@ def test_a_failed_row_stops_the_others_at_their_next_wait_and_is_the_error() -> 
             stopped.append(index)
             raise
 
-    began = time.monotonic()
     with pytest.raises(RunFailed, match="row 1's worker died") as raised:
-        run_rows(3, row, Lanes(3))
+        run_rows(3, row, Lanes(3))  # the other rows' waits never end unless they are stopped
     assert not isinstance(raised.value, lane_stop.LaneStopped)
-    assert sorted(stopped) == [0, 2] and time.monotonic() - began < 5
+    assert sorted(stopped) == [0, 2]
 
 
 def test_ctrl_c_in_the_main_thread_stops_every_lane_and_is_raised_after_their_clean_up() -> None:
     cleaned: list[int] = []
-    waiting = threading.Barrier(3, timeout=5)
+    waiting = threading.Barrier(4, timeout=60)  # the three rows and the Ctrl-C
 
     def row(index: int) -> None:
         try:
@@ -93,7 +92,7 @@ def test_ctrl_c_in_the_main_thread_stops_every_lane_and_is_raised_after_their_cl
             cleaned.append(index)
 
     def interrupt_soon() -> None:
-        time.sleep(0.3)
+        waiting.wait()  # every row is in its lane: the main thread waits on them
         _thread.interrupt_main()  # KeyboardInterrupt in the main thread, as Ctrl-C
 
     threading.Thread(target=interrupt_soon, daemon=True).start()

@@ -263,15 +263,16 @@ def test_a_row_that_fails_in_its_lane_stops_the_others_and_is_the_runs_error(
 ) -> None:
     rows = tuple(replace(DRAIN, name=f"row{i}") for i in range(3))
     script = Script()
-    waiting = threading.Event()
+    in_reps = threading.Barrier(3, timeout=60)  # row 1's failure and the other rows' reps
 
     def step(side: str, rep: int) -> None:
         if (side, rep) == ("B row1", 2):
-            waiting.wait(5)  # the other rows are in their reps
+            in_reps.wait()  # the other rows are in their second reps
             raise RunFailed("row1: B's worker died")
-        if rep == 2 and side.startswith("A") and side != "A row1":
-            waiting.set()
-            lane_stop.pause(5)  # a rep's wait: the run stopping ends it here
+        if rep == 2 and side in ("A row0", "A row2"):
+            in_reps.wait()
+            while True:
+                lane_stop.pause(0.05)  # a rep's wait: only the run stopping ends it
 
     made = [
         Plan(

@@ -178,8 +178,12 @@ def run_rows(count: int, run_row: Callable[[int], None], lanes: Lanes) -> None:
 
     interrupted = False
     with ThreadPoolExecutor(max_workers=min(count, lanes.lanes), thread_name_prefix="lane") as pool:
-        futures = [pool.submit(lane, index) for index in range(count)]
+        futures: list[Future[None]] = []
         try:
+            # Every lane handed out, and its thread known to the pool, before a Ctrl-C lands:
+            # one landing inside submit() could leave a thread the pool never joins.
+            with interrupts_deferred():
+                futures = [pool.submit(lane, index) for index in range(count)]
             pending: set[Future[None]] = set(futures)
             while pending:
                 done, pending = wait(pending, timeout=_WAKE_S, return_when=FIRST_EXCEPTION)

@@ -26,7 +26,7 @@ from jobbench.errors import (
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
-from jobbench.results.behaviour import is_measurement
+from jobbench.results.behaviour import in_summary
 from jobbench.results.events_file import EventsWriter
 from jobbench.results.history import archive, events_path, failed_path, worth_keeping
 from jobbench.results.model import Phases, Rep, Result, ScenarioResult, spreads
@@ -42,11 +42,7 @@ def add_rep(entry: ScenarioResult, measure: RepMeasure, every_samples: list[Phas
     entry.reps.append(Rep.model_validate(figures))  # the one place a rep's figures become a Rep
     every_samples.append(measure.samples)
     reps = [rep.model_dump(exclude_unset=True) for rep in entry.reps]  # measure/ takes dicts
-    clean = [
-        i
-        for i, rep in enumerate(entry.reps)
-        if rep.partial is None and not any(is_measurement(a.kind) for a in rep.anomalies or [])
-    ]
+    clean = [i for i, rep in enumerate(entry.reps) if in_summary(rep)]
     keep = clean or list(range(len(reps)))
     summary = metrics.summarise_reps([reps[i] for i in keep])
     entry.pooled_phases = Phases.model_validate(

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from jobbench.results.behaviour import is_measurement
+from jobbench.results.behaviour import in_summary
 from jobbench.results.compare import METRICS
 from jobbench.results.model import Comparison, Result
 
@@ -55,11 +55,7 @@ def of_result(doc: Result) -> list[Figure]:
     undisturbed ones exist, as the run's summary does: core/run/loop.py `add_rep`)."""
     figures = []
     for entry in doc.scenarios:
-        clean = [
-            rep
-            for rep in entry.reps
-            if rep.partial is None and not any(is_measurement(a.kind) for a in rep.anomalies or [])
-        ] or list(entry.reps)
+        clean = [rep for rep in entry.reps if in_summary(rep)] or list(entry.reps)
         for metric in EXPORTED:
             values = [v for v in (METRICS[metric].read(rep) for rep in clean) if v is not None]
             if values:
@@ -74,7 +70,7 @@ def of_comparison(comparison: Comparison) -> list[Figure]:
     for row in comparison.rows:
         for metric in EXPORTED:
             side = row.metrics[metric].candidate if metric in row.metrics else None
-            if side is not None and side.median is not None:
+            if side is not None:
                 value = side.pooled if side.pooled is not None else side.median
                 figures.append(Figure(row.scenario, metric, value, side.min, side.max, side.n))
     return figures

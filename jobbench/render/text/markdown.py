@@ -51,13 +51,11 @@ def render(comparison: Comparison, out: TextIO, width: int = 100, wide: bool = T
 
 
 def headline(comparison: Comparison) -> str:
-    """`✅ pass: no scenario is slower than the threshold (+5.0 %), 5.2 min`."""
+    """`✅ pass: no scenario is slower than the threshold, 5.2 min`."""
     verdict = comparison.verdict
     if verdict is None:
         return f"jobbench: {title(comparison)}"
-    gate = comparison.gate
-    limit = f" (+{gate.max_regression:.1%})" if gate is not None else ""
-    reason = comparison.reason + (limit if "threshold" in comparison.reason else "")
+    reason = comparison.reason
     wall = comparison.wall_s
     took = "" if wall is None else f", {wall:.0f} s" if wall < 90 else f", {wall / 60:.1f} min"
     return f"{ICONS.get(verdict, '')} {verdict}: {reason}{took}".strip()
@@ -68,8 +66,10 @@ def sides(comparison: Comparison) -> str:
     a, b = comparison.baseline, comparison.candidate
     said = f"**A** `{a.name or a.label}` (baseline) · **B** `{b.name or b.label}` (candidate)"
     gate = comparison.gate
-    if gate is not None and gate.false_alarm is not None:
-        said += f" · false alarms ≤ {gate.false_alarm:.0%} a call"
+    if gate is not None:
+        said += f" · threshold +{gate.max_regression:.1%}"
+        if gate.false_alarm is not None:
+            said += f", false alarms ≤ {gate.false_alarm:.0%} a call"
     return said
 
 
