@@ -1,7 +1,6 @@
 """Lanes end to end: `compare` and `gate` run a suite's rows side by side, each row with its own
 queues and model worker processes, its sides interleaved; the results hold every row in the
-suite's order and each rep says how many rows ran beside it; Ctrl-C, SIGTERM and a SIGKILLed
-jobbench leave nothing running, lanes included. Loopback only."""
+suite's order and each rep says how many rows ran beside it. Loopback only."""
 
 from __future__ import annotations
 
@@ -9,15 +8,6 @@ import json
 from pathlib import Path
 
 from tests.e2e.helpers import run_jobbench
-from tests.e2e.test_cleanup_signals import (
-    BOTH,
-    STOP_S,
-    assert_nothing_left,
-    groups_of,
-    jobbench,
-    saved,
-    stop,
-)
 
 SUITE = """
 [suites.rows]
@@ -27,15 +17,6 @@ scenarios = [
   {name = "a-deep", workers = 1, slots = 8, burst = 32, job_seconds = 0.05},
   {name = "b-two", workers = 2, slots = 4, burst = 32, job_seconds = 0.05},
   {name = "c-shallow", workers = 1, slots = 8, burst = 8, job_seconds = 0.05},
-]
-
-[suites.long]
-reps = 5
-latency = {take = 0.05, wake = 0.005, hold = 2}
-# Two slots and 64 jobs: a rep lasts seconds, so a signal lands while both rows run one.
-scenarios = [
-  {name = "x", workers = 1, slots = 2, burst = 64, job_seconds = 0.05},
-  {name = "y", workers = 1, slots = 2, burst = 64, job_seconds = 0.05},
 ]
 """
 ROWS = ["a-deep", "b-two", "c-shallow"]
@@ -88,41 +69,6 @@ def test_lanes_is_checked_before_anything_runs(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith("error: --lanes 0: must be a whole")
     assert not (tmp_path / "reports").exists() or not any((tmp_path / "reports").iterdir())
-
-
-@BOTH
-def test_a_signal_while_lanes_run_stops_every_row_and_saves_both_sides(
-    tmp_path: Path, sig: int
-) -> None:
-    (tmp_path / "jobbench.toml").write_text(SUITE)
-    with jobbench("gate", "main", "pr", "--suite", "long", cwd=tmp_path) as (proc, _, stderr):
-        stderr.wait_for("main x: rep 2/")
-        stderr.wait_for("main y: rep 2/")
-        groups = groups_of(proc)
-        assert len(groups) == 9  # two rows x two sides x (a queue, a worker), the orphan guard
-        stop(proc, sig)
-        assert proc.returncode == 130, stderr
-        assert_nothing_left(tmp_path, groups)
-    for side in ("main", "pr"):
-        doc, events = saved(tmp_path / "reports" / f"{side}.json")
-        assert doc["complete"] is False and doc["interrupted"] is True
-        names = [s["name"] for s in doc["scenarios"]]  # type: ignore[union-attr]
-        assert names == ["x", "y"]
-        assert events >= {1}  # each row's first pair was saved before the signal
-
-
-def test_a_sigkilled_gate_with_lanes_leaves_its_guard_to_stop_every_row(tmp_path: Path) -> None:
-    (tmp_path / "jobbench.toml").write_text(SUITE)
-    with jobbench("gate", "main", "pr", "--suite", "long", cwd=tmp_path) as (proc, _, stderr):
-        stderr.wait_for("main x: rep 2/")
-        stderr.wait_for("main y: rep 2/")
-        groups = groups_of(proc)
-        assert len(groups) == 9
-        proc.kill()
-        proc.wait(STOP_S)
-        assert_nothing_left(tmp_path, groups, timeout_s=STOP_S)
-    doc, _ = saved(tmp_path / "reports" / "main.json")
-    assert doc["complete"] is False
 
 
 def test_two_lanes_run_three_rows_two_at_a_time(tmp_path: Path) -> None:
