@@ -13,6 +13,7 @@ INCONCLUSIVE_NOTE = "Inconclusive is a warning: the check passes."
 
 @dataclass(frozen=True)
 class Decision:
+    gate_exit: str  # the gate's exit code, empty when it did not run
     verdict: str  # pass, regression, inconclusive, failed (the gate exited otherwise), none
     exit_code: int  # the check's
     accepted: bool  # a regression the accept label let through
@@ -25,22 +26,24 @@ def decide(gate_exit: str, accept_label: str, labels: list[str]) -> Decision:
     """`gate_exit` is the gate step's output: empty when the gate did not run."""
     verdict = VERDICTS.get(gate_exit, "failed" if gate_exit else "none")
     if verdict == "pass":
-        return Decision(verdict, 0, False, None, "", "")
+        return Decision(gate_exit, verdict, 0, False, None, "", "")
     if verdict == "inconclusive":
         said = "unsettled by these reps, so it passes (job summary)"
-        return Decision(verdict, 0, False, "warning", "perf gate inconclusive", said)
+        return Decision(gate_exit, verdict, 0, False, "warning", "perf gate inconclusive", said)
     if verdict == "regression":
         if accept_label and accept_label in labels:
             said = f"a regression, accepted by label {accept_label}: the check passes"
-            return Decision(verdict, 0, True, "warning", "perf regression accepted", said)
+            return Decision(
+                gate_exit, verdict, 0, True, "warning", "perf regression accepted", said
+            )
         said = "slower than --max-regression (job summary)"
-        return Decision(verdict, 1, False, "error", "perf regression", said)
+        return Decision(gate_exit, verdict, 1, False, "error", "perf regression", said)
     if verdict == "failed":
         code = int(gate_exit) if gate_exit.isdigit() else 1
         said = f"jobbench gate exited {gate_exit} (error above)"
-        return Decision(verdict, code or 1, False, "error", "perf gate failed", said)
+        return Decision(gate_exit, verdict, code or 1, False, "error", "perf gate failed", said)
     said = "the gate did not run: an earlier step failed (above)"
-    return Decision(verdict, 1, False, "error", "perf gate failed", said)
+    return Decision(gate_exit, verdict, 1, False, "error", "perf gate failed", said)
 
 
 def comment_body(
@@ -59,16 +62,9 @@ def comment_body(
     elif decision.verdict == "none":
         parts.append("**jobbench perf gate: no verdict**: an earlier step failed.")
     else:
-        parts.append(
-            f"**jobbench perf gate: no verdict**: `jobbench gate` exited {_code(decision)}."
-        )
+        said = f"`jobbench gate` exited {decision.gate_exit}"
+        parts.append(f"**jobbench perf gate: no verdict**: {said}.")
     if decision.verdict == "inconclusive":
         parts.append(INCONCLUSIVE_NOTE)
     parts.append(f"[Run log and reports]({run})")
     return "\n\n".join(parts) + "\n"
-
-
-def _code(decision: Decision) -> str:
-    return {"pass": "0", "regression": "1", "inconclusive": "3"}.get(
-        decision.verdict, str(decision.exit_code)
-    )

@@ -1,4 +1,4 @@
-"""The steps of the jobbench GitHub Action (action.yml, comment/action.yml), one mode each:
+"""The steps of the jobbench GitHub Actions (action.yml, setup/ and comment/), one mode each:
 
     install jobbench from this action's own ref into a venv of its own, on PATH
     plan    the two commits (by default the PR's merge base and head), their names, cache keys
@@ -64,12 +64,16 @@ def install() -> int:
     if extras and not re.fullmatch(r"[a-z][a-z0-9-]*(,[a-z][a-z0-9-]*)*", extras):
         raise ActionError(f"input extras: {extras!r} is not a list of extras; e.g. history,locust")
     venv = work_dir() / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     target = f"{ACTION_PATH}[{extras}]" if extras else str(ACTION_PATH)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", target]
-    if subprocess.run(pip, check=False).returncode != 0:
-        annotate("error", "jobbench action install", f"pip install {target} failed (above)")
-        return 1
+    steps = {
+        f"python -m venv {venv}": [sys.executable, "-m", "venv", str(venv)],
+        f"pip install {target}": pip,
+    }
+    for said, command in steps.items():
+        if subprocess.run(command, check=False).returncode != 0:
+            annotate("error", "jobbench action install", f"{said} failed (above)")
+            return 1
     runner_env.add_path(venv / "bin")
     print(f"installed {target} into {venv}")
     return 0
@@ -82,8 +86,9 @@ def plan() -> int:
             f"input sdk-path: {sdk} is not a git checkout; check out the SDK there "
             "(actions/checkout with fetch-depth: 0)"
         )
-    payload = runner_env.event()
-    pr = pr_event.from_event(payload)
+    # A verdict another call left in this job (the action used twice) is never this call's.
+    gate_markdown().unlink(missing_ok=True)
+    pr = pr_event.from_event(runner_env.event())
     base_in, head_in = step_input("base"), step_input("head")
     if pr is None and not (base_in and head_in):
         kind = env("GITHUB_EVENT_NAME", "this")
@@ -91,18 +96,18 @@ def plan() -> int:
             f"inputs base and head: a {kind} event has no pull request to take them from; give both"
         )
     named = pr_event.commit_of(sdk, base_in, "input base") if base_in else None
-    if head_in:
+    if head_in or pr is None:
         head = pr_event.commit_of(sdk, head_in, "input head")
     else:
-        assert pr is not None
         head = pr_event.commit_of(sdk, pr.head_sha, "the PR's head commit")
     if named is not None:
         base = named
         base_name = f"base {base[:7]} ({base_in})" if base_in != base else f"base {base[:7]}"
-    else:
-        assert pr is not None
+    elif pr is not None:
         base = pr_event.merge_base(sdk, pr.base_sha, head)
         base_name = f"base {base[:7]} (merge base with {pr.base_ref or 'the base branch'})"
+    else:  # ruled out above: without a pull request both inputs are given
+        raise ActionError("input base: give it")
     head_name = f"head {head[:7]}" + (f" (#{pr.number})" if pr is not None else "")
     runner_os = env("RUNNER_OS", "Linux")
     key, fallbacks = worktree_cache.worktree_keys(runner_os, base, head)

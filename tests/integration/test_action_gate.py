@@ -215,3 +215,14 @@ def test_every_flag_of_the_gate_call_is_one_jobbench_accepts(
     assert error.startswith("error: ") and BASE[:12] in error, error
     flags = [arg for arg in called["argv"] if arg.startswith("--")]
     assert flags and not [flag for flag in flags if flag in error], error
+
+
+def test_a_second_call_in_one_job_never_reports_the_firsts_verdict(
+    tmp_path: Path, github: FakeGitHub, history: dict[str, str]
+) -> None:
+    run = Runner(tmp_path, github.url, pr_event(base=history["main"], head=history["head"]))
+    first = run.temp / "jobbench-action" / "gate.md"
+    first.parent.mkdir(parents=True)
+    first.write_text("### the first call's verdict\n")
+    assert run.run(PLAN).returncode == 0
+    assert not first.exists()

@@ -131,3 +131,16 @@ def test_extras_that_are_no_list_of_names_are_refused(
         "extras; e.g. history,locust"
     ]
     assert not (run.temp / "jobbench-action" / "venv").exists()
+
+
+def test_a_failed_install_says_so_in_one_line(
+    tmp_path: Path, github: FakeGitHub, action_root: Path
+) -> None:
+    (action_root / "pyproject.toml").write_text(PYPROJECT.replace("tiny_backend", "no_backend"))
+    run = Runner(tmp_path, github.url, pr_event())
+    done = run.run("Install jobbench", env={"GITHUB_ACTION_PATH": str(action_root)}, timeout=180)
+    assert done.returncode == 1
+    assert annotations(done.stdout) == [
+        f"::error title=jobbench action install::pip install {action_root} failed (above)"
+    ]
+    assert not run.path_file.exists()  # nothing put on PATH
