@@ -1,19 +1,24 @@
-"""The CI example's cache of jobbench's worktrees: what it saves, restored into a fresh clone of
-the next run, gives worktrees jobbench reuses; and the prune step keeps only the two commits of
-this run. Real git, jobbench's own worktree code, the steps' own paths and script."""
+"""The action's cache of jobbench's worktrees: the paths its plan step names, saved and restored
+into a fresh clone of the next run, give worktrees jobbench reuses; and its prune step keeps only
+this run's two commits. Real git, jobbench's own worktree code, the action's own steps."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from jobbench.core.sdk.gitrefs import worktree_for
 from jobbench.errors import UsageError
-from tests.integration.workflow import run_step, step
+from tests.integration.fake_github import FakeGitHub, Runner, pr_event, serve
+from tests.integration.workflow import ACTION, step
+
+RESTORE = "Restore jobbench's worktrees"
+SAVE = "Save jobbench's worktrees"
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -22,13 +27,20 @@ def git(cwd: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, list[str]]:
-    """(HOME, the workspace with its `sdk` clone, three commits) as on a fresh runner."""
-    home, workspace, origin = tmp_path / "home", tmp_path / "work", tmp_path / "origin"
-    for folder in (home, workspace, origin):
-        folder.mkdir()
-    monkeypatch.setenv("HOME", str(home))
+def github() -> Iterator[FakeGitHub]:
+    yield from serve()
+
+
+@pytest.fixture
+def runner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, github: FakeGitHub
+) -> tuple[Runner, list[str]]:
+    """A fresh runner whose workspace is a clone of three commits, a PR from the first to the
+    last, and the action's plan step run on it."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    origin = tmp_path / "origin"
+    origin.mkdir()
     git(origin, "init", "-q")
     commits = []
     for n in range(3):
@@ -36,29 +48,37 @@ def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path,
         git(origin, "add", ".")
         git(origin, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", f"c{n}")
         commits.append(git(origin, "rev-parse", "HEAD"))
-    clone(origin, workspace)
-    return home, workspace, commits
+    run = Runner(tmp_path, github.url, pr_event(base=commits[0], head=commits[2]))
+    clone(run)
+    planned = run.run("Name the two commits")
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    return run, commits
 
 
-def clone(origin: Path, workspace: Path) -> None:
-    git(workspace, "clone", "-q", str(origin), "sdk")
+def clone(run: Runner) -> None:
+    run.workspace.mkdir(parents=True, exist_ok=True)
+    git(run.workspace, "clone", "-q", str(run.root / "origin"), ".")
 
 
-def cached_paths(home: Path, workspace: Path, step_name: str) -> list[Path]:
-    lines = step(step_name)["with"]["path"].split()
-    return [home / line[2:] if line.startswith("~/") else workspace / line for line in lines]
+def cached_paths(run: Runner, step_name: str) -> list[Path]:
+    """The step's `path:` lines, as the plan's outputs fill them in."""
+    lines = step(step_name, ACTION)["with"]["path"].strip().splitlines()
+    plan = run.outputs["plan"]
+    names = {"${{ steps.plan.outputs.cache-dir }}": "cache-dir"}
+    names["${{ steps.plan.outputs.worktrees }}"] = "worktrees"
+    return [Path(plan[names[line.strip()]]) for line in lines]
 
 
-def save_and_start_afresh(root: Path, paths: list[Path]) -> Path:
+def save_and_start_afresh(run: Runner, paths: list[Path]) -> Path:
     """What actions/cache does between two runs: tar the paths, then a new machine (no HOME
     cache, no workspace) and a fresh clone."""
-    archive = root / "cache.tar"
+    archive = run.root / "cache.tar"
     with tarfile.open(archive, "w") as tar:
         for path in paths:
-            tar.add(path, arcname=str(path.relative_to(root)))
-    shutil.rmtree(root / "work" / "sdk")
-    shutil.rmtree(root / "home" / ".cache")
-    clone(root / "origin", root / "work")
+            tar.add(path, arcname=str(path.relative_to(run.root)))
+    shutil.rmtree(run.workspace)
+    shutil.rmtree(run.root / "home" / ".cache")
+    clone(run)
     return archive
 
 
@@ -69,44 +89,49 @@ def restore(archive: Path, root: Path, paths: list[Path]) -> None:
         tar.extractall(root, members=members, filter="data")
 
 
-def test_a_restored_cache_gives_worktrees_jobbench_reuses(
-    runner: tuple[Path, Path, list[str]], tmp_path: Path
+def test_the_plan_names_the_jobbench_cache_and_the_clones_worktree_entries(
+    runner: tuple[Runner, list[str]],
 ) -> None:
-    home, workspace, commits = runner
-    sdk = workspace / "sdk"
-    tree = worktree_for(sdk, commits[0])
-    saved = cached_paths(home, workspace, "Save jobbench's worktrees")
-    assert saved == cached_paths(home, workspace, "Restore jobbench's worktrees")
-    archive = save_and_start_afresh(tmp_path, saved)
-    restore(archive, tmp_path, saved)
-    assert worktree_for(sdk, commits[0]) == tree
+    run, _ = runner
+    assert cached_paths(run, SAVE) == cached_paths(run, RESTORE)
+    assert cached_paths(run, SAVE) == [
+        run.root / "home" / ".cache" / "jobbench",
+        run.workspace / ".git" / "worktrees",
+    ]
+
+
+def test_a_restored_cache_gives_worktrees_jobbench_reuses(
+    runner: tuple[Runner, list[str]],
+) -> None:
+    run, commits = runner
+    tree = worktree_for(run.workspace, commits[0])
+    saved = cached_paths(run, SAVE)
+    archive = save_and_start_afresh(run, saved)
+    restore(archive, run.root, saved)
+    assert worktree_for(run.workspace, commits[0]) == tree
     assert (tree / "handler.py").read_text() == "VERSION = 0\n"
 
 
-def test_the_trees_alone_would_break_the_next_run(
-    runner: tuple[Path, Path, list[str]], tmp_path: Path
-) -> None:
-    """Why the clone's sdk/.git/worktrees is cached too."""
-    home, workspace, commits = runner
-    sdk = workspace / "sdk"
-    worktree_for(sdk, commits[0])
-    saved = cached_paths(home, workspace, "Save jobbench's worktrees")
-    archive = save_and_start_afresh(tmp_path, saved)
-    restore(archive, tmp_path, [p for p in saved if ".git" not in p.parts])
+def test_the_trees_alone_would_break_the_next_run(runner: tuple[Runner, list[str]]) -> None:
+    """Why the clone's .git/worktrees is cached too."""
+    run, commits = runner
+    worktree_for(run.workspace, commits[0])
+    saved = cached_paths(run, SAVE)
+    archive = save_and_start_afresh(run, saved)
+    restore(archive, run.root, [p for p in saved if ".git" not in p.parts])
     with pytest.raises(UsageError, match="is dirty or not at"):
-        worktree_for(sdk, commits[0])
+        worktree_for(run.workspace, commits[0])
 
 
 def test_the_prune_step_keeps_only_this_runs_two_commits(
-    runner: tuple[Path, Path, list[str]],
+    runner: tuple[Runner, list[str]],
 ) -> None:
-    home, workspace, commits = runner
-    sdk = workspace / "sdk"
-    trees = [worktree_for(sdk, commit) for commit in commits]
-    keep = f"{commits[0]} {commits[2]}"
-    pruned = run_step("Keep only these two commits", workspace, {"HOME": str(home), "KEEP": keep})
-    assert pruned.returncode == 0, pruned.stderr
+    run, commits = runner
+    trees = [worktree_for(run.workspace, commit) for commit in commits]
+    pruned = run.run("Keep only these two commits")
+    assert pruned.returncode == 0, pruned.stdout + pruned.stderr
+    assert "kept the worktrees of 2 commits, removed 1" in pruned.stdout
     assert [tree.exists() for tree in trees] == [True, False, True]
-    listed = git(sdk, "worktree", "list", "--porcelain")
+    listed = git(run.workspace, "worktree", "list", "--porcelain")
     assert commits[0] in listed and commits[2] in listed and commits[1] not in listed
-    assert worktree_for(sdk, commits[1]) == trees[1]  # made again when a later run needs it
+    assert worktree_for(run.workspace, commits[1]) == trees[1]  # made again when needed

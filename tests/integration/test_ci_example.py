@@ -1,53 +1,69 @@
-"""The CI example: actionlint passes it and flags broken copies of it, and its gate step turns
-jobbench's exit codes into the check's outcome as docs/ci.md says, with flags jobbench accepts."""
+"""The CI examples and this repository's workflows: actionlint passes every one, and the actions'
+action.yml too, and flags broken copies on the right line; the perf gate example is the short
+workflow docs/ci.md describes (the action does the work), and the fork pair keeps the fork's code
+away from the token that comments."""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.integration.workflow import EXAMPLE, ROOT, run_step
+from tests.integration.workflow import (
+    ACTION,
+    ACTIONS,
+    EXAMPLE,
+    EXAMPLES,
+    FORK_COMMENT,
+    FORK_GATE,
+    ROOT,
+    WORKFLOWS,
+    load,
+    steps,
+)
 from tests.programs import NODE, needs
 
 ACTIONLINT = ROOT / "scripts" / "actionlint"
-BASE = "1" * 40
-HEAD = "2" * 40
 
 
 def actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(ACTIONLINT), *map(str, files)], capture_output=True, text=True, timeout=120
+        [str(ACTIONLINT), *map(str, files)], capture_output=True, text=True, timeout=180
     )
 
 
 @needs(NODE)  # actionlint is a WebAssembly build node runs (scripts/actionlint)
-def test_the_example_passes_actionlint() -> None:
-    linted = actionlint(EXAMPLE)
+def test_every_workflow_and_action_passes_actionlint() -> None:
+    linted = actionlint(*WORKFLOWS, *ACTIONS)
     assert linted.returncode == 0, linted.stdout + linted.stderr
     assert linted.stdout == ""
 
 
 @pytest.mark.parametrize(
-    ("good", "broken", "finding"),
+    ("path", "good", "broken", "finding"),
     [
-        ("runs-on: ubuntu-latest", "run-on: ubuntu-latest", 'unexpected key "run-on"'),
-        ("steps.refs.outputs.base }}-", "steps.ref.outputs.base }}-", 'property "ref"'),
-        ("!cancelled() && steps.refs", "!canceled() && steps.refs", "canceled"),
+        (EXAMPLE, "runs-on: ubuntu-latest", "run-on: ubuntu-latest", 'unexpected key "run-on"'),
+        (EXAMPLE, 'if: "!cancelled()"', 'if: "!canceled()"', "canceled"),
+        (ACTION, "steps.plan.outputs.base }}\n", "steps.plann.outputs.base }}\n", '"plann"'),
+        (ACTION, "inputs.python-version }}", "inputs.python-versio }}", '"python-versio"'),
+        (FORK_COMMENT, "pull-requests: write}", "pull-request: write}", '"pull-request"'),
     ],
-    ids=["unknown job key", "step that does not exist", "undefined function"],
+    ids=[
+        "unknown job key",
+        "undefined function",
+        "step that does not exist",
+        "input not declared",
+        "permission scope",
+    ],
 )
 @needs(NODE)
-def test_actionlint_flags_a_broken_copy(
-    tmp_path: Path, good: str, broken: str, finding: str
+def test_actionlint_flags_a_broken_copy_on_its_line(
+    tmp_path: Path, path: Path, good: str, broken: str, finding: str
 ) -> None:
-    text = EXAMPLE.read_text()
+    text = path.read_text()
     assert good in text
-    copy = tmp_path / "perf-gate.yml"
+    copy = tmp_path / path.name
     copy.write_text(text.replace(good, broken, 1))
     line = text[: text.index(good)].count("\n") + 1
     linted = actionlint(copy)
@@ -57,69 +73,95 @@ def test_actionlint_flags_a_broken_copy(
     ), linted.stdout
 
 
-def fake_jobbench(tmp_path: Path, code: int) -> dict[str, str]:
-    """A `jobbench` first on PATH that records its argv and exits `code`."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "jobbench"
-    argv_file = tmp_path / "argv.json"
-    fake.write_text(
-        f"#!{sys.executable}\nimport json, sys\n"
-        f"open({str(argv_file)!r}, 'w').write(json.dumps(sys.argv[1:]))\nsys.exit({code})\n"
-    )
-    fake.chmod(0o755)
-    outputs = tmp_path / "github_output"
-    outputs.touch()
-    return {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "GITHUB_OUTPUT": str(outputs),
-        "BASE_COMMIT": BASE,
-        "HEAD_COMMIT": HEAD,
-    }
+def test_the_example_is_short_because_the_action_does_the_work() -> None:
+    lines = [line for line in EXAMPLE.read_text().splitlines() if line.strip()]
+    assert len(lines) <= 30
+    workflow = load(EXAMPLE)
+    (job,) = workflow["jobs"].values()
+    assert [s.get("uses", "").split("@")[0] for s in job["steps"]] == [
+        "actions/checkout",
+        "OWNER/jobbench",
+        "actions/upload-artifact",
+    ]
+    assert not [s for s in job["steps"] if "run" in s]
+    assert job["steps"][0]["with"] == {"fetch-depth": 0}
+    assert workflow["permissions"] == {"contents": "read", "pull-requests": "write"}
 
 
-@pytest.mark.parametrize(
-    ("code", "step_code", "annotation"),
-    [
-        (0, 0, None),
-        (3, 0, "::warning title=perf gate inconclusive::"),
-        (1, 1, "::error title=perf regression::"),
-        (2, 2, "::error title=perf gate failed::jobbench gate exited 2"),
-        (4, 4, "::error title=perf gate failed::jobbench gate exited 4"),
-        (130, 130, "::error title=perf gate failed::jobbench gate exited 130"),
-    ],
-)
-def test_the_gate_step_warns_on_inconclusive_and_fails_on_the_rest(
-    tmp_path: Path, code: int, step_code: int, annotation: str | None
+def test_the_example_costs_runner_time_only_when_it_should() -> None:
+    workflow = load(EXAMPLE)
+    trigger = workflow["on"]["pull_request"]
+    assert "runpod/**" in trigger["paths"]  # a docs-only pull request runs nothing
+    assert "labeled" in trigger["types"]
+    assert workflow["concurrency"]["cancel-in-progress"] is True
+    assert "github.event.pull_request.number" in workflow["concurrency"]["group"]
+    (job,) = workflow["jobs"].values()
+    # A label starts a run only when it is one of the gate's (perf-...): the accept label and
+    # the expensive suite's. Any other label starts none, and so cancels none.
+    assert "startsWith(github.event.label.name, 'perf-')" in job["if"]
+    assert "startsWith(github.event.label.name, 'perf-')" in workflow["concurrency"]["group"]
+    assert load(ACTION)["inputs"]["accept-label"]["default"].startswith("perf-")
+    assert "'perf-steady'" in job["strategy"]["matrix"]["suite"]
+    assert job["strategy"]["fail-fast"] is False  # a regression does not cancel the other suite
+    budget = int(load(ACTION)["inputs"]["budget"]["default"].removesuffix("m"))
+    assert job["timeout-minutes"] >= budget + 5  # installs and environment builds besides
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yml")), ids=lambda p: p.name)
+def test_every_upload_overwrites_a_re_runs_artifact_and_survives_a_failed_gate(
+    path: Path,
 ) -> None:
-    env = fake_jobbench(tmp_path, code)
-    ran = run_step("gate", tmp_path, env)
-    assert ran.returncode == step_code, ran.stdout + ran.stderr
-    annotations = [line for line in ran.stdout.splitlines() if line.startswith("::")]
-    if annotation is None:
-        assert annotations == []
-    else:
-        assert len(annotations) == 1 and annotations[0].startswith(annotation), annotations
-    assert f"exit-code={code}\n" in Path(env["GITHUB_OUTPUT"]).read_text()
+    for job in load(path)["jobs"].values():
+        for found in job["steps"]:
+            if found.get("uses", "").startswith("actions/upload-artifact@"):
+                assert found["with"]["overwrite"] is True, path.name
+                assert found["if"] == "!cancelled()", path.name
 
 
-def test_every_gate_flag_of_the_step_is_one_jobbench_accepts(tmp_path: Path) -> None:
-    """The step's argv, given to the real CLI: the only error left is that the two commits are
-    not in this empty repo, so every flag and value before them was accepted."""
-    env = fake_jobbench(tmp_path, 0)
-    assert run_step("gate", tmp_path, env).returncode == 0
-    argv = json.loads((tmp_path / "argv.json").read_text())
-    assert argv[:3] == ["gate", BASE[:12], HEAD[:12]]
-    subprocess.run(["git", "init", "-q", "sdk"], cwd=tmp_path, check=True)
-    real = subprocess.run(
-        [sys.executable, "-m", "jobbench", *argv],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert real.returncode == 2, real.stderr
-    error = real.stderr.strip()
-    assert error.startswith("error: ") and BASE[:12] in error, error
-    flags = [arg for arg in argv if arg.startswith("--")]
-    assert flags and not [flag for flag in flags if flag in error], error
+def test_the_fork_pair_keeps_the_forks_code_away_from_the_token_that_comments() -> None:
+    gate, comment = load(FORK_GATE), load(FORK_COMMENT)
+    assert gate["permissions"] == {"contents": "read"}
+    (gate_job,) = gate["jobs"].values()
+    action = next(s for s in gate_job["steps"] if s.get("uses", "").startswith("OWNER/jobbench@"))
+    assert action["with"] == {"comment": False}
+    uploaded = {
+        s["with"]["name"]: s["with"]["path"]
+        for s in gate_job["steps"]
+        if s.get("uses", "").startswith("actions/upload-artifact@")
+    }
+    assert uploaded["perf-comment"] == "${{ runner.temp }}/jobbench-action/comment/"
+
+    assert comment["on"]["workflow_run"]["workflows"] == [gate["name"]]
+    assert comment["permissions"] == {"actions": "read", "pull-requests": "write"}
+    (comment_job,) = comment["jobs"].values()
+    used = [s.get("uses", "") for s in comment_job["steps"]]
+    assert not [u for u in used if u.startswith("actions/checkout")]
+    assert not [s for s in comment_job["steps"] if "run" in s]  # nothing of the PR runs
+    download, post = comment_job["steps"]
+    assert download["with"]["name"] == "perf-comment"
+    assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
+    assert post["uses"].startswith("OWNER/jobbench/comment@")
+    assert post["with"]["artifact"] == download["with"]["path"]
+    assert "github.event.workflow_run.event == 'pull_request'" in comment_job["if"]
+
+
+def test_the_fork_runs_artifact_is_the_folder_the_report_step_writes(tmp_path: Path) -> None:
+    """The path the fork example uploads is where the action leaves the comment."""
+    from tests.integration.fake_github import Runner, pr_event
+
+    run = Runner(tmp_path, "http://127.0.0.1:9", pr_event(fork=True))
+    run.outputs["gate"] = {"exit-code": "0"}
+    done = run.run("Decide the check", {"comment": "false", "github-token": ""})
+    assert done.returncode == 0, done.stdout + done.stderr
+    uploaded = load(FORK_GATE)["jobs"]["perf"]["steps"][2]["with"]["path"]
+    expected = uploaded.replace("${{ runner.temp }}", str(run.temp)).rstrip("/")
+    assert run.outputs["report"]["comment-dir"] == expected
+    assert sorted(p.name for p in Path(expected).iterdir()) == ["comment.md", "pr-number"]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_no_workflow_inlines_a_value_into_a_script(path: Path) -> None:
+    """An expression inlined into a script is a way in for whoever controls its value."""
+    for job in load(path)["jobs"]:
+        for found in steps(path, job):
+            assert "${{" not in found.get("run", ""), f"{path.name}: {found.get('name')}"

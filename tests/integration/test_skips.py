@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDS_NODE = (
-    "tests/integration/test_ci_comment.py::test_an_inconclusive_verdict_says_the_check_still_passes"
+    "tests/integration/test_ci_example.py::test_every_workflow_and_action_passes_actionlint"
 )
 
 

@@ -1,5 +1,6 @@
-"""The example GitHub Actions workflow, read as the runner reads it, so that tests can run its
-step scripts for real (bash for `run:`, node for `actions/github-script`)."""
+"""Workflow and action files read as the runner reads them, so that tests can run their steps'
+scripts for real: a `run:` step with bash as the runner starts it, its `env:` given by the test
+in place of the `${{ }}` values the runner would fill in."""
 
 from __future__ import annotations
 
@@ -11,34 +12,74 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).parents[2]
-EXAMPLE = ROOT / "examples" / "github-actions" / "perf-gate.yml"
+EXAMPLES = ROOT / "examples" / "github-actions"
+EXAMPLE = EXAMPLES / "perf-gate.yml"
+FORK_GATE = EXAMPLES / "perf-gate-fork.yml"
+FORK_COMMENT = EXAMPLES / "perf-gate-comment.yml"
+HISTORY = EXAMPLES / "perf-history.yml"
+RELEASE = ROOT / ".github" / "workflows" / "release.yml"
+ACTION = ROOT / "action.yml"
+COMMENT_ACTION = ROOT / "comment" / "action.yml"
+SETUP_ACTION = ROOT / "setup" / "action.yml"
+ACTIONS = [ACTION, COMMENT_ACTION, SETUP_ACTION]
+WORKFLOWS = [
+    *sorted(EXAMPLES.glob("*.yml")),
+    *sorted((ROOT / ".github" / "workflows").glob("*.yml")),
+]
 
 
-def steps() -> list[dict[str, Any]]:
-    workflow = yaml.safe_load(EXAMPLE.read_text())
-    steps: list[dict[str, Any]] = workflow["jobs"]["perf"]["steps"]
-    return steps
+def load(path: Path) -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load(path.read_text())
+    # YAML 1.1 reads a workflow's `on:` key as the boolean True.
+    if True in document:
+        document["on"] = document.pop(True)
+    return document
 
 
-def step(name: str) -> dict[str, Any]:
+def steps(path: Path = EXAMPLE, job: str | None = None) -> list[dict[str, Any]]:
+    """A workflow job's steps (its only job when `job` is None), or an action's."""
+    document = load(path)
+    if "runs" in document:
+        found: list[dict[str, Any]] = document["runs"]["steps"]
+        return found
+    jobs = document["jobs"]
+    chosen = jobs[job] if job is not None else next(iter(jobs.values()))
+    found = chosen["steps"]
+    return found
+
+
+def step(name: str, path: Path = EXAMPLE, job: str | None = None) -> dict[str, Any]:
     """The step with this id, or whose name starts with `name`."""
-    found = [s for s in steps() if s.get("id") == name or s.get("name", "").startswith(name)]
-    assert len(found) == 1, f"one step {name!r} expected in {EXAMPLE}, found {len(found)}"
+    found = [
+        s
+        for s in steps(path, job)
+        if s.get("id") == name or str(s.get("name", "")).startswith(name)
+    ]
+    assert len(found) == 1, f"one step {name!r} expected in {path}, found {len(found)}"
     return found[0]
 
 
-def run_step(
-    name: str, cwd: Path, env: dict[str, str], timeout: float = 60
+def run_script(
+    found: dict[str, Any], cwd: Path, env: dict[str, str], timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    """The step's `run:` script as the runner starts it (`bash -e`, no `shell:` given), with
-    `env` standing in for its `${{ }}` values and the runner's variables."""
-    script = step(name)["run"]
+    """A `run:` step's script as the runner starts it: `bash -e` when it names no shell,
+    `bash --noprofile --norc -eo pipefail` for `shell: bash` (an action's steps name it)."""
+    script = found["run"]
     assert "${{" not in script, "values reach the script through env:, never inline"
+    shell = ["bash", "--noprofile", "--norc", "-e"]
+    if found.get("shell") == "bash":
+        shell += ["-o", "pipefail"]
     return subprocess.run(
-        ["bash", "--noprofile", "--norc", "-e", "-c", script],
+        [*shell, "-c", script],
         cwd=cwd,
         env={**os.environ, **env},
         capture_output=True,
         text=True,
         timeout=timeout,
     )
+
+
+def run_step(
+    name: str, cwd: Path, env: dict[str, str], path: Path = EXAMPLE, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return run_script(step(name, path), cwd, env, timeout)
