@@ -53,7 +53,6 @@ from jobbench.core.scenario.project import SEED_ROWS
 from jobbench.results.decision import Rule, weigh
 from jobbench.workers.policy_job_cache import fetch_count
 
-MIRROR = Path("/work/.mirror/runpod+runpod-python/repo")
 BASE_TAG = "v1.12.0"
 TOLERANCE = 0.02  # the issue's bound: a model within 2 % of its branch on every row
 SLOTS = 32  # the seed rows' slots (their concurrency_modifier); the job-cache check needs it
@@ -685,7 +684,7 @@ def spread_lines(title: str, measured: Row, simulated: list[float]) -> list[str]
 def main() -> int:
     names = [row[0] for row in SEED_ROWS]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sdk-repo", type=Path, default=MIRROR, help="a runpod-python clone")
+    parser.add_argument("--sdk-repo", type=Path, required=True, help="a runpod-python clone")
     parser.add_argument("--rows", nargs="*", choices=names, help="seed rows (default: every one)")
     parser.add_argument("--branches", nargs="*", choices=[b.name for b in BRANCHES])
     parser.add_argument("--reps", type=int, default=5, help="reps a side and row")

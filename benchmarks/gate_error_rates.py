@@ -1,11 +1,13 @@
 """The gate's error rates, measured on real reps: resample the pools of benchmarks/gate_pools.py
-into thousands of simulated `jobbench gate` calls over the seed suite and count how often the rule
-(jobbench/results/decision.py, with --reps auto as jobbench/core/run/settle.py runs it) is wrong.
+into thousands of simulated `jobbench gate` calls over a suite (the gate's default unless told)
+and count how often the rule (jobbench/results/decision.py, with --reps auto as
+jobbench/core/run/settle.py runs it, and every check of jobbench/results/row_checks.py) is wrong.
 
-    python benchmarks/gate_error_rates.py --calls 2000            # docs/ci.md's figures
-    python benchmarks/gate_error_rates.py --calls 200 --policies sdk-1.12
+    python benchmarks/gate_error_rates.py --calls 2000     # docs/ci.md's figures: the real SDK
+    python benchmarks/gate_error_rates.py --suite seed --pools benchmarks/data/gate-pools.json \
+        --policies sdk-1.12,drain,take-ahead --calls 200   # the model policies' seed-suite pools
 
-Per policy pool (a seed-suite row's reps, quiet and beside a busy core, drawn together):
+Per policy pool (a row's reps, quiet and beside a busy core, drawn together):
 - A/A: both sides drawn from the same pool; a false alarm is any row judged a regression, and
   a row left inconclusive is the price of the rule's caution;
 - power: B's reps are the pool's times (1 + 2 x threshold); each row should be flagged, and a
@@ -15,8 +17,10 @@ Per policy pool (a seed-suite row's reps, quiet and beside a busy core, drawn to
 - +50 % with outliers: B times 1.5, and one rep in ten of either side a stall; each row should
   still be flagged.
 Each test is the row's whole verdict at its look: the checks of jobbench/results/row_checks.py
-(stalls counted per side, the workers' CPU per job and split drawn with the rep where the pool
-has them) before the speed; "by a check" counts the calls a check flagged.
+before the speed, each on what the pool's rep recorded (how its jobs ended, the behaviour its
+workers showed, their CPU per job and split), a planted stall counted with them; a rep the
+harness set aside as disturbed counts for the checks and not for the speed, as in a gate. "by a
+check" counts the calls a check flagged.
 The old rule (fixed 5 reps, change > threshold and two-sided Mann-Whitney p < 0.05 per row, no
 correction across rows) is measured on the same draws for comparison. Intervals: Wilson 95 %.
 """
@@ -36,9 +40,9 @@ from typing import Any
 from scipy.stats import mannwhitneyu
 
 from jobbench.core.run.settle import DEFAULT_MAX_REPS
-from jobbench.core.scenario.project import BUILTIN_SUITES
+from jobbench.core.scenario.project import BUILTIN_SUITES, DEFAULT_SUITE
 from jobbench.measure.stats import robust_spread
-from jobbench.results.behaviour import judge_behaviour
+from jobbench.results.correctness import BAD_OUTCOMES
 from jobbench.results.decision import (
     Levels,
     Rule,
@@ -48,18 +52,21 @@ from jobbench.results.decision import (
     look_number,
     weigh,
 )
+from jobbench.results.model import JobOutcomes
 from jobbench.results.row_checks import (
     FIGURE_RULES,
     Finding,
     checked_verdict,
+    find,
     judge_figure,
     worst,
 )
 
-POOLS = Path(__file__).resolve().parent / "data" / "gate-pools.json"
-FIRST_REPS = 5  # the seed suite's reps: where --reps auto starts
+POOLS = Path(__file__).resolve().parent / "data" / "gate-pools-runpod.json"
+FIRST_REPS = 5  # the suites' reps: where --reps auto starts
 FIGURES = {figure.metric: figure for figure in FIGURE_RULES}  # the checks' figures per rep
-Pool = list[list[dict[str, float | None]]]  # one row's reps, [quiet, busy]: gated metric + figures
+STALL = "stall"  # the behaviour kind a planted stall is (results/behaviour.py)
+Pool = list[list[dict[str, Any]]]  # one row's reps, [quiet, busy]: gated metric, figures, jobs
 
 
 @dataclass(frozen=True)
@@ -71,43 +78,64 @@ class Case:
 
 @dataclass(frozen=True)
 class Drawn:
-    value: float  # the row's gated metric
+    value: float | None  # the row's gated metric; None: set aside as disturbed, or never reached
     figures: dict[str, float | None]  # the workers' CPU per job and split, where the pool has them
-    stalled: bool
+    jobs: int
+    bad: dict[str, int]  # how many of its jobs ended badly, by way
+    behaviour: frozenset[str]  # what its workers did (the watchdog's kinds), a planted stall too
 
 
 def draw(pool: Pool, rng: random.Random, case: Case, side: str) -> Drawn:
     """One rep: quiet or beside a busy core with even odds (the pools' sizes may differ). A
     jitter of a millionth breaks the ties that drawing from a small pool with replacement makes
-    (real reps never tie at the microsecond), far below any row's noise. A stall is a behaviour
-    the watchdog names: the rep counts it, and its time is 2.5-4 times longer."""
+    (real reps never tie at the microsecond), far below any row's noise. A planted stall is a
+    behaviour the watchdog names: the rep counts it, and its time is 2.5-4 times longer."""
     rep = rng.choice(rng.choice(pool))
-    value = float(rep["value"] or 0.0) * (1 + case.shift if side == "B" else 1)
-    value *= 1 + rng.uniform(-1e-6, 1e-6)
-    stalled = case.outliers and rng.random() < 0.1
-    if stalled:
-        value *= rng.uniform(2.5, 4.0)
+    counted = rep["value"] is not None and rep.get("flag") is None
+    value = float(rep["value"]) * (1 + case.shift if side == "B" else 1) if counted else None
+    if value is not None:
+        value *= 1 + rng.uniform(-1e-6, 1e-6)
+    behaviour = set(rep.get("behaviour", ()))
+    if case.outliers and rng.random() < 0.1:
+        behaviour.add(STALL)
+        value = value * rng.uniform(2.5, 4.0) if value is not None else None
     figures = {name: rep.get(name) for name in FIGURES}
-    return Drawn(value, figures, stalled)
+    return Drawn(value, figures, int(rep.get("jobs", 0)), rep.get("bad", {}), frozenset(behaviour))
+
+
+def outcomes(side: list[Drawn]) -> JobOutcomes:
+    """A side's jobs as results/correctness.py counts them (no faults in the suites drawn)."""
+    bad = {way: sum(r.bad.get(way, 0) for r in side) for way in BAD_OUTCOMES}
+    jobs = sum(r.jobs for r in side)
+    return JobOutcomes(jobs=jobs, completed=jobs - sum(bad.values()),
+                       bad={w: n for w, n in bad.items() if n}, faulted=False)  # fmt: skip
+
+
+def behaviour(side: list[Drawn]) -> dict[str, int]:
+    """Per kind, how many of the side's reps showed it (results/behaviour.side_behaviour)."""
+    counts: dict[str, int] = {}
+    for rep in side:
+        for kind in rep.behaviour:
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
 
 
 def row_verdict(a: list[Drawn], b: list[Drawn], rule: Rule, levels: Levels) -> tuple[str, bool]:
     """The row's verdict at one look as core/run/settle.py takes it: a check of row_checks.py that
-    finds a regression (a stall counted per side, the workers' figures compared), else a speed
-    regression, else a check left open, else the speed. The flag says whether a check decided
-    it. Correctness is not drawn: the pools' jobs all completed."""
-    stalls = [sum(r.stalled for r in side) for side in (a, b)]
-    findings: list[Finding] = []
-    if stalls[1]:
-        seen = judge_behaviour({"stall": stalls[0]}, {"stall": stalls[1]}, (len(a), len(b)),
-                               levels.checks)  # fmt: skip
-        findings += [Finding(seen.verdict, seen.reason)] if seen is not None else []
+    finds a regression (correctness, the behaviour counted per side, the workers' figures
+    compared), else a speed regression, else a check left open, else the speed. The flag says
+    whether a check decided it."""
+    findings: list[Finding] = find(
+        (outcomes(a), outcomes(b)), (behaviour(a), behaviour(b)), (len(a), len(b)), {},
+        levels.checks,
+    )  # fmt: skip
     for name, figure in FIGURES.items():
         base, cand = ([v for r in side if (v := r.figures[name]) is not None] for side in (a, b))
         found = judge_figure(base, cand, figure, levels.checks)
         findings += [found] if found is not None else []
     checks = worst(findings)
-    values = ([r.value for r in a], [r.value for r in b])
+    values = ([r.value for r in a if r.value is not None],
+              [r.value for r in b if r.value is not None])  # fmt: skip
     speed = decide(weigh(*values, rule, interval=False), rule, levels).verdict
     verdict = checked_verdict(checks, speed)
     return verdict, checks == "regression" or verdict != speed
@@ -143,9 +171,12 @@ def old_rule_call(pools: list[Pool], rng: random.Random, case: Case, rule: Rule)
     """The rule before this one: 5 reps, ratio of medians > threshold and p < 0.05 per row."""
     flagged = []
     for pool in pools:
-        a = sorted(draw(pool, rng, case, "A").value for _ in range(FIRST_REPS))
-        b = sorted(draw(pool, rng, case, "B").value for _ in range(FIRST_REPS))
-        change = b[2] / a[2] - 1
+        a = sorted(v for _ in range(FIRST_REPS) if (v := draw(pool, rng, case, "A").value))
+        b = sorted(v for _ in range(FIRST_REPS) if (v := draw(pool, rng, case, "B").value))
+        if not a or not b:
+            flagged.append(False)
+            continue
+        change = b[len(b) // 2] / a[len(a) // 2] - 1
         p = mannwhitneyu(a, b, alternative="two-sided").pvalue
         flagged.append(change > rule.threshold and p < 0.05)
     return flagged
@@ -208,14 +239,18 @@ def study(task: tuple[str, list[Pool], list[Pool], Case, int, int, int]) -> list
 
 
 def load_pools(path: Path, policy: str, metric_for: dict[str, str]) -> list[Pool]:
+    """Each row's pool, in the suite's order; a row the pool lacks is named."""
     data: dict[str, Any] = json.loads(path.read_text())["pools"][policy]
-    rows = [s.name for s in BUILTIN_SUITES["seed"].scenarios]
+    missing = [row for row in metric_for if row not in data]
+    if missing:
+        raise SystemExit(f"{path}: no reps of {', '.join(missing)} for {policy}: gate_pools.py")
     return [
         [
-            [{"value": rep[metric_for[row]], **{k: rep.get(k) for k in FIGURES}} for rep in reps]
-            for reps in (data[row]["quiet"], data[row]["busy"])
+            [{**rep, "value": rep.get(metric_for[row])} for rep in data[row][condition]]
+            for condition in ("quiet", "busy")
+            if data[row].get(condition)
         ]
-        for row in rows
+        for row in metric_for
     ]
 
 
@@ -234,8 +269,9 @@ def spreads(path: Path, policies: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", default=DEFAULT_SUITE, choices=sorted(BUILTIN_SUITES))
     parser.add_argument("--pools", type=Path, default=POOLS)
-    parser.add_argument("--policies", default="sdk-1.12,drain,take-ahead")
+    parser.add_argument("--policies", default="runpod-1.12")
     parser.add_argument("--calls", type=int, default=2000, help="simulated gate calls per case")
     parser.add_argument("--max-reps", type=int, default=DEFAULT_MAX_REPS)
     parser.add_argument("--seed", type=int, default=1)
@@ -244,7 +280,7 @@ def main() -> None:
     if args.spreads:
         spreads(args.pools, args.policies.split(","))
         return
-    suite = BUILTIN_SUITES["seed"]
+    suite = BUILTIN_SUITES[args.suite]
     metric_for = {s.name: s.metric or "time_to_p99_s" for s in suite.scenarios}
     print("gated metrics:", ", ".join(f"{k} {v}" for k, v in metric_for.items()))
     header = ["pool", "case", "any row flagged", "by a check", "weakest row flagged",

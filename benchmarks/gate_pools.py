@@ -1,13 +1,17 @@
-"""Collect pools of real reps of the seed suite, quiet and beside a busy core, for the gate's
-error-rate study (benchmarks/gate_error_rates.py resamples them; docs/ci.md has the figures).
+"""Collect pools of real reps of a suite (the gate's default suite unless told), quiet and beside
+a busy core, for the gate's error-rate study (benchmarks/gate_error_rates.py resamples them;
+docs/ci.md, "The error rates, measured", has the figures).
 
-    python benchmarks/gate_pools.py --shallow-reps 60 --deep-reps 5   # about 30 min
-    python benchmarks/gate_pools.py --policies sdk-1.12 --rows 4w-64j-0.5s-shallow --shallow-reps 8
+    python benchmarks/gate_pools.py --policies runpod-1.12 --reps 30 --busy-reps 10   # ~30 min
+    python benchmarks/gate_pools.py --suite seed --policies sdk-1.12,drain --reps 20
 
-Each (policy, row) is run twice: once on a quiet machine and once while a second process keeps
-one core busy (a shared CI runner), `reps` reps each, with the model worker of each policy or
-the real SDK (`--policies runpod-1.12`). The pools keep the
-per-rep figures the gate can rest on, and the machine's load average after every block.
+Each policy's rows run as `jobbench gate` runs them: every row in the same run, in lanes
+(`--lanes`, the gate's `auto` unless told), with the model worker of each policy or the real
+SDK (`--policies runpod-1.12`), once on a quiet machine and once while a second process keeps
+one core busy (a shared CI runner; the harness then turns lanes off, as it would in a gate).
+Every rep keeps what the gate rests on: each gated metric's figure, the workers' CPU per job and
+split, how its jobs ended, the behaviour the watchdog named and whether the rep was set aside
+as a disturbed measurement. The file records the machine and the command.
 """
 
 from __future__ import annotations
@@ -25,13 +29,16 @@ from typing import Any
 from common import machine
 
 from jobbench.core.fake.target import FakeTarget
+from jobbench.core.run.lanes import parse_lanes
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan
 from jobbench.core.scenario.config import RunConfig
-from jobbench.core.scenario.project import BUILTIN_SUITES
+from jobbench.core.scenario.project import BUILTIN_SUITES, DEFAULT_SUITE
 from jobbench.render.text.plain_progress import PlainProgress
-from jobbench.results.behaviour import split_imbalance, worker_cpu_ms_per_job
-from jobbench.results.model import Rep
+from jobbench.results.behaviour import rep_behaviour, split_imbalance, worker_cpu_ms_per_job
+from jobbench.results.compare import METRICS, rep_flags
+from jobbench.results.correctness import rep_bad
+from jobbench.results.model import Rep, ScenarioResult
 from jobbench.workers.spec import WorkerSpec
 
 POLICIES = {
@@ -41,64 +48,89 @@ POLICIES = {
     # The real SDK installed beside jobbench (runpod 1.12.0), its bench handler.
     "runpod-1.12": WorkerSpec(kind="runpod"),
 }
-DEFAULT_OUT = Path(__file__).resolve().parent / "data" / "gate-pools.json"
+DATA = Path(__file__).resolve().parent / "data"
+DEFAULT_OUT = DATA / "gate-pools-runpod.json"  # the model policies' are gate-pools.json
+# The gated metrics a suite's rows may name (core/scenario/project.py): each rep keeps them all.
+GATED = ("time_to_p99_s", "time_to_p100_s", "e2e_mean_s", "e2e_p50_s", "e2e_p99_s",
+         "steady_e2e_p99_s")  # fmt: skip
 BURN = "import time\nwhile True:\n    time.time()\n"  # one busy core, like a neighbour on a runner
 
 
-def figures(rep: Rep) -> dict[str, Any]:
-    e2e = rep.phases.e2e
+def figures(rep: Rep, flag: str | None) -> dict[str, Any]:
     return {
-        "time_to_p99_s": rep.time_to_p99_s,
-        "time_to_p100_s": rep.time_to_p100_s,
-        "e2e_mean_s": e2e and e2e.mean,
-        "e2e_p50_s": e2e and e2e.p50,
-        "e2e_p99_s": e2e and e2e.p99,
+        **{name: METRICS[name].read(rep) for name in GATED},
         # The workers' own figures the gate's checks compare (results/row_checks.py).
         "worker_cpu_ms_per_job": worker_cpu_ms_per_job(rep),
         "split_imbalance": split_imbalance(rep),
+        # How its jobs ended and what its workers did (results/correctness.py, behaviour.py).
+        "jobs": rep.jobs.submitted,
+        "bad": rep_bad(rep.jobs),
+        "behaviour": sorted(rep_behaviour(rep)),
+        "flag": flag,  # why the rep is set aside as a disturbed measurement, if it is
     }
 
 
-def run_block(policy: str, row: str, reps: int, busy: bool, out: Path) -> list[dict[str, Any]]:
-    scenario = next(s for s in BUILTIN_SUITES["seed"].scenarios if s.name == row)
-    scenario = replace(scenario, worker=POLICIES[policy])
-    config = RunConfig(scenarios=(scenario,), reps=reps, label="pool", out=out, save_events=False)
+def entry_figures(entry: ScenarioResult) -> list[dict[str, Any]]:
+    return [figures(rep, flag) for rep, flag in zip(entry.reps, rep_flags(entry))]
+
+
+def run_block(
+    policy: str, suite: str, rows: list[str], reps: int, busy: bool, lanes: int | str, out: Path
+) -> dict[str, list[dict[str, Any]]]:
+    """One run of the rows, `reps` reps each: every row's reps, and the load after the block."""
+    scenarios = tuple(
+        replace(s, worker=POLICIES[policy])
+        for s in BUILTIN_SUITES[suite].scenarios
+        if s.name in rows
+    )
+    config = RunConfig(scenarios=scenarios, reps=reps, label="pool", out=out, save_events=False)
     burner = subprocess.Popen([sys.executable, "-c", BURN]) if busy else None
     try:
-        doc = run_plans([Plan(config, FakeTarget())], PlainProgress(quiet=True))[0]
+        (doc,) = run_plans([Plan(config, FakeTarget())], PlainProgress(quiet=True), lanes=lanes)
     finally:
         if burner is not None:
             burner.kill()
             burner.wait()
-    load = os.getloadavg()[0]
-    return [{**figures(rep), "load1": round(load, 2)} for rep in doc.scenarios[0].reps]
+    load = round(os.getloadavg()[0], 2)
+    return {e.name: [{**f, "load1": load} for f in entry_figures(e)] for e in doc.scenarios}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--policies", default=",".join(POLICIES))
-    parser.add_argument(
-        "--rows", default=",".join(s.name for s in BUILTIN_SUITES["seed"].scenarios)
-    )
-    parser.add_argument("--shallow-reps", type=int, default=60, help="reps per block, shallow row")
-    parser.add_argument("--deep-reps", type=int, default=5, help="reps per block, deep rows")
+    parser.add_argument("--suite", default=DEFAULT_SUITE, choices=sorted(BUILTIN_SUITES))
+    parser.add_argument("--policies", default="runpod-1.12")
+    parser.add_argument("--rows", default="", help="comma-separated rows (default: the suite's)")
+    parser.add_argument("--reps", type=int, default=30, help="reps a row, quiet")
+    parser.add_argument("--busy-reps", type=int, default=10, help="reps a row, beside a busy core")
+    parser.add_argument("--lanes", type=parse_lanes, default="auto")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
+    rows = (
+        args.rows.split(",")
+        if args.rows
+        else [s.name for s in BUILTIN_SUITES[args.suite].scenarios]
+    )
     pools: dict[str, Any] = json.loads(args.out.read_text())["pools"] if args.out.exists() else {}
-    info = {"machine": machine(), "command": " ".join(sys.argv), "pools": pools}
+    # The command as a reader runs it again from the repository: no machine's own paths.
+    args_text = " ".join(os.path.relpath(a) if os.path.isabs(a) else a for a in sys.argv[1:])
+    command = f"python benchmarks/gate_pools.py {args_text}".rstrip()
+    info = {"machine": machine(), "command": command, "suite": args.suite, "pools": pools}
     with tempfile.TemporaryDirectory(prefix="jobbench-pools-") as tmp:
         for policy in args.policies.split(","):
-            for row in args.rows.split(","):
-                reps = args.shallow_reps if "shallow" in row else args.deep_reps
-                for condition in ("quiet", "busy"):
-                    block = run_block(policy, row, reps, condition == "busy", Path(tmp))
+            for condition, reps in (("quiet", args.reps), ("busy", args.busy_reps)):
+                if reps == 0:
+                    continue
+                block = run_block(policy, args.suite, rows, reps, condition == "busy", args.lanes,
+                                  Path(tmp))  # fmt: skip
+                for row, got in block.items():
                     pool = pools.setdefault(policy, {}).setdefault(row, {})
-                    pool[condition] = pool.get(condition, []) + block
-                    p99 = sorted(r["time_to_p99_s"] for r in block)
-                    print(f"{policy} {row} {condition}: {len(block)} reps, time to 99 % "
-                          f"{p99[0]:.3f}-{p99[-1]:.3f} s", flush=True)  # fmt: skip
-                    args.out.parent.mkdir(parents=True, exist_ok=True)
-                    args.out.write_text(json.dumps(info, indent=1) + "\n")  # after every block
+                    pool[condition] = pool.get(condition, []) + got
+                    bad = sum(sum(r["bad"].values()) for r in got)
+                    aside = sum(r["flag"] is not None for r in got)
+                    print(f"{policy} {row} {condition}: {len(got)} reps, {bad} jobs ended badly, "
+                          f"{aside} set aside", flush=True)  # fmt: skip
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                args.out.write_text(json.dumps(info, indent=1) + "\n")  # after every block
 
 
 if __name__ == "__main__":

@@ -88,6 +88,16 @@ def test_the_example_is_short_because_the_action_does_the_work() -> None:
     assert workflow["permissions"] == {"contents": "read", "pull-requests": "write"}
 
 
+def test_the_smallest_workflow_is_the_one_docs_show_and_uses_the_action_alone() -> None:
+    minimal = EXAMPLES / "perf-gate-minimal.yml"
+    text = minimal.read_text()
+    assert len(text.splitlines()) <= 12
+    docs = (ROOT / "docs" / "ci.md").read_text()
+    assert f"```yaml\n{text}```" in docs  # the docs show the file as it is, linted above
+    (job,) = load(minimal)["jobs"].values()
+    assert [s["uses"].split("@")[0] for s in job["steps"]] == ["actions/checkout", "OWNER/jobbench"]
+
+
 def test_the_example_costs_runner_time_only_when_it_should() -> None:
     workflow = load(EXAMPLE)
     trigger = workflow["on"]["pull_request"]

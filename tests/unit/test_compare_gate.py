@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from jobbench.core.scenario.project import SEED_ROWS
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, ResultsError, UsageError
+from jobbench.measure.metrics import ideal_time
 from jobbench.render.words.cells import verdict_lines
 from jobbench.results.compare import compare_docs
 from jobbench.results.decision import (
@@ -25,9 +27,10 @@ from jobbench.results.model_result import FleetFigures
 from jobbench.results.store import SCHEMA, parse_result
 
 PARAMS = {"workers": 1, "slots": 32, "burst": 512, "job_seconds": 0.5, "latency": {"take": 0.5}}
+WAKE_S = 0.05  # the reference latencies' wake, in every ideal below
 
 
-def rep(v: float) -> dict[str, Any]:
+def rep(v: float, ideal_s: float = 8.05, jobs: int = 512) -> dict[str, Any]:
     """A whole rep whose gated figures follow `v`; the figures nothing here compares are
     plausible constants (time to 100 % is left out, null, as a rep that did not finish)."""
     return {
@@ -36,30 +39,37 @@ def rep(v: float) -> dict[str, Any]:
         "time_to_p99_s": v,
         "time_to_p100_s": None,
         "throughput_jps": None,
-        "jobs": {"submitted": 512, "completed": 512, "failed": 0, "cancelled": 0}
+        "jobs": {"submitted": jobs, "completed": jobs, "failed": 0, "cancelled": 0}
         | {"timed_out": 0, "unfinished": 0},
         "phases": {"queue_wait": None, "service": None}
         | {"e2e": {"p50": v / 2, "p90": v, "p99": v, "max": v, "mean": v / 2}},
         "takes": {"count": 16, "empty": 0, "asked_mean": 32, "got_mean": 32, "full_fraction": 1}
         | {"latency": None},
-        "split": {"jobs_per_worker": {"w0": 512}, "max_min_ratio": 1.0, "jain": 1.0},
+        "split": {"jobs_per_worker": {"w0": jobs}, "max_min_ratio": 1.0, "jain": 1.0},
         "utilisation": None,
-        "ideal_s": 8.05,
-        "efficiency": 8.05 / v,
+        "ideal_s": ideal_s,
+        "efficiency": ideal_s / v,
     }
 
 
+# A seed row's own shape by its name, so a document holds what a run of that row would.
+SEED_PARAMS = {name: {"workers": w, "burst": b, "job_seconds": j} for name, w, b, j, _ in SEED_ROWS}
+
+
 def entry(name: str, values: list[float], **param_changes: Any) -> ScenarioResult:
-    params = {**PARAMS, "worker": "model", "policy": "p", "take_ahead": 0, **param_changes}
-    eff = 8.05 / sorted(values)[len(values) // 2]
+    params = {**PARAMS, **SEED_PARAMS.get(name, {}), "worker": "model", "policy": "p"}
+    params |= {"take_ahead": 0, **param_changes}
+    ideal = ideal_time(params["burst"], params["workers"], params["slots"],
+                       params["job_seconds"], WAKE_S)  # fmt: skip
+    eff = ideal / sorted(values)[len(values) // 2]
     return ScenarioResult.model_validate(
         {
             "name": name,
             "params": params,
-            "ideal_s": 8.05,
+            "ideal_s": ideal,
             "worker": "model worker (p)",
             "sdk": None,
-            "reps": [rep(v) for v in values],
+            "reps": [rep(v, ideal, params["burst"]) for v in values],
             "summary": {"efficiency": {"median": eff, "min": eff, "max": eff}},
         }
     )
