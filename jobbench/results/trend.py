@@ -123,30 +123,60 @@ def counted_reps(entry: ScenarioResult, metric: str, rule: Rule) -> list[float]:
     if all(f is not None for v, f in zip(values, flags) if v is not None):
         flags = [None] * len(flags)
     kept = [(v, f) for v, f in zip(values, flags) if v is not None and v > 0]
+    return counted([v for v, _ in kept], [f for _, f in kept], metric, rule)
+
+
+def counted(
+    values: Sequence[float], flags: Sequence[str | None], metric: str, rule: Rule
+) -> list[float]:
+    """The reps that count among a commit's `values` (each positive, `flags[i]` the runner's
+    flag of rep i or None): the gate's sort_out, outliers set aside where `metric` has them."""
     if not METRICS[metric].outliers:
         rule = Rule(rule.threshold, outlier_z=math.inf)
-    clean, _ = sort_out([v for v, _ in kept], [f for _, f in kept], "A", rule)
+    clean, _ = sort_out(values, flags, "A", rule)
     return clean
 
 
 def change_points(
-    series: Series, threshold: float, max_pvalue: float = MAX_PVALUE
+    series: Series,
+    threshold: float,
+    max_pvalue: float = MAX_PVALUE,
+    window: int | None = None,
+    min_magnitude: float | None = None,
 ) -> list[ChangePoint]:
-    """The series' change points, oldest first; none with fewer than four commits measured."""
-    points = series.points
-    if len(points) < 4:
+    """The series' change points, oldest first; none with fewer than four commits measured.
+    Otava's window is half the series (at least MIN_WINDOW, at most WINDOW) unless given, and
+    its size floor the threshold unless given."""
+    if len(series.points) < 4:
         return []
+    floor = threshold if min_magnitude is None else min_magnitude
+    cuts = proposed_cuts(series, floor, max_pvalue, window)
+    return settled(series, cuts, threshold)
+
+
+def proposed_cuts(
+    series: Series, min_magnitude: float, max_pvalue: float, window: int | None
+) -> dict[int, float]:
+    """Otava's change points over the commits' medians: each one's place in `series.points`
+    (the first point of the new level) and its p-value."""
     try:
         from otava.analysis import compute_change_points
     except ImportError:
         raise UsageError(OTAVA_MISSING) from None
-    medians = [p.median for p in points]
-    window = max(MIN_WINDOW, min(WINDOW, len(medians) // 2))
+    medians = [p.median for p in series.points]
+    if window is None:
+        window = max(MIN_WINDOW, min(WINDOW, len(medians) // 2))
     found, _ = compute_change_points(
-        medians, window_len=window, max_pvalue=max_pvalue, min_magnitude=threshold
+        medians, window_len=window, max_pvalue=max_pvalue, min_magnitude=min_magnitude
     )
-    cuts = sorted(int(point.index) for point in found)
-    bounds = [0, *cuts, len(points)]
+    return {int(point.index): float(point.stats.pvalue) for point in found}
+
+
+def settled(series: Series, cuts: Mapping[int, float], threshold: float) -> list[ChangePoint]:
+    """The change points among the proposed `cuts` (place in `series.points` -> the method's
+    strength figure) whose Hodges-Lehmann change of the reps is beyond the threshold."""
+    points = series.points
+    bounds = [0, *sorted(cuts), len(points)]
     out = []
     for at in range(1, len(bounds) - 1):
         before = [v for p in points[bounds[at - 1] : bounds[at]] for v in p.clean]
@@ -166,14 +196,10 @@ def change_points(
                 after_ci=stats.median_interval(after),
                 change=change,
                 change_ci=(math.expm1(low), math.expm1(high)),
-                p_value=_p_value(found, bounds[at]),
+                p_value=cuts[bounds[at]],
             )
         )
     return out
-
-
-def _p_value(found: Sequence[Any], cut: int) -> float:
-    return next(float(point.stats.pvalue) for point in found if int(point.index) == cut)
 
 
 @dataclass(frozen=True)
