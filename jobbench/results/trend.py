@@ -174,32 +174,56 @@ def proposed_cuts(
 
 def settled(series: Series, cuts: Mapping[int, float], threshold: float) -> list[ChangePoint]:
     """The change points among the proposed `cuts` (place in `series.points` -> the method's
-    strength figure) whose Hodges-Lehmann change of the reps is beyond the threshold."""
-    points = series.points
-    bounds = [0, *sorted(cuts), len(points)]
-    out = []
-    for at in range(1, len(bounds) - 1):
-        before = [v for p in points[bounds[at - 1] : bounds[at]] for v in p.clean]
-        after = [v for p in points[bounds[at] : bounds[at + 1]] for v in p.clean]
-        estimate, low, high = stats.log_shift(before, after)
-        change = math.expm1(estimate)
-        if abs(change) <= threshold:  # Otava's size is of means; the gate's of the reps
-            continue
-        out.append(
-            ChangePoint(
-                index=points[bounds[at]].index,
-                scenario=series.scenario,
-                metric=series.metric,
-                before=stats.median(before),
-                after=stats.median(after),
-                before_ci=stats.median_interval(before),
-                after_ci=stats.median_interval(after),
-                change=change,
-                change_ci=(math.expm1(low), math.expm1(high)),
-                p_value=cuts[bounds[at]],
-            )
-        )
-    return out
+    strength figure) whose Hodges-Lehmann change of the reps is beyond the threshold.
+
+    A cut within the threshold is dropped, the smallest change first, and its neighbours are
+    measured again without it: a dropped cut bounds no segment, so each change point's before
+    and after are every rep between it and the change points kept beside it."""
+    kept = sorted(cuts)
+    while True:
+        measured = [_measure(series, kept, at) for at in range(len(kept))]
+        within = [i for i, (change, _, _) in enumerate(measured) if abs(change) <= threshold]
+        if not within:
+            break
+        del kept[min(within, key=lambda i: abs(measured[i][0]))]
+    return [
+        _change_point(series, kept, at, shift, cuts[kept[at]]) for at, shift in enumerate(measured)
+    ]
+
+
+Shift = tuple[float, float, float]  # Hodges-Lehmann after / before - 1, its 95 % interval
+
+
+def _sides(series: Series, kept: Sequence[int], at: int) -> tuple[list[float], list[float]]:
+    """The reps between cut `at` and the kept cuts beside it: before, then after."""
+    bounds = [0, *kept, len(series.points)]
+    before = [v for p in series.points[bounds[at] : bounds[at + 1]] for v in p.clean]
+    after = [v for p in series.points[bounds[at + 1] : bounds[at + 2]] for v in p.clean]
+    return before, after
+
+
+def _measure(series: Series, kept: Sequence[int], at: int) -> Shift:
+    estimate, low, high = stats.log_shift(*_sides(series, kept, at))
+    return math.expm1(estimate), math.expm1(low), math.expm1(high)
+
+
+def _change_point(
+    series: Series, kept: Sequence[int], at: int, shift: Shift, strength: float
+) -> ChangePoint:
+    before, after = _sides(series, kept, at)
+    change, low, high = shift
+    return ChangePoint(
+        index=series.points[kept[at]].index,
+        scenario=series.scenario,
+        metric=series.metric,
+        before=stats.median(before),
+        after=stats.median(after),
+        before_ci=stats.median_interval(before),
+        after_ci=stats.median_interval(after),
+        change=change,
+        change_ci=(low, high),
+        p_value=strength,
+    )
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from jobbench.results.trend import (
     Series,
     change_points,
     document,
+    settled,
 )
 from tests.unit.cli import run_cli
 
@@ -70,6 +71,18 @@ def test_a_step_within_the_threshold_is_not_a_change_point() -> None:
 
 def test_too_few_commits_for_a_change_point() -> None:
     assert change_points(series([1.0, 1.0, 2.0]), threshold=0.05) == []
+
+
+def test_a_dropped_cut_does_not_bound_its_neighbours() -> None:
+    # A slowdown at 4, a wobble of 2 % at 6 (within the threshold: dropped) and the fix at 10:
+    # the slowdown's after and the fix's before are every commit from 4 to 9, not split at 6.
+    row = series([1.0] * 4 + [1.5] * 2 + [1.53] * 4 + [1.0] * 4, noise=0.001)
+    found = settled(row, {4: 0.0, 6: 0.0, 10: 0.0}, threshold=0.05)
+    assert [(p.index, p.direction) for p in found] == [(4, "slower"), (10, "faster")]
+    slower, faster = found
+    assert slower.after == pytest.approx(1.53, rel=0.003)  # 12 reps at 1.53, 6 at 1.5
+    assert faster.before == slower.after and faster.before_ci == slower.after_ci
+    assert faster.change == pytest.approx(1 / 1.53 - 1, rel=0.03)
 
 
 def test_the_document_is_commits_then_change_points() -> None:
