@@ -100,17 +100,17 @@ def history(
     return Series("row", metric, tuple(points))
 
 
-def marks(series: Series, options: dict[str, Any]) -> dict[int, str]:
+def marks(series: Series) -> dict[int, str]:
     """trend's change points of the series: commit -> direction."""
-    return {p.index: p.direction for p in change_points(series, Rule().threshold, **options)}
+    return {p.index: p.direction for p in change_points(series, Rule().threshold)}
 
 
-def run_cell(task: tuple[str, Pool, str, int, int, int, int, int, dict[str, Any]]) -> Cell:
-    row, pool, metric, commits, reps, aa_histories, histories, seed, options = task
+def run_cell(task: tuple[str, Pool, str, int, int, int, int, int]) -> Cell:
+    row, pool, metric, commits, reps, aa_histories, histories, seed = task
     rng = random.Random(f"{seed}-{row}-{commits}-{reps}")
     cell = Cell(row, commits, reps)
     for _ in range(aa_histories):
-        found = marks(history(pool, metric, [1.0] * commits, reps, rng), options)
+        found = marks(history(pool, metric, [1.0] * commits, reps, rng))
         _count(cell.aa, commits, {}, found)
     for name, slower, faster in STEPS:
         for place in PLACES:
@@ -122,7 +122,7 @@ def run_cell(task: tuple[str, Pool, str, int, int, int, int, int, dict[str, Any]
                 for index in range(commits):
                     level *= steps.get(index, 1.0)
                     levels.append(level)
-                found = marks(history(pool, metric, levels, reps, rng), options)
+                found = marks(history(pool, metric, levels, reps, rng))
                 _count(tally, commits, steps, found)
     return cell
 
@@ -214,13 +214,7 @@ def main() -> None:
     parser.add_argument("--histories", type=int, default=20, help="per step, place and cell")
     parser.add_argument("--aa-histories", type=int, default=100, help="A/A histories per cell")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--max-pvalue", type=float, default=None, help="Otava's limit")
-    parser.add_argument("--window", type=int, default=None, help="Otava's window")
-    parser.add_argument("--min-magnitude", type=float, default=None, help="Otava's size floor")
     args = parser.parse_args()
-    knobs = {"max_pvalue": args.max_pvalue, "window": args.window}
-    knobs["min_magnitude"] = args.min_magnitude
-    options = {key: value for key, value in knobs.items() if value is not None}
     began, cpu = time.monotonic(), time.process_time()
     print("## trend's change points on resampled real reps\n")
     print("`python " + " ".join(sys.argv) + "`\n")
@@ -238,7 +232,7 @@ def main() -> None:
               f"| {robust_spread(every):.2%} |")  # fmt: skip
     lengths = [int(x) for x in args.lengths.split(",")]
     tasks = [
-        (row, pool, metric, length, reps, args.aa_histories, args.histories, args.seed, options)
+        (row, pool, metric, length, reps, args.aa_histories, args.histories, args.seed)
         for row, (metric, pool) in pools.items()
         for length in lengths
         for reps in (int(x) for x in args.reps.split(","))
