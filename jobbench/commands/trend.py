@@ -166,6 +166,6 @@ def _summary(trend: TrendRun, path: Path) -> str:
 
 def _rule(setup: Setup, gate: GateConfig) -> str:
     return (
-        f"{setup.reps} reps a row per commit; change points by E-divisive means (Apache Otava), "
+        f"{setup.reps} reps a row per commit; change points by asv's step detection, "
         f"a change of more than {gate.max_regression:.0%} (docs/history.md)"
     )

@@ -2,44 +2,32 @@
 the document `jobbench trend --json` prints and saves.
 
 A commit's value of a row is the median of its reps that count, by the gate's rule
-(decision.sort_out: runner-flagged reps and outliers set aside). Change points are found over
-those medians by E-divisive means as Apache Otava implements it (Fleming et al., "Hunter: Using
-Change Point Detection to Hunt for Performance Regressions", ICPE 2023): a split step over sliding
-windows with a t-test of the two sides, then a merge step that drops every point whose p-value is
-above `max_pvalue` or whose size is within the gate's threshold. What is said of a point comes
-from the reps themselves: before and after are the medians of every counted rep between it and
-its neighbouring change points, each with a distribution-free 95 % interval, and the change is the
+(decision.sort_out: runner-flagged reps and outliers set aside). Where a row's level steps is
+found over those medians by airspeed velocity's step detection (results/level_steps.py: the L1
+Potts model, its penalty chosen by an information criterion), then every step whose size is
+within the gate's threshold is dropped, the smallest first. What is said of a point comes from
+the reps themselves: before and after are the medians of every counted rep between it and its
+neighbouring change points, each with a distribution-free 95 % interval, and the change is the
 Hodges-Lehmann estimate after / before - 1 with its interval, as the gate quotes a change.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jobbench.errors import UsageError
 from jobbench.measure import stats
 from jobbench.results.compare import METRICS, rep_flags, rep_values
 from jobbench.results.decision import Rule, sort_out
+from jobbench.results.level_steps import step_cuts
 from jobbench.results.model import ScenarioResult
 
-# Otava's own default: with the merge step's size floor (the gate's threshold) it keeps the
-# alerts of a noisy series to what a reader would also call a step.
-MAX_PVALUE = 0.001
-# Otava's sliding window is 50 points; a shorter series gets half its length (at least 6): a
-# window over the whole of a short range splits it once, and a step that comes back (a slowdown
-# then its fix) leaves the two sides' means too close for that split to be significant, so
-# neither step was found in 10 commits (4, 3 and 3 of them, +50 % between) or 15 (5, 5, 5);
-# with half-length windows both were, in 50 of 50 series of 2 % noise, and no series of noise
-# alone under 6 % had a change point more often than 5 in 100 (docs/history.md).
-WINDOW = 50
-MIN_WINDOW = 6
-OTAVA_MISSING = (
-    "jobbench trend finds change points with Apache Otava, which is not installed here; "
-    "pip install 'jobbench[history]'"
-)
+# A range of three commits or fewer has no change point: a level needs a commit on each side to
+# be a level, and two steps in three commits are a wobble the threshold cannot tell from one.
+MIN_COMMITS = 4
 
 
 @dataclass(frozen=True)
@@ -90,7 +78,9 @@ class ChangePoint:
     after_ci: tuple[float, float]
     change: float  # Hodges-Lehmann after / before - 1
     change_ci: tuple[float, float]
-    p_value: float  # Otava's t-test of the two sides
+    # How far outside the row's noise the change is: |log(after / before)| (Hodges-Lehmann)
+    # over the robust sd of every counted rep's log distance from its stretch's median.
+    noise_multiple: float
 
     @property
     def direction(self) -> str:
@@ -123,57 +113,92 @@ def counted_reps(entry: ScenarioResult, metric: str, rule: Rule) -> list[float]:
     if all(f is not None for v, f in zip(values, flags) if v is not None):
         flags = [None] * len(flags)
     kept = [(v, f) for v, f in zip(values, flags) if v is not None and v > 0]
+    return counted([v for v, _ in kept], [f for _, f in kept], metric, rule)
+
+
+def counted(
+    values: Sequence[float], flags: Sequence[str | None], metric: str, rule: Rule
+) -> list[float]:
+    """The reps that count among a commit's `values` (each positive, `flags[i]` the runner's
+    flag of rep i or None): the gate's sort_out, outliers set aside where `metric` has them."""
     if not METRICS[metric].outliers:
         rule = Rule(rule.threshold, outlier_z=math.inf)
-    clean, _ = sort_out([v for v, _ in kept], [f for _, f in kept], "A", rule)
+    clean, _ = sort_out(values, flags, "A", rule)
     return clean
 
 
-def change_points(
-    series: Series, threshold: float, max_pvalue: float = MAX_PVALUE
-) -> list[ChangePoint]:
+def change_points(series: Series, threshold: float) -> list[ChangePoint]:
     """The series' change points, oldest first; none with fewer than four commits measured."""
     points = series.points
-    if len(points) < 4:
+    if len(points) < MIN_COMMITS:
         return []
-    try:
-        from otava.analysis import compute_change_points
-    except ImportError:
-        raise UsageError(OTAVA_MISSING) from None
-    medians = [p.median for p in points]
-    window = max(MIN_WINDOW, min(WINDOW, len(medians) // 2))
-    found, _ = compute_change_points(
-        medians, window_len=window, max_pvalue=max_pvalue, min_magnitude=threshold
+    cuts = step_cuts([p.median for p in points], [len(p.clean) for p in points])
+    return settled(series, cuts, threshold)
+
+
+def settled(series: Series, cuts: Sequence[int], threshold: float) -> list[ChangePoint]:
+    """The change points among the proposed `cuts` (places in `series.points` where a new level
+    begins) whose Hodges-Lehmann change of the reps is beyond the threshold.
+
+    A cut within the threshold is dropped, the smallest change first, and its neighbours are
+    measured again without it: a dropped cut bounds no segment, so each change point's before
+    and after are every rep between it and the change points kept beside it."""
+    kept = sorted({cut for cut in cuts if 0 < cut < len(series.points)})
+    while True:
+        measured = [_measure(series, kept, at) for at in range(len(kept))]
+        within = [i for i, (change, _, _) in enumerate(measured) if abs(change) <= threshold]
+        if not within:
+            break
+        del kept[min(within, key=lambda i: abs(measured[i][0]))]
+    noise = _noise(series, kept)
+    return [_change_point(series, kept, at, shift, noise) for at, shift in enumerate(measured)]
+
+
+Shift = tuple[float, float, float]  # Hodges-Lehmann after / before - 1, its 95 % interval
+
+
+def _sides(series: Series, kept: Sequence[int], at: int) -> tuple[list[float], list[float]]:
+    """The reps between cut `at` and the kept cuts beside it: before, then after."""
+    bounds = [0, *kept, len(series.points)]
+    before = [v for p in series.points[bounds[at] : bounds[at + 1]] for v in p.clean]
+    after = [v for p in series.points[bounds[at + 1] : bounds[at + 2]] for v in p.clean]
+    return before, after
+
+
+def _measure(series: Series, kept: Sequence[int], at: int) -> Shift:
+    estimate, low, high = stats.log_shift(*_sides(series, kept, at))
+    return math.expm1(estimate), math.expm1(low), math.expm1(high)
+
+
+def _noise(series: Series, kept: Sequence[int]) -> float:
+    """The row's rep-to-rep noise on a log scale: the robust sd of every counted rep's log
+    distance from the median of its stretch (between the change points kept)."""
+    bounds = [0, *kept, len(series.points)]
+    distances = []
+    for start, end in itertools.pairwise(bounds):
+        reps = [v for p in series.points[start:end] for v in p.clean]
+        middle = math.log(stats.median(reps))
+        distances += [math.log(v) - middle for v in reps]
+    return stats.robust_sd(distances)
+
+
+def _change_point(
+    series: Series, kept: Sequence[int], at: int, shift: Shift, noise: float
+) -> ChangePoint:
+    before, after = _sides(series, kept, at)
+    change, low, high = shift
+    return ChangePoint(
+        index=series.points[kept[at]].index,
+        scenario=series.scenario,
+        metric=series.metric,
+        before=stats.median(before),
+        after=stats.median(after),
+        before_ci=stats.median_interval(before),
+        after_ci=stats.median_interval(after),
+        change=change,
+        change_ci=(low, high),
+        noise_multiple=abs(math.log1p(change)) / noise if noise > 0 else math.inf,
     )
-    cuts = sorted(int(point.index) for point in found)
-    bounds = [0, *cuts, len(points)]
-    out = []
-    for at in range(1, len(bounds) - 1):
-        before = [v for p in points[bounds[at - 1] : bounds[at]] for v in p.clean]
-        after = [v for p in points[bounds[at] : bounds[at + 1]] for v in p.clean]
-        estimate, low, high = stats.log_shift(before, after)
-        change = math.expm1(estimate)
-        if abs(change) <= threshold:  # Otava's size is of means; the gate's of the reps
-            continue
-        out.append(
-            ChangePoint(
-                index=points[bounds[at]].index,
-                scenario=series.scenario,
-                metric=series.metric,
-                before=stats.median(before),
-                after=stats.median(after),
-                before_ci=stats.median_interval(before),
-                after_ci=stats.median_interval(after),
-                change=change,
-                change_ci=(math.expm1(low), math.expm1(high)),
-                p_value=_p_value(found, bounds[at]),
-            )
-        )
-    return out
-
-
-def _p_value(found: Sequence[Any], cut: int) -> float:
-    return next(float(point.stats.pvalue) for point in found if int(point.index) == cut)
 
 
 @dataclass(frozen=True)

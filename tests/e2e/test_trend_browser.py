@@ -45,7 +45,10 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
         points += change_points(series[-1], 0.05)
     assert len(points) >= 3
     folder = tmp_path_factory.mktemp("trend")
-    notes = ["120 commits, 113 measured", "5 reps a row per commit; change points by E-divisive"]
+    notes = [
+        "120 commits, 113 measured",
+        "5 reps a row per commit; change points by asv's step detection",
+    ]
     return write_trend_page(
         folder / "trend.html", "runpod-python v1.0.0..main", commits, series, points, notes
     )

@@ -1,12 +1,17 @@
-"""SDK history without processes: change points over commits (Apache Otava, then the gate's
-figures), the trend document, the interleaving order, and the bisection's search and its ends."""
+"""SDK history without processes: change points over commits (asv's step detection, then the
+gate's figures), the trend document, the interleaving order, and the bisection's search and its
+ends."""
 
 from __future__ import annotations
 
+import io
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# asv's package runs `uname -p` when first imported (its machine defaults): imported here, at
+# collection, since a unit test may start no process.
+import asv.step_detect  # noqa: F401
 import pytest
 
 from jobbench.core.history.bisect import Search, run_bisect
@@ -15,6 +20,7 @@ from jobbench.core.history.store import checkout_commit, worker_identity
 from jobbench.core.history.trend_run import _Clock, neighbour_pairs, scattered
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 from jobbench.measure.stats import median_interval
+from jobbench.render.text.trend_text import render_points
 from jobbench.results.model import Params, ScenarioResult
 from jobbench.results.trend import (
     Commit,
@@ -23,6 +29,7 @@ from jobbench.results.trend import (
     Series,
     change_points,
     document,
+    settled,
 )
 from tests.unit.cli import run_cli
 
@@ -70,6 +77,74 @@ def test_a_step_within_the_threshold_is_not_a_change_point() -> None:
 
 def test_too_few_commits_for_a_change_point() -> None:
     assert change_points(series([1.0, 1.0, 2.0]), threshold=0.05) == []
+
+
+def test_a_dropped_cut_does_not_bound_its_neighbours() -> None:
+    # A slowdown at 4, a wobble of 2 % at 6 (within the threshold: dropped) and the fix at 10:
+    # the slowdown's after and the fix's before are every commit from 4 to 9, not split at 6.
+    row = series([1.0] * 4 + [1.5] * 2 + [1.53] * 4 + [1.0] * 4, noise=0.001)
+    found = settled(row, [4, 6, 10], threshold=0.05)
+    assert [(p.index, p.direction) for p in found] == [(4, "slower"), (10, "faster")]
+    slower, faster = found
+    assert slower.after == pytest.approx(1.53, rel=0.003)  # 12 reps at 1.53, 6 at 1.5
+    assert faster.before == slower.after and faster.before_ci == slower.after_ci
+    assert faster.change == pytest.approx(1 / 1.53 - 1, rel=0.03)
+
+
+def test_a_step_within_the_threshold_between_two_is_measured_away() -> None:
+    # The 2 % step at 7 is a level of its own to the step detection (20 times the noise), and
+    # within the threshold: the slowdown's after is every rep from 4 to 9.
+    row = series([1.0] * 4 + [1.5] * 3 + [1.53] * 3 + [1.0] * 4, noise=0.001)
+    found = change_points(row, threshold=0.05)
+    assert [(p.index, p.direction) for p in found] == [(4, "slower"), (10, "faster")]
+    assert found[0].after_ci[0] < 1.5 * 1.01 and found[0].after_ci[1] > 1.53 * 0.99
+    assert found[0].after == found[1].before
+
+
+# Real reps of the default suite's 1 x 512 row (time to 99 %, s; runpod 1.12.0, quiet and
+# beside a busy core: benchmarks/data/gate-pools-runpod.json), one a commit.
+DEEP_REPS = (23.1564, 23.1764, 23.1382, 23.1505, 23.1406, 23.1451, 23.2091, 23.105, 23.1872,
+             23.2213)  # fmt: skip
+
+
+def real_row(levels: list[float]) -> Series:
+    """Commit i's one rep: a real rep of the row (in turn) times levels[i]."""
+    points = tuple(
+        Point(i, (DEEP_REPS[i % len(DEEP_REPS)] * level,)) for i, level in enumerate(levels)
+    )
+    return Series("1w-512j-0.5s", "time_to_p99_s", points)
+
+
+@pytest.mark.parametrize(
+    ("levels", "steps"),
+    [
+        ([1.0] * 9 + [1.1], [(9, "slower")]),  # the range's last commit
+        ([1.0] + [0.2] * 9, [(1, "faster")]),  # after its first
+        ([1.0] * 4 + [5.0] * 2 + [1.0] * 4, [(4, "slower"), (6, "faster")]),
+        ([1.0] * 4 + [1.25, 1.5625, 1.5625, 1.25] + [1.25] * 2, [(4, "slower"), (5, "slower"),
+                                                                 (7, "faster")]),
+    ],
+)  # fmt: skip
+def test_every_step_far_outside_the_noise_is_marked_whatever_its_neighbours(
+    levels: list[float], steps: list[tuple[int, str]]
+) -> None:
+    found = change_points(real_row(levels), threshold=0.05)
+    assert [(p.index, p.direction) for p in found] == steps
+    for point in found:
+        assert point.noise_multiple > 20  # the row's reps are within 0.3 % of each other
+
+
+def test_real_reps_at_one_level_have_no_change_point() -> None:
+    assert change_points(real_row([1.0] * 30), threshold=0.05) == []
+
+
+def test_the_table_says_how_far_outside_the_noise_a_change_is() -> None:
+    found = change_points(real_row([1.0] * 5 + [1.1] * 5), threshold=0.05)
+    out = io.StringIO()
+    render_points(commits(10), found, "10 commits", out)
+    (line,) = [line for line in out.getvalue().splitlines() if line.startswith("0000")]
+    assert line.endswith(f"slower  {found[0].noise_multiple:.0f} x noise")
+    assert found[0].noise_multiple > 20
 
 
 def test_the_document_is_commits_then_change_points() -> None:

@@ -76,7 +76,8 @@ def _table(commits: Sequence[Commit], points: Sequence[ChangePoint]) -> str:
     if not points:
         return '<p class="note">No change point: every row kept its level over these commits.</p>'
     head = "".join(
-        f"<th>{h}</th>" for h in ("commit", "subject", "row", "metric", "before", "after", "change")
+        f"<th>{h}</th>"
+        for h in ("commit", "subject", "row", "metric", "before", "after", "change", "strength")
     )
     rows = []
     for point in points:
@@ -89,13 +90,14 @@ def _table(commits: Sequence[Commit], points: Sequence[ChangePoint]) -> str:
             f"<td>{escape(words.spread(point.metric, point.before, point.before_ci))}</td>",
             f"<td>{escape(words.spread(point.metric, point.after, point.after_ci))}</td>",
             f"<td>{escape(words.change(point.change, point.change_ci))}</td>",
+            f"<td>{escape(words.strength(point))}</td>",
         ]
         style = "v-regression" if point.direction == "slower" else "v-better"
         rows.append(f'<tr class="{style}">{"".join(cells)}</tr>')
     caption = (
         "<caption>before / after: the median of every counted rep between neighbouring change "
-        "points [95 % interval]; change: after / before - 1, Hodges-Lehmann [95 % interval]"
-        "</caption>"
+        "points [95 % interval]; change: after / before - 1, Hodges-Lehmann [95 % interval]; "
+        "strength: the change in multiples of the row's rep-to-rep noise</caption>"
     )
     return f'<div class="scroll"><table>{caption}<tr>{head}</tr>{"".join(rows)}</table></div>'
 

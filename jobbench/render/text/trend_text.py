@@ -9,7 +9,7 @@ from typing import TextIO
 from jobbench.render.words import trend as words
 from jobbench.results.trend import ChangePoint, Commit
 
-HEAD = ("commit", "subject", "row", "metric", "before", "after", "change", "")
+HEAD = ("commit", "subject", "row", "metric", "before", "after", "change", "", "strength")
 
 
 def render_points(
@@ -27,7 +27,8 @@ def render_points(
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
     out.write(
         "\nbefore / after: the median of every rep that counts between the neighbouring change "
-        "points, [95 % interval]; change: after / before - 1 (Hodges-Lehmann) [95 % interval]\n"
+        "points, [95 % interval]; change: after / before - 1 (Hodges-Lehmann) [95 % interval]; "
+        "strength: the change in multiples of the row's rep-to-rep noise\n"
     )
 
 
@@ -41,4 +42,5 @@ def _cells(commit: Commit, point: ChangePoint) -> tuple[str, ...]:
         words.spread(point.metric, point.after, point.after_ci),
         words.change(point.change, point.change_ci),
         point.direction,
+        words.strength(point),
     )

@@ -3,6 +3,8 @@ unit, a change with its interval, a commit's short line."""
 
 from __future__ import annotations
 
+import math
+
 from jobbench.render.words.cells import fmt
 from jobbench.results.trend import ChangePoint, Commit
 
@@ -34,6 +36,12 @@ def change(number: float | None, interval: tuple[float, float] | None = None) ->
     return f"{number:+.1%} [{interval[0]:+.1%}, {interval[1]:+.1%}]"
 
 
+def strength(point: ChangePoint) -> str:
+    """`38 x noise`: how many times the row's rep-to-rep noise the change is."""
+    times = point.noise_multiple
+    return f"{times:.0f} x noise" if math.isfinite(times) else "no noise"
+
+
 def subject(commit: Commit, width: int = 48) -> str:
     text = commit.subject
     return text if len(text) <= width else text[: width - 1] + "\u2026"
@@ -44,5 +52,5 @@ def point_line(point: ChangePoint, commit: Commit) -> str:
     return (
         f"{commit.name} {subject(commit)!r}: {point.scenario} {point.metric} "
         f"{value(point.metric, point.before)} -> {value(point.metric, point.after)}, "
-        f"{change(point.change, point.change_ci)} ({point.direction})"
+        f"{change(point.change, point.change_ci)} ({point.direction}, {strength(point)})"
     )
