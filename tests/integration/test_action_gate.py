@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,15 +13,12 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.helpers import run_jobbench
 from tests.integration.fake_github import FakeGitHub, Runner, annotations, pr_event, serve
+from tests.integration.workflow import git
 
 PLAN = "Name the two commits"
 GATE = "Benchmark both commits"
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
 
 
 def commit(repo: Path, text: str) -> str:
@@ -203,13 +199,7 @@ def test_every_flag_of_the_gate_call_is_one_jobbench_accepts(
     _, called = gate(tmp_path, github, 0)
     workspace = tmp_path / "workspace"
     git(workspace, "init", "-q")
-    real = subprocess.run(
-        [sys.executable, "-m", "jobbench", *called["argv"]],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    real = run_jobbench(*called["argv"], cwd=workspace, timeout_s=60)
     assert real.returncode == 2, real.stderr
     error = real.stderr.strip()
     assert error.startswith("error: ") and BASE[:12] in error, error

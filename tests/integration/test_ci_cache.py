@@ -5,7 +5,6 @@ this run's two commits. Real git, jobbench's own worktree code, the action's own
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,15 +14,10 @@ import pytest
 from jobbench.core.sdk.gitrefs import worktree_for
 from jobbench.errors import UsageError
 from tests.integration.fake_github import FakeGitHub, Runner, pr_event, serve
-from tests.integration.workflow import ACTION, step
+from tests.integration.workflow import ACTION, git, step
 
 RESTORE = "Restore jobbench's worktrees"
 SAVE = "Save jobbench's worktrees"
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
 
 
 @pytest.fixture

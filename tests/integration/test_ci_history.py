@@ -13,16 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.workflow import HISTORY, load, run_script, step
+from tests.e2e.helpers import run_jobbench
+from tests.integration.workflow import HISTORY, git, load, run_script, step
 
 WORKFLOW_ENV = {k: str(v) for k, v in load(HISTORY)["env"].items()}
 CHECKOUT = "Check out the kept results"
 KEEP = "Keep the results"
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
 
 
 def history_step(name: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -128,13 +124,7 @@ def test_the_trend_keeps_its_results_and_writes_the_page_pages_publishes(tmp_pat
     # The same argv, given to the real CLI in a repository without those commits: the only
     # error left is the range, so every flag and value was accepted.
     git(tmp_path, "init", "-q")
-    real = subprocess.run(
-        [sys.executable, "-m", "jobbench", *argv],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    real = run_jobbench(*argv, cwd=tmp_path, timeout_s=60)
     assert real.returncode == 2, real.stderr
     error = real.stderr.strip()
     assert error.startswith("error: REVRANGE "), error

@@ -83,3 +83,9 @@ def run_step(
     name: str, cwd: Path, env: dict[str, str], path: Path = EXAMPLE, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     return run_script(step(name, path), cwd, env, timeout)
+
+
+def git(cwd: Path, *args: str) -> str:
+    """A git command in `cwd`, its output stripped (a failure raises with git's message)."""
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
