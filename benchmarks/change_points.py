@@ -1,7 +1,8 @@
 """The error rates of `jobbench trend`'s change points, measured on real reps: resample the pools
 of benchmarks/gate_pools.py into synthetic histories of the default suite's rows and count how
-often jobbench/results/trend.py `change_points` (the function `jobbench trend` calls on each row)
-marks a commit where nothing changed, and how often it marks a planted step at its commit.
+often jobbench/verdict/change_points.py `change_points` (the function `jobbench trend` calls on
+each row) marks a commit where nothing changed, and how often it marks a planted step at its
+commit.
 
     python benchmarks/change_points.py                      # docs/history.md's figures
     python benchmarks/change_points.py --histories 10 --aa-histories 50 --lengths 10
@@ -39,9 +40,9 @@ from common import machine
 
 from jobbench.core.scenario.project import BUILTIN_SUITES, DEFAULT_SUITE
 from jobbench.measure.stats import robust_spread
-from jobbench.results.compare import DEFAULT_METRIC
-from jobbench.results.decision import Rule
-from jobbench.results.trend import Point, Series, change_points, counted
+from jobbench.results.model import DEFAULT_METRIC
+from jobbench.verdict.change_points import Point, Series, change_points, counted
+from jobbench.verdict.decision import Rule
 
 POOLS = Path(__file__).resolve().parent / "data" / "gate-pools-runpod.json"
 POLICY = "runpod-1.12"

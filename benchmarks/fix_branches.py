@@ -50,7 +50,7 @@ from typing import Any
 from planted_defects import SCALE, clone_sdk, git
 
 from jobbench.core.scenario.project import SEED_ROWS
-from jobbench.results.decision import Rule, weigh
+from jobbench.verdict.decision import Rule, weigh
 from jobbench.workers.policy_job_cache import fetch_count
 
 BASE_TAG = "v1.12.0"

@@ -1,7 +1,7 @@
 """The gate's error rates, measured on real reps: resample the pools of benchmarks/gate_pools.py
 into thousands of simulated `jobbench gate` calls over a suite (the gate's default unless told)
-and count how often the rule (jobbench/results/decision.py, with --reps auto as
-jobbench/core/run/settle.py runs it, and every check of jobbench/results/row_checks.py) is wrong.
+and count how often the rule (jobbench/verdict/decision.py, with --reps auto as
+jobbench/core/run/settle.py runs it, and every check of jobbench/verdict/row_checks.py) is wrong.
 
     python benchmarks/gate_error_rates.py --calls 2000     # docs/ci.md's figures: the real SDK
     python benchmarks/gate_error_rates.py --suite seed --pools benchmarks/data/gate-pools.json \
@@ -16,7 +16,7 @@ Per policy pool (a row's reps, quiet and beside a busy core, drawn together):
   2.5-4, the watchdog names it): the behaviour check must not call the candidate's share more;
 - +50 % with outliers: B times 1.5, and one rep in ten of either side a stall; each row should
   still be flagged.
-Each test is the row's whole verdict at its look: the checks of jobbench/results/row_checks.py
+Each test is the row's whole verdict at its look: the checks of jobbench/verdict/row_checks.py
 before the speed, each on what the pool's rep recorded (how its jobs ended, the behaviour its
 workers showed, their CPU per job and split), a planted stall counted with them; a rep the
 harness set aside as disturbed counts for the checks and not for the speed, as in a gate. "by a
@@ -42,8 +42,9 @@ from scipy.stats import mannwhitneyu
 from jobbench.core.run.settle import DEFAULT_MAX_REPS
 from jobbench.core.scenario.project import BUILTIN_SUITES, DEFAULT_SUITE
 from jobbench.measure.stats import robust_spread
-from jobbench.results.correctness import BAD_OUTCOMES
-from jobbench.results.decision import (
+from jobbench.results.model import JobOutcomes
+from jobbench.verdict.correctness import BAD_OUTCOMES
+from jobbench.verdict.decision import (
     Levels,
     Rule,
     decide,
@@ -52,8 +53,7 @@ from jobbench.results.decision import (
     look_number,
     weigh,
 )
-from jobbench.results.model import JobOutcomes
-from jobbench.results.row_checks import (
+from jobbench.verdict.row_checks import (
     FIGURE_RULES,
     Finding,
     checked_verdict,
@@ -65,7 +65,7 @@ from jobbench.results.row_checks import (
 POOLS = Path(__file__).resolve().parent / "data" / "gate-pools-runpod.json"
 FIRST_REPS = 5  # the suites' reps: where --reps auto starts
 FIGURES = {figure.metric: figure for figure in FIGURE_RULES}  # the checks' figures per rep
-STALL = "stall"  # the behaviour kind a planted stall is (results/behaviour.py)
+STALL = "stall"  # the behaviour kind a planted stall is (verdict/behaviour.py)
 Pool = list[list[dict[str, Any]]]  # one row's reps, [quiet, busy]: gated metric, figures, jobs
 
 
@@ -104,7 +104,7 @@ def draw(pool: Pool, rng: random.Random, case: Case, side: str) -> Drawn:
 
 
 def outcomes(side: list[Drawn]) -> JobOutcomes:
-    """A side's jobs as results/correctness.py counts them (no faults in the suites drawn)."""
+    """A side's jobs as verdict/correctness.py counts them (no faults in the suites drawn)."""
     bad = {way: sum(r.bad.get(way, 0) for r in side) for way in BAD_OUTCOMES}
     jobs = sum(r.jobs for r in side)
     return JobOutcomes(jobs=jobs, completed=jobs - sum(bad.values()),
@@ -112,7 +112,7 @@ def outcomes(side: list[Drawn]) -> JobOutcomes:
 
 
 def behaviour(side: list[Drawn]) -> dict[str, int]:
-    """Per kind, how many of the side's reps showed it (results/behaviour.side_behaviour)."""
+    """Per kind, how many of the side's reps showed it (verdict/behaviour.side_behaviour)."""
     counts: dict[str, int] = {}
     for rep in side:
         for kind in rep.behaviour:

@@ -35,10 +35,11 @@ from jobbench.core.run.target import Plan
 from jobbench.core.scenario.config import RunConfig
 from jobbench.core.scenario.project import BUILTIN_SUITES, DEFAULT_SUITE
 from jobbench.render.text.plain_progress import PlainProgress
-from jobbench.results.behaviour import rep_behaviour, split_imbalance, worker_cpu_ms_per_job
-from jobbench.results.compare import METRICS, rep_flags
-from jobbench.results.correctness import rep_bad
 from jobbench.results.model import Rep, ScenarioResult
+from jobbench.results.rep_metrics import METRICS, split_imbalance, worker_cpu_ms_per_job
+from jobbench.verdict.behaviour import rep_behaviour
+from jobbench.verdict.comparison import rep_flags
+from jobbench.verdict.correctness import rep_bad
 from jobbench.workers.spec import WorkerSpec
 
 POLICIES = {
@@ -59,10 +60,10 @@ BURN = "import time\nwhile True:\n    time.time()\n"  # one busy core, like a ne
 def figures(rep: Rep, flag: str | None) -> dict[str, Any]:
     return {
         **{name: METRICS[name].read(rep) for name in GATED},
-        # The workers' own figures the gate's checks compare (results/row_checks.py).
+        # The workers' own figures the gate's checks compare (verdict/row_checks.py).
         "worker_cpu_ms_per_job": worker_cpu_ms_per_job(rep),
         "split_imbalance": split_imbalance(rep),
-        # How its jobs ended and what its workers did (results/correctness.py, behaviour.py).
+        # How its jobs ended and what its workers did (verdict/correctness.py, behaviour.py).
         "jobs": rep.jobs.submitted,
         "bad": rep_bad(rep.jobs),
         "behaviour": sorted(rep_behaviour(rep)),

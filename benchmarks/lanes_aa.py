@@ -35,8 +35,8 @@ from jobbench.core.run.target import Plan
 from jobbench.core.scenario.config import RunConfig
 from jobbench.core.scenario.project import BUILTIN_SUITES, DEFAULT_SUITE
 from jobbench.render.text.plain_progress import PlainProgress
-from jobbench.results.compare import gated_metric, rep_values
-from jobbench.results.decision import Rule, weigh
+from jobbench.verdict.comparison import gated_metric, rep_values
+from jobbench.verdict.decision import Rule, weigh
 from jobbench.workers.spec import WorkerSpec
 
 EVERY_REP = Rule(outlier_z=float("inf"))  # no rep set aside: the lanes' effect whole

@@ -45,7 +45,7 @@ class WorkerError(RunFailed):
 
 class CandidateFailed(RunFailed):
     """A comparison's candidate side cut its own rep short (a worker hung past the watchdog's
-    give-up, died, or lost jobs): its behaviour, judged by the comparison (results/behaviour.py),
+    give-up, died, or lost jobs): its behaviour, judged by the comparison (verdict/behaviour.py),
     not a run that could not be measured. The rep is saved, partial; the rows after it do not
     run."""
 

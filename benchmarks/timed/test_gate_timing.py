@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.results.decision import look_number
+from jobbench.verdict.decision import look_number
 from tests.e2e import planted_project as planted
 from tests.e2e import test_cli_gate as cli_gate
 

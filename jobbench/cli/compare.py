@@ -206,7 +206,7 @@ def _compare(
     from jobbench.core.run.lanes import parse_lanes
     from jobbench.core.run.settle import AUTO, parse_duration, parse_reps
     from jobbench.render.text.progress import make_progress
-    from jobbench.results.gate import GateConfig, parse_percent
+    from jobbench.verdict.gate import GateConfig, parse_percent
 
     def command() -> int:
         chosen = reps or (AUTO if fail_on_regression else None)

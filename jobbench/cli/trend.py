@@ -122,7 +122,7 @@ def trend(
     """Run the suite at every commit of a range; find each row's change points."""
     from jobbench.commands.trend import TrendRequest, trend_command
     from jobbench.core.run.settle import parse_duration
-    from jobbench.results.gate import GateConfig, parse_percent
+    from jobbench.verdict.gate import GateConfig, parse_percent
 
     def command() -> int:
         setup = _setup(
@@ -182,7 +182,7 @@ def bisect(
     """Find the first commit between GOOD and BAD slower than GOOD: exit 0 found, 3 unsettled."""
     from jobbench.commands.bisect import BisectRequest, bisect_command
     from jobbench.core.run.settle import parse_duration
-    from jobbench.results.gate import GateConfig, parse_percent
+    from jobbench.verdict.gate import GateConfig, parse_percent
 
     def command() -> int:
         setup = _setup(

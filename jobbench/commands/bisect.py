@@ -21,7 +21,7 @@ from jobbench.core.scenario.checks import REPS, check_count
 from jobbench.errors import EXIT_USAGE, INTERRUPTED, Interrupted, UsageError
 from jobbench.render.text.progress import make_progress
 from jobbench.render.words import trend as words
-from jobbench.results.gate import GateConfig
+from jobbench.verdict.gate import GateConfig
 
 
 @dataclass(frozen=True)

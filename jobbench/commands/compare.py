@@ -34,12 +34,12 @@ from jobbench.core.sim.target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageError
 from jobbench.render import FORMATS, renderer
 from jobbench.render.text.side_by_side_text import render_side_by_side
-from jobbench.results.compare import compare_docs
-from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import Comparison, Params, Result, Row
-from jobbench.results.pairing import Named, match_scenarios
-from jobbench.results.side_by_side import SideBySide, side_by_side
 from jobbench.results.store import result_path, safe_label, save_document
+from jobbench.verdict.comparison import compare_docs
+from jobbench.verdict.gate import GateConfig, judge
+from jobbench.verdict.pairing import Named, match_scenarios
+from jobbench.verdict.side_by_side import SideBySide, side_by_side
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ class PlannedScenario:
 
 @dataclass(frozen=True)
 class Planned:
-    """A side as far as matching scenarios goes (a results.compare.Lineup)."""
+    """A side as far as matching scenarios goes (a verdict.pairing.Lineup)."""
 
     label: str
     scenarios: Sequence[Named]

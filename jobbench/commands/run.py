@@ -33,9 +33,9 @@ from jobbench.core.sim.target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, UsageError
 from jobbench.render.text import dashboard_formats
 from jobbench.render.text.progress import make_progress, stdout_console
-from jobbench.results.correctness import bad_jobs, describe, side_outcomes
 from jobbench.results.model import Result
 from jobbench.results.store import print_json
+from jobbench.verdict.correctness import bad_jobs, describe, side_outcomes
 
 RUN_FORMATS = ("table", "json", *dashboard_formats.FORMATS)
 

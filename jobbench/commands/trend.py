@@ -27,11 +27,11 @@ from jobbench.render.text import dashboard_formats
 from jobbench.render.text.progress import make_progress
 from jobbench.render.text.trend_text import render_points
 from jobbench.render.words.trend import point_line
-from jobbench.results.compare import gated_metric
-from jobbench.results.gate import GateConfig
 from jobbench.results.history import archive, saved_runs
 from jobbench.results.store import safe_label, write_json
-from jobbench.results.trend import ChangePoint, Series, change_points, document, series_of
+from jobbench.verdict.change_points import ChangePoint, Series, change_points, document, series_of
+from jobbench.verdict.comparison import gated_metric
+from jobbench.verdict.gate import GateConfig
 
 
 @dataclass(frozen=True)

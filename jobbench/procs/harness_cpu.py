@@ -140,7 +140,7 @@ def harness_cpu(
 
 def saturation(block: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The rep's CPU anomalies, each naming the part and what to change (none: an empty list).
-    Two kinds, judged apart (results/behaviour.py):
+    Two kinds, judged apart (verdict/behaviour.py):
     - `saturated`, the measurement was disturbed: the queue or the driver used nearly a core,
       or the machine was full while processes outside the run used a real share of it;
     - `worker_cpu`, the workers' own doing: a worker's process group used nearly a core, or

@@ -1,1 +1,2 @@
-"""Result and comparison documents: models, store, compare, the gate's decision."""
+"""Result and comparison documents: their models, the metric names a rep's figures go by, the
+one reader and writer, numbered history and the events file. The judgement is verdict/."""

@@ -65,7 +65,7 @@ class MetricComparison(Doc):
 
 
 class JobOutcomes(Doc):
-    """How a side's jobs ended over the row's reps (results/correctness.py): submitted,
+    """How a side's jobs ended over the row's reps (verdict/correctness.py): submitted,
     completed, and each bad way that happened (failed, timed_out, cancelled, lost, unfinished,
     doubled); `faulted`: faults were injected on purpose."""
 
@@ -115,7 +115,7 @@ class Row(Doc):
     metric: str | None = None  # the one the verdict rests on; absent in /1 (see `gated`)
     metrics: dict[str, MetricComparison]
     outcomes: PerSide[JobOutcomes] | None = None  # absent before correctness was judged
-    # What each side's own processes did, by kind: reps showing it (results/behaviour.py).
+    # What each side's own processes did, by kind: reps showing it (verdict/behaviour.py).
     behaviour: PerSide[dict[str, int]] | None = None
     held: HeldComparison | None = None  # absent before it, and when neither side measured it
     verdict: str | None  # None until gate.judge; better | pass | regression | inconclusive

@@ -19,9 +19,9 @@ from typing import Any
 from markdown_it import MarkdownIt
 
 from jobbench.render import renderer
-from jobbench.results.compare import compare_docs
-from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import Comparison
+from jobbench.verdict.comparison import compare_docs
+from jobbench.verdict.gate import GateConfig, judge
 from tests.e2e.test_report_browser import FLAGS
 from tests.programs import CHROMIUM, needs
 from tests.unit.test_compare_gate import steady, suite_doc

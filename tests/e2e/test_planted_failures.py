@@ -3,7 +3,7 @@
 closed, exit 1 with a reason naming what the candidate breaks.
 
 A fact counts in every rep, a rep set aside as a disturbed measurement too (results/
-correctness.py, results/behaviour.py): these run beside other tests, where most reps are set
+correctness.py, verdict/behaviour.py): these run beside other tests, where most reps are set
 aside as saturated, and their verdicts must not change."""
 
 from __future__ import annotations

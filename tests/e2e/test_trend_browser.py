@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jobbench.render.page.trend_page import write_trend_page
-from jobbench.results.trend import Commit, Point, Series, change_points
+from jobbench.verdict.change_points import Commit, Point, Series, change_points
 from tests.e2e.test_report_browser import assert_fits, console_lines, layout, pixels, screenshot
 from tests.programs import CHROMIUM, needs
 

@@ -35,8 +35,8 @@ from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK
 from jobbench.measure.live_metrics import arrivals_block
 from jobbench.render.text.plain_progress import PlainProgress
-from jobbench.results.compare import compare_docs
-from jobbench.results.gate import GateConfig, judge
+from jobbench.verdict.comparison import compare_docs
+from jobbench.verdict.gate import GateConfig, judge
 
 PROFILE = "rate:20/s:for:1s"  # 20 jobs 50 ms apart
 JOBS = 20

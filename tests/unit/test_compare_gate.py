@@ -11,8 +11,11 @@ from jobbench.core.scenario.project import SEED_ROWS
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, ResultsError, UsageError
 from jobbench.measure.metrics import ideal_time
 from jobbench.render.words.cells import verdict_lines
-from jobbench.results.compare import compare_docs
-from jobbench.results.decision import (
+from jobbench.results.model import Anomaly, Result, ScenarioResult, to_json
+from jobbench.results.model_result import FleetFigures
+from jobbench.results.store import SCHEMA, parse_result
+from jobbench.verdict.comparison import compare_docs
+from jobbench.verdict.decision import (
     CHECKS_PER_ROW,
     CHECKS_SHARE,
     Rule,
@@ -21,10 +24,7 @@ from jobbench.results.decision import (
     minimum_detectable,
     weigh,
 )
-from jobbench.results.gate import GateConfig, judge, parse_percent
-from jobbench.results.model import Anomaly, Result, ScenarioResult, to_json
-from jobbench.results.model_result import FleetFigures
-from jobbench.results.store import SCHEMA, parse_result
+from jobbench.verdict.gate import GateConfig, judge, parse_percent
 
 PARAMS = {"workers": 1, "slots": 32, "burst": 512, "job_seconds": 0.5, "latency": {"take": 0.5}}
 WAKE_S = 0.05  # the reference latencies' wake, in every ideal below

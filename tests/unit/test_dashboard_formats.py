@@ -14,8 +14,8 @@ import pytest
 
 from jobbench.render import renderer
 from jobbench.render.text import dashboard_formats
-from jobbench.results.compare import compare_docs
-from jobbench.results.gate import GateConfig, judge
+from jobbench.verdict.comparison import compare_docs
+from jobbench.verdict.gate import GateConfig, judge
 from tests.unit.test_render_run import DRAIN, complete_run
 
 # Bencher Metric Format's JSON schema as published (draft-07): benchmarks of measures of

@@ -1,6 +1,6 @@
 """The `fixes` suite (docs/fixes.md): every fix of issue 38 on one table. A suite that names
 variants has compare run those that are neither side and set all of them side by side
-(results/side_by_side.py, render/text/side_by_side_text.py); simulated here, in this process."""
+(verdict/side_by_side.py, render/text/side_by_side_text.py); simulated here, in this process."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from jobbench.core.scenario.project import BUILTIN_SUITES, BUILTIN_VARIANTS, FIX
 from jobbench.errors import EXIT_OK, EXIT_USAGE
 from jobbench.render.text.side_by_side_text import render_side_by_side
 from jobbench.results import store
-from jobbench.results.side_by_side import FIGURES, NOT_DONE, Line, SideBySide
+from jobbench.verdict.side_by_side import FIGURES, NOT_DONE, Line, SideBySide
 from jobbench.workers.policies import DRAIN, JOB_CACHE, SDK_112, SDK_TAKE_AHEAD, TAKE_AHEAD
 from tests.unit.cli import run_cli
 from tests.unit.test_render_compare import check_golden

@@ -1,4 +1,4 @@
-"""Correctness and behaviour before speed (results/correctness.py, behaviour.py, row_checks.py):
+"""Correctness and behaviour before speed (verdict/correctness.py, behaviour.py, row_checks.py):
 a candidate that ends jobs badly, or whose own workers stall or spin, is never a pass."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION
-from jobbench.results.compare import compare_docs
-from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import Anomaly, Result
 from jobbench.results.model_result import HarnessCpu
+from jobbench.verdict.comparison import compare_docs
+from jobbench.verdict.gate import GateConfig, judge
 from tests.unit.test_compare_gate import doc, steady
 
 

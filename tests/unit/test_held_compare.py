@@ -1,4 +1,4 @@
-"""Take-ahead's cost in a comparison (results/held_compare.py): the jobs each side held while a
+"""Take-ahead's cost in a comparison (verdict/held_compare.py): the jobs each side held while a
 slot was free elsewhere, and their extra wait, side by side in every format. Two simulated runs
 of the real CLI in this process (`--target sim`: virtual time, no process), then the saved
 comparison rendered as each format renders it."""
@@ -16,8 +16,8 @@ import pytest
 from jobbench.errors import EXIT_OK
 from jobbench.render import renderer
 from jobbench.results import store
-from jobbench.results.compare import compare_docs
 from jobbench.results.model import Comparison
+from jobbench.verdict.comparison import compare_docs
 from tests.unit.cli import run_cli
 from tests.unit.test_compare_gate import steady, suite_doc
 

@@ -20,7 +20,7 @@ from jobbench.core.run.lanes import (
 from jobbench.core.run.settle import Settler
 from jobbench.errors import RunFailed, UsageError
 from jobbench.procs import lane_stop
-from jobbench.results.gate import GateConfig
+from jobbench.verdict.gate import GateConfig
 from tests.unit.test_settle import Said
 
 

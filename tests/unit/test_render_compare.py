@@ -14,9 +14,9 @@ import pytest
 
 from jobbench.render import renderer
 from jobbench.render.words.cells import legend, verdict_lines
-from jobbench.results.compare import compare_docs
-from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import Comparison
+from jobbench.verdict.comparison import compare_docs
+from jobbench.verdict.gate import GateConfig, judge
 from tests.unit.test_compare_gate import steady, suite_doc
 
 GOLDEN = Path(__file__).parent / "golden"

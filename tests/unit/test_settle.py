@@ -8,8 +8,9 @@ import pytest
 
 from jobbench.core.run.settle import Settler, parse_duration, parse_reps
 from jobbench.errors import UsageError
-from jobbench.results.compare import compare_docs
-from jobbench.results.decision import (
+from jobbench.results.model import ScenarioResult
+from jobbench.verdict.comparison import compare_docs
+from jobbench.verdict.decision import (
     CHECKS_SHARE,
     Rule,
     is_look_point,
@@ -17,8 +18,7 @@ from jobbench.results.decision import (
     look_number,
     look_points,
 )
-from jobbench.results.gate import GateConfig, judge
-from jobbench.results.model import ScenarioResult
+from jobbench.verdict.gate import GateConfig, judge
 from tests.unit.test_compare_gate import entry, fleet_doc, steady
 
 

@@ -22,7 +22,7 @@ from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 from jobbench.measure.stats import median_interval
 from jobbench.render.text.trend_text import render_points
 from jobbench.results.model import Params, ScenarioResult
-from jobbench.results.trend import (
+from jobbench.verdict.change_points import (
     Commit,
     CommitState,
     Point,

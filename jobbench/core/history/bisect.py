@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from jobbench.core.history.step import SKIP, Step, Stepper, change_against
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
-from jobbench.results.trend import Commit
+from jobbench.verdict.change_points import Commit
 
 
 @dataclass

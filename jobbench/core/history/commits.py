@@ -17,7 +17,7 @@ from pathlib import Path
 from jobbench.core.scenario.worker import WORKER_KINDS, check_command_files, worker_spec
 from jobbench.core.sdk.gitrefs import git, is_git_repo, resolve_commit, worktree_for
 from jobbench.errors import UsageError
-from jobbench.results.trend import Commit
+from jobbench.verdict.change_points import Commit
 from jobbench.workers.spec import WorkerSpec
 
 

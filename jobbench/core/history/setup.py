@@ -15,7 +15,7 @@ from jobbench.core.scenario.checks import REPS, check_count, check_writable_fold
 from jobbench.core.scenario.config import LatencyFlags, RunConfig, Scenario
 from jobbench.core.scenario.project import Suite, Variant, apply_variant, load_project, pick_suite
 from jobbench.errors import UsageError
-from jobbench.results.trend import Commit
+from jobbench.verdict.change_points import Commit
 from jobbench.workers.spec import WorkerSpec
 
 

@@ -1,5 +1,5 @@
 """One step of a bisection: is this commit slower than GOOD? Judged by the gate's own rule
-(results/gate.py), GOOD and the commit run now, their reps interleaved and settled as `gate
+(verdict/gate.py), GOOD and the commit run now, their reps interleaved and settled as `gate
 --reps auto` settles them (core/run/settle.py); the comparison is saved as `compare` saves one,
 `<GOOD's label>-vs-<the commit's label>.json`.
 
@@ -24,12 +24,12 @@ from jobbench.core.run.loop import run_plans
 from jobbench.core.run.settle import Settler
 from jobbench.core.run.target import Progress
 from jobbench.errors import Interrupted, ResultsError, RunFailed, UsageError
-from jobbench.results.compare import compare_docs
-from jobbench.results.gate import GateConfig, judge
 from jobbench.results.model import Comparison, Params, Result, Row
-from jobbench.results.pairing import shared_params
 from jobbench.results.store import read_comparison, result_path, save_document
-from jobbench.results.trend import Commit
+from jobbench.verdict.change_points import Commit
+from jobbench.verdict.comparison import compare_docs
+from jobbench.verdict.gate import GateConfig, judge
+from jobbench.verdict.pairing import shared_params
 
 SKIP = "skip"
 GOOD_VERDICTS = ("pass", "better")  # the commit is not slower than GOOD

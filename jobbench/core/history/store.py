@@ -26,8 +26,8 @@ from jobbench.core.scenario.config import Scenario
 from jobbench.errors import ResultsError
 from jobbench.results.history import HISTORY
 from jobbench.results.model import RESULT_SCHEMA, Environment, Params, Result, ScenarioResult
-from jobbench.results.pairing import first_param_difference
 from jobbench.results.store import environment, parse_result, safe_label
+from jobbench.verdict.pairing import first_param_difference
 
 # A worktree of a commit (gitrefs.worktree_for): the repo's key, then the full sha.
 _CHECKOUT = re.compile(r"\S*?/worktrees/[0-9a-f]{12}/(?P<sha>[0-9a-f]{40})/?")

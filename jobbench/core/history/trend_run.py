@@ -23,7 +23,7 @@ from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan, Progress
 from jobbench.errors import Interrupted, RunFailed, UsageError
 from jobbench.results.model import ScenarioResult
-from jobbench.results.trend import Commit, CommitState
+from jobbench.verdict.change_points import Commit, CommitState
 
 
 @dataclass

@@ -26,11 +26,11 @@ from jobbench.errors import (
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples, RepMeasure
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
-from jobbench.results.behaviour import in_summary
 from jobbench.results.events_file import EventsWriter
 from jobbench.results.history import archive, events_path, failed_path, worth_keeping
 from jobbench.results.model import Phases, Rep, Result, ScenarioResult, spreads
 from jobbench.results.store import environment, new_document, write_document
+from jobbench.verdict.behaviour import in_summary
 
 
 def add_rep(entry: ScenarioResult, measure: RepMeasure, every_samples: list[PhaseSamples]) -> None:

@@ -15,8 +15,8 @@ from jobbench.core.scenario.checks import whole_or_auto
 from jobbench.errors import UsageError
 
 if TYPE_CHECKING:  # the statistics load only when a row is judged: the CLI imports this module
-    from jobbench.results.gate import GateConfig
     from jobbench.results.model import ScenarioResult
+    from jobbench.verdict.gate import GateConfig
 
 AUTO = "auto"  # --reps auto: settle each row (scenario/checks.py reads the word)
 DEFAULT_MAX_REPS = 30
@@ -77,7 +77,7 @@ class Settler:
         self, entries: list[ScenarioResult], reps: int, pair_s: float, deadline: float
     ) -> str | None:
         """Why the row stops here, or None for one more pair (A then B)."""
-        from jobbench.results.decision import is_look_point, look_number, look_points
+        from jobbench.verdict.decision import is_look_point, look_number, look_points
 
         name = entries[0].name
         if reps >= self.max_reps:
@@ -110,15 +110,11 @@ class Settler:
     def _decide(self, entries: list[ScenarioResult], look: int) -> tuple[str, str]:
         """The row's decision at this look, and why: its latency's, or with its cost's when
         the row is judged on cost too (gate.costed_verdict)."""
-        from jobbench.results.compare import (
-            COST_METRIC,
-            compare_metric,
-            gated_metric,
-            is_autoscaled,
-        )
-        from jobbench.results.decision import decide, evidence_from, look_levels
-        from jobbench.results.gate import costed_verdict
-        from jobbench.results.row_checks import checked_verdict, judge_entries, worst
+        from jobbench.results.rep_metrics import COST_METRIC
+        from jobbench.verdict.comparison import compare_metric, gated_metric, is_autoscaled
+        from jobbench.verdict.decision import decide, evidence_from, look_levels
+        from jobbench.verdict.gate import costed_verdict
+        from jobbench.verdict.row_checks import checked_verdict, judge_entries, worst
 
         pair = (entries[0], entries[1])
         rule = self.gate.rule()

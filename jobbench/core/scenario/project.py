@@ -15,7 +15,7 @@ from jobbench.core.scenario.faults import WorkerFault, queue_faults, worker_faul
 from jobbench.core.scenario.fleet_spec import EXAMPLE as AUTOSCALE_EXAMPLE
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import UsageError
-from jobbench.results.compare import METRICS
+from jobbench.results.rep_metrics import METRICS
 from jobbench.workers.policies import (
     DEFAULT_SLOTS,
     DRAIN,

@@ -20,7 +20,7 @@ from jobbench.render.page.charts import Figure, Ideal, Plotted
 from jobbench.render.page.rep_strip import StripSide, rep_table, strip
 from jobbench.render.page.timeline import timeline
 from jobbench.render.words.cells import fmt
-from jobbench.results.compare import METRICS
+from jobbench.results.rep_metrics import METRICS
 
 TIMELINE_BUDGET = 1_500_000  # characters of the other reps' slot timelines on one page
 

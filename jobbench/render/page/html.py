@@ -24,7 +24,6 @@ from jobbench.render.page.rep_strip import StripSide
 from jobbench.render.page.steady_charts import SteadySide
 from jobbench.render.page.style import CSS
 from jobbench.render.page.timeline import timeline
-from jobbench.results.compare import gated_metric
 from jobbench.results.model import (
     Comparison,
     LatencyDistribution,
@@ -33,6 +32,7 @@ from jobbench.results.model import (
     Row,
     ScenarioResult,
 )
+from jobbench.verdict.comparison import gated_metric
 
 # A Content-Security-Policy that forbids every fetch: the page cannot reach the network.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

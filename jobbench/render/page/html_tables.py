@@ -32,8 +32,8 @@ from jobbench.render.words.explain import (
 )
 from jobbench.render.words.resilience import HEAD, rep_notes, resilience_rows
 from jobbench.render.words.summary import COLUMNS, SummaryLine, summary_lines
-from jobbench.results.compare import is_profile
 from jobbench.results.model import Comparison, ScenarioResult
+from jobbench.verdict.comparison import is_profile
 
 
 def _cells(values: Sequence[str], tag: str = "td") -> str:

@@ -12,10 +12,10 @@ from jobbench.measure.stats import median
 from jobbench.render.page import svg
 from jobbench.render.page.charts import WIDTH, Figure
 from jobbench.render.words.cells import fmt
-from jobbench.results.behaviour import is_measurement
-from jobbench.results.compare import METRICS
 from jobbench.results.model import Anomaly, ScenarioResult
 from jobbench.results.model_result import Machine
+from jobbench.results.rep_metrics import METRICS
+from jobbench.verdict.behaviour import is_measurement
 
 ROW_H = 36.0
 JITTER = (0.0, -6.0, 6.0)  # px up or down, by rep number: equal values stay apart

@@ -15,8 +15,8 @@ from jobbench.render.page import svg
 from jobbench.render.page.html import CSP
 from jobbench.render.page.style import CSS
 from jobbench.render.words import trend as words
-from jobbench.results.compare import METRICS
-from jobbench.results.trend import ChangePoint, Commit, Series
+from jobbench.results.rep_metrics import METRICS
+from jobbench.verdict.change_points import ChangePoint, Commit, Series
 
 WIDTH, HEIGHT = 1100, 300
 X_LABELS = 8  # commit names under the axis, at most: more would overlap

@@ -6,8 +6,8 @@ from __future__ import annotations
 import csv
 from typing import TextIO
 
-from jobbench.results.held_compare import HELD_KEYS
 from jobbench.results.model import Comparison, HeldFigure, Row
+from jobbench.verdict.held_compare import HELD_KEYS
 
 COLUMNS = (
     "scenario",

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from jobbench.results.behaviour import in_summary
-from jobbench.results.compare import METRICS
 from jobbench.results.model import Comparison, Result
+from jobbench.results.rep_metrics import METRICS
+from jobbench.verdict.behaviour import in_summary
 
 # The figures exported, in order, with their units: every one smaller-is-better.
 EXPORTED = {
@@ -77,7 +77,7 @@ def of_comparison(comparison: Comparison) -> list[Figure]:
 
 
 def of_trend(doc: dict[str, Any]) -> list[Figure]:
-    """The newest commit's rows of a trend document (results/trend.py `document`)."""
+    """The newest commit's rows of a trend document (verdict/change_points.py `document`)."""
     commits = [c for c in doc.get("commits", []) if c.get("rows")]
     if not commits:
         return []

@@ -1,4 +1,4 @@
-"""The side-by-side table of a suite's variants (results/side_by_side.py, docs/fixes.md), as
+"""The side-by-side table of a suite's variants (verdict/side_by_side.py, docs/fixes.md), as
 Markdown or as plain aligned text for the terminal: a line per scenario and figure, a column per
 variant, the best value of a line marked `*` where its values differ (the lowest, but for the
 split, where 1 is an even one: the highest)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from jobbench.render.words.cells import fmt
-from jobbench.results.side_by_side import Line, SideBySide
+from jobbench.verdict.side_by_side import Line, SideBySide
 
 LEGEND = (
     "Each cell: the median over the reps. time to 99 %: until 99 % of a burst is done; steady "

@@ -29,8 +29,8 @@ from jobbench.render.words.explain import (
 )
 from jobbench.render.words.resilience import HEAD, LEGEND, rep_notes, resilience_rows
 from jobbench.render.words.summary import COLUMNS, summary_lines
-from jobbench.results.compare import is_profile
 from jobbench.results.model import Comparison, Result, ScenarioResult
+from jobbench.verdict.comparison import is_profile
 
 WIDE_WIDTH = 400
 

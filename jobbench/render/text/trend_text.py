@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from jobbench.render.words import trend as words
-from jobbench.results.trend import ChangePoint, Commit
+from jobbench.verdict.change_points import ChangePoint, Commit
 
 HEAD = ("commit", "subject", "row", "metric", "before", "after", "change", "", "strength")
 

@@ -13,8 +13,8 @@ from fake_queue.queue.scalers import SCALERS
 from jobbench.measure.analytic import NO_CLOSED_FORM, expected_time_s
 from jobbench.measure.concurrency import below_slots_text
 from jobbench.render.words.cells import fmt
-from jobbench.results.compare import is_profile
 from jobbench.results.model import LatencyDistribution, ScenarioResult
+from jobbench.verdict.comparison import is_profile
 from jobbench.workers.policies import DRAIN, SDK_112, TAKE_AHEAD
 
 # The result keeps `phases.service` in both modes, but not the same span (docs/metrics.md):

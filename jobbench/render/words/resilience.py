@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from jobbench.measure.stats import summary
 from jobbench.render.words.cells import fmt
-from jobbench.results.behaviour import is_measurement
-from jobbench.results.correctness import bad_jobs, describe, rep_bad, side_outcomes
 from jobbench.results.model import Rep, ScenarioResult
+from jobbench.verdict.behaviour import is_measurement
+from jobbench.verdict.correctness import bad_jobs, describe, rep_bad, side_outcomes
 
 HEAD = (
     "rep",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from jobbench.render.words.cells import fmt
-from jobbench.results.trend import ChangePoint, Commit
+from jobbench.verdict.change_points import ChangePoint, Commit
 
 
 def unit(metric: str) -> str:

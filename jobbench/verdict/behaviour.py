@@ -11,7 +11,7 @@ A rep's anomalies are of two kinds:
   behaviour, so a new kind of anomaly can never hide a candidate's fault.
 
 Beside the anomalies, two figures of the workers are compared like the latency: their CPU per
-completed job and how unevenly the jobs spread over them (results/compare.py METRICS).
+completed job and how unevenly the jobs spread over them (results/rep_metrics.py METRICS).
 """
 
 from __future__ import annotations
@@ -112,25 +112,3 @@ def judge_behaviour(
         (v for v in ("regression", "inconclusive") if any(c.verdict == v for c in found)), "pass"
     )
     return BehaviourCheck(worst, "; ".join(c.reason for c in found))
-
-
-def worker_cpu_ms_per_job(rep: Rep) -> float | None:
-    """The workers' CPU (every worker's process group) per completed job, in ms: what the
-    candidate's own processes spend, spin and idle loops included. None where the harness
-    was not measured (live, simulated, files before issue 18) or no job completed."""
-    harness = rep.harness
-    if harness is None or not rep.jobs.completed:
-        return None
-    cores = [c for c in harness.worker_cores.values() if c is not None]
-    if not cores:
-        return None
-    return sum(cores) * harness.wall_s / rep.jobs.completed * 1000
-
-
-def split_imbalance(rep: Rep) -> float | None:
-    """The busiest worker's jobs over the mean (1 is an even split; with n workers, n is every
-    job on one). None with fewer than two workers or no job served."""
-    counts = list(rep.split.jobs_per_worker.values())
-    if len(counts) < 2 or not sum(counts):
-        return None
-    return max(counts) / (sum(counts) / len(counts))

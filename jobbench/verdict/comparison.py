@@ -5,20 +5,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from jobbench.errors import ResultsError
 from jobbench.measure import stats
-from jobbench.results.behaviour import (
-    is_measurement,
-    rep_behaviour,
-    side_behaviour,
-    split_imbalance,
-    worker_cpu_ms_per_job,
-)
-from jobbench.results.correctness import rep_bad, side_outcomes
-from jobbench.results.decision import Evidence, Rule, weigh
-from jobbench.results.held_compare import held_comparison
 from jobbench.results.model import (
     COMPARISON_SCHEMA,
     DEFAULT_METRIC,
@@ -33,68 +23,12 @@ from jobbench.results.model import (
     SideFigure,
     SideSummary,
 )
-from jobbench.results.pairing import match_scenarios, shared_params
-
-
-def _e2e_p50(rep: Rep) -> float | None:
-    return rep.phases.e2e.p50 if rep.phases.e2e else None
-
-
-def _e2e_p99(rep: Rep) -> float | None:
-    return rep.phases.e2e.p99 if rep.phases.e2e else None
-
-
-def _e2e_mean(rep: Rep) -> float | None:
-    return rep.phases.e2e.mean if rep.phases.e2e else None
-
-
-@dataclass(frozen=True)
-class Metric:
-    read: Callable[[Rep], float | None]  # one rep's figure
-    label: str  # what it is, for headers and legends
-    pooled: bool = False  # the side's figure is over every job of every rep, not a median
-    # Compared only where a rep of the baseline has it (the workers' CPU: not live or
-    # simulated; the split: two workers or more), so rows that cannot have it do not list it.
-    where_measured: bool = False
-    # Reps far from the others are set aside as outliers (a disturbed measurement); a figure of
-    # the workers' own (their CPU, the split) is judged whole: a far rep is their doing too.
-    outliers: bool = True
-
-
-def _steady_e2e_p99(rep: Rep) -> float | None:
-    return None if rep.steady is None else rep.steady.e2e_p99_s
-
-
-def _worker_seconds(rep: Rep) -> float | None:
-    return None if rep.fleet is None else rep.fleet.worker_s
-
-
-METRICS: dict[str, Metric] = {
-    "time_to_p99_s": Metric(lambda rep: rep.time_to_p99_s, "time to 99 % done"),
-    "time_to_p100_s": Metric(lambda rep: rep.time_to_p100_s, "time to 100 % done"),
-    "e2e_p50_s": Metric(_e2e_p50, "job end-to-end p50"),
-    "e2e_p99_s": Metric(_e2e_p99, "job end-to-end p99"),
-    "e2e_mean_s": Metric(_e2e_mean, "mean job end-to-end, pooled", pooled=True),
-    "steady_e2e_p99_s": Metric(_steady_e2e_p99, "steady-state end-to-end p99"),
-    "fleet_worker_s": Metric(_worker_seconds, "worker-seconds billed (an autoscaled fleet)"),
-    "worker_cpu_ms_per_job": Metric(
-        worker_cpu_ms_per_job,
-        "workers' CPU per completed job, ms",
-        where_measured=True,
-        outliers=False,
-    ),
-    "split_imbalance": Metric(
-        split_imbalance,
-        "busiest worker's jobs / the mean (1 = even)",
-        where_measured=True,
-        outliers=False,
-    ),
-}
-# An autoscaled fleet's cost: compared on its rows, gated with --max-cost-regression.
-COST_METRIC = "fleet_worker_s"
-# An arrival profile's rows are judged on their steady-state latency: a drain's time to 99 %
-# says little of a steady rate's jobs, which end as they arrive (docs/load-profiles.md).
-PROFILE_METRIC = "steady_e2e_p99_s"
+from jobbench.results.rep_metrics import COST_METRIC, METRICS, PROFILE_METRIC
+from jobbench.verdict.behaviour import is_measurement, rep_behaviour, side_behaviour
+from jobbench.verdict.correctness import rep_bad, side_outcomes
+from jobbench.verdict.decision import Evidence, Rule, weigh
+from jobbench.verdict.held_compare import held_comparison
+from jobbench.verdict.pairing import match_scenarios, shared_params
 
 
 def gated_metric(chosen: str | None, entry: ScenarioResult) -> str:
@@ -133,7 +67,7 @@ def rep_values(entry: ScenarioResult, name: str, source: str, required: bool) ->
     infinity is a corrupt file (a ResultsError naming the field); a missing figure is None, or
     corrupt too if `required` (the gated metric: a verdict never rests on a silently shorter
     list), unless the rep's jobs did not all complete: a rep whose jobs failed may never reach
-    99 % completed, and its correctness is judged apart (results/correctness.py)."""
+    99 % completed, and its correctness is judged apart (verdict/correctness.py)."""
     values: list[float | None] = []
     for index, rep in enumerate(entry.reps):
         value = METRICS[name].read(rep)
@@ -153,7 +87,7 @@ def rep_flags(entry: ScenarioResult) -> list[str | None]:
     """Why the runner flagged each rep as a disturbed measurement (a saturated queue or
     driver, a machine busy with other work), or None: such reps never count towards a verdict.
     What the side's own workers did (a stall, a spinning worker) is not a flag: those reps
-    count, and the behaviour is judged apart (results/behaviour.py)."""
+    count, and the behaviour is judged apart (verdict/behaviour.py)."""
     flags: list[str | None] = []
     for rep in entry.reps:
         kinds = [anomaly.kind for anomaly in rep.anomalies or [] if is_measurement(anomaly.kind)]

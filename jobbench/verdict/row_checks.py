@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from jobbench.measure import stats
-from jobbench.results.behaviour import judge_behaviour, side_behaviour
-from jobbench.results.compare import compare_metric, row_metrics
-from jobbench.results.correctness import judge_correctness, side_outcomes
-from jobbench.results.decision import MIN_CLEAN_REPS, Rule
 from jobbench.results.model import JobOutcomes, MetricComparison, Row, ScenarioResult
+from jobbench.verdict.behaviour import judge_behaviour, side_behaviour
+from jobbench.verdict.comparison import compare_metric, row_metrics
+from jobbench.verdict.correctness import judge_correctness, side_outcomes
+from jobbench.verdict.decision import MIN_CLEAN_REPS, Rule
 
 
 @dataclass(frozen=True)

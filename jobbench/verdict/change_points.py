@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from jobbench.measure import stats
-from jobbench.results.compare import METRICS, rep_flags, rep_values
-from jobbench.results.decision import Rule, sort_out
-from jobbench.results.level_steps import step_cuts
 from jobbench.results.model import ScenarioResult
+from jobbench.results.rep_metrics import METRICS
+from jobbench.verdict.comparison import rep_flags, rep_values
+from jobbench.verdict.decision import Rule, sort_out
+from jobbench.verdict.level_steps import step_cuts
 
 # A range of three commits or fewer has no change point: a level needs a commit on each side to
 # be a level, and two steps in three commits are a wobble the threshold cannot tell from one.

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from jobbench.measure.stats import median
-from jobbench.results.compare import is_profile
 from jobbench.results.model import Result, ScenarioResult
+from jobbench.verdict.comparison import is_profile
 
 
 def _summary(key: str) -> Callable[[ScenarioResult], float | None]:
@@ -46,7 +46,7 @@ class Figure:
 
 # In the table's order; a scenario shows the figures some variant has (a burst has no steady
 # p99, a fixed fleet no worker-seconds billed), and a profile's row no time to 99 %, which is
-# its load's length and says nothing of its jobs (results/compare.py judges it alike).
+# its load's length and says nothing of its jobs (verdict/comparison.py judges it alike).
 FIGURES = (
     Figure("time to 99 %", "s", _summary("time_to_p99_s"), burst_only=True),
     Figure("steady e2e p99", "s", _summary("steady_e2e_p99_s")),

@@ -161,7 +161,7 @@ def weigh(
 
 
 def evidence_from(metric: MetricComparison) -> Evidence:
-    """The Evidence a comparison row stores (compare.compare_metric), read back."""
+    """The Evidence a comparison row stores (comparison.compare_metric), read back."""
     clean, spread, ci = metric.clean, metric.spread, metric.ci
     return Evidence(
         (tuple(clean.baseline), tuple(clean.candidate)) if clean else ((), ()),
@@ -193,7 +193,7 @@ class Levels:
 
     alpha: float  # of the regression and better tests: a share of the false-alarm rate
     miss: float  # of the pass test's bound at twice the threshold: a share of the miss rate
-    checks: float  # of each correctness and behaviour check (results/row_checks.py)
+    checks: float  # of each correctness and behaviour check (verdict/row_checks.py)
 
 
 def look_points(first_reps: int) -> Iterator[int]:

@@ -1,6 +1,6 @@
 """Comparison -> verdicts per row and overall, with the exit code CI acts on (docs/ci.md).
 
-The per-row rule is results/decision.py; here it is applied across the rows of one call: each
+The per-row rule is verdict/decision.py; here it is applied across the rows of one call: each
 row is held to its share of the family-wise false-alarm rate at its last look, incomplete sides
 never pass, and every row says which reps it set aside, how noisy it is and why it stopped.
 """
@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, UsageError
-from jobbench.results.compare import COST_METRIC, METRICS
-from jobbench.results.decision import (
+from jobbench.results.model import Comparison, Gate, Row
+from jobbench.results.rep_metrics import COST_METRIC, METRICS
+from jobbench.verdict.decision import (
     Decision,
     Excluded,
     Levels,
@@ -21,8 +22,7 @@ from jobbench.results.decision import (
     evidence_from,
     look_levels,
 )
-from jobbench.results.model import Comparison, Gate, Row
-from jobbench.results.row_checks import checked_verdict, judge_checks, worst
+from jobbench.verdict.row_checks import checked_verdict, judge_checks, worst
 
 VERDICTS = {"regression", "pass", "better", "inconclusive"}
 
