@@ -34,12 +34,13 @@ from jobbench.core.sim.target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageError
 from jobbench.render import FORMATS, renderer
 from jobbench.render.text.side_by_side_text import render_side_by_side
-from jobbench.results.model import Comparison, Params, Result, Row
+from jobbench.results.model import Comparison, Params, Result
 from jobbench.results.store import result_path, safe_label, save_document
 from jobbench.verdict.comparison import compare_docs
 from jobbench.verdict.gate import GateConfig, judge
 from jobbench.verdict.pairing import Named, match_scenarios
 from jobbench.verdict.side_by_side import SideBySide, side_by_side
+from jobbench.verdict.stops import Stops
 
 
 @dataclass(frozen=True)
@@ -262,6 +263,7 @@ def _compare(request: CompareRequest, progress: Progress) -> int:
     docs = everyone[: len(sides)]
     paths = [s.path or result_path(request.out, s.label) for s in sides]
     relative = [os.path.relpath(p, request.out) for p in paths]
+    b_stopped = docs[1].error is not None and sides[1].variant is not None  # B ended the run
     comparison = compare_docs(
         docs[0],
         docs[1],
@@ -270,13 +272,8 @@ def _compare(request: CompareRequest, progress: Progress) -> int:
         free_latency=free,
         metric_for=metric_for,
         rule=rule,
+        stops=_stops(sides, settle, reps, docs[0] if b_stopped else None),
     )
-    for row in comparison.rows:
-        row.stopped = _stopped(row, sides, settle, reps)
-        row.looks = settle.looks.get(row.scenario, 1) if settle else 1
-    b_stopped = docs[1].error is not None and sides[1].variant is not None  # B ended the run
-    if b_stopped and comparison.rows:
-        comparison.rows[-1].stopped = "B's workers cut its last rep short, ending the run"
     code = judge(comparison, request.gate)
     if b_stopped:
         # A gate fails it as a regression (its rows name what its workers did); anything
@@ -299,12 +296,20 @@ def _compare(request: CompareRequest, progress: Progress) -> int:
     return code if request.fail_on_regression or code == EXIT_RUN_FAILED else EXIT_OK
 
 
-def _stopped(row: Row, sides: list[ResolvedSide], settle: Settler | None, reps: int) -> str:
-    if settle is not None and row.scenario in settle.stopped:
-        return settle.stopped[row.scenario]
+def _stops(
+    sides: list[ResolvedSide], settle: Settler | None, reps: int, cut_short: Result | None
+) -> Stops:
+    """Why each row took no more reps: the settling loop's reason, else the call's; with
+    `cut_short` (A's result, when B's workers ended the run), its last row's is that."""
     if any(side.doc is not None for side in sides):
-        return "a side is a saved result: no reps were added"
-    return f"fixed --reps {reps} (--reps auto settles)"
+        otherwise = "a side is a saved result: no reps were added"
+    else:
+        otherwise = f"fixed --reps {reps} (--reps auto settles)"
+    stops = settle.settled(otherwise) if settle is not None else Stops(otherwise=otherwise)
+    if cut_short is None or not cut_short.scenarios:
+        return stops
+    last = cut_short.scenarios[-1].name  # the comparison's last row
+    return stops.stopped_as(last, "B's workers cut its last rep short, ending the run")
 
 
 def _save(

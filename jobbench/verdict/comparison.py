@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
+from typing import Any
 
 from jobbench.errors import ResultsError
 from jobbench.measure import stats
@@ -29,6 +30,7 @@ from jobbench.verdict.correctness import rep_bad, side_outcomes
 from jobbench.verdict.decision import Evidence, Rule, weigh
 from jobbench.verdict.held_compare import held_comparison
 from jobbench.verdict.pairing import match_scenarios, shared_params
+from jobbench.verdict.stops import Stops
 
 
 def gated_metric(chosen: str | None, entry: ScenarioResult) -> str:
@@ -183,13 +185,16 @@ def compare_docs(
     free_latency: Collection[str] = (),
     metric_for: Callable[[str], str | None] = lambda _: None,
     rule: Rule | None = None,
+    stops: Stops | None = None,
 ) -> Comparison:
     """Rows per scenario; `verdict` fields are filled in by gate.judge. `paths`: where each
     side's result file is, relative to the comparison's folder; `sources`: how an error names
     each side (the file as the user gave it; default: `paths`, else the label);
     `free_latency`: the latency fields a variant of the comparison sets, which may differ;
     `metric_for`: the gated metric chosen for a scenario (by name; see gated_metric), which
-    every rep must hold."""
+    every rep must hold; `stops`: why each row took no more reps and its last look (the
+    settling loop's, or the call's), recorded in the row; None: a comparison of saved results
+    outside a call, whose rows say neither."""
     names = sources or (paths[0] or base.label, paths[1] or cand.label)
     rule = rule or Rule()
     rows = []
@@ -219,6 +224,7 @@ def compare_docs(
                     baseline=side_behaviour(b_entry), candidate=side_behaviour(c_entry)
                 ),
                 verdict=None,
+                **_stop_fields(stops, b_entry.name),
             )
         )
         if (held := held_comparison(b_entry, c_entry)) is not None:  # else no `held` key
@@ -230,6 +236,14 @@ def compare_docs(
         rows=rows,
         verdict=None,
     )
+
+
+def _stop_fields(stops: Stops | None, scenario: str) -> dict[str, Any]:
+    """The row's `stopped` and `looks`, given only when the call says them: a field not given
+    is not written (results/model_base.py)."""
+    if stops is None:
+        return {}
+    return {"stopped": stops.reason(scenario), "looks": stops.look(scenario)}
 
 
 def _side(doc: Result, path: str | None) -> SideSummary:

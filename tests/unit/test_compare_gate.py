@@ -25,6 +25,7 @@ from jobbench.verdict.decision import (
     weigh,
 )
 from jobbench.verdict.gate import GateConfig, judge, parse_percent
+from jobbench.verdict.stops import Stops
 
 PARAMS = {"workers": 1, "slots": 32, "burst": 512, "job_seconds": 0.5, "latency": {"take": 0.5}}
 WAKE_S = 0.05  # the reference latencies' wake, in every ideal below
@@ -197,8 +198,32 @@ def test_each_row_spends_its_share_of_the_false_alarm_rate_over_its_looks() -> N
     assert judge(one, GateConfig()) == EXIT_REGRESSION
     assert one.rows[0].alpha == pytest.approx(speed / 2)
     # at a later look of --reps auto the same reps are held to less
-    one.rows[0].looks = 2
-    assert judge(one, GateConfig()) == EXIT_INCONCLUSIVE
+    later = compare_docs(
+        doc("a", steady(10.0, 5)), doc("b", steady(12.0, 5)), stops=Stops(looks={"deep": 2})
+    )
+    assert judge(later, GateConfig()) == EXIT_INCONCLUSIVE
+
+
+def test_the_calls_stops_are_built_into_each_row_and_a_bare_comparison_has_none() -> None:
+    """Why a row took no more reps and its last look come in with the comparison (the
+    settling loop's, or the call's reason for every other row); without them a row says
+    neither, and its JSON has neither key."""
+    a, b = (
+        suite_doc("a", {"deep": steady(10.0, 6), "trickle": steady(5.0, 6)}),
+        suite_doc("b", {"deep": steady(12.0, 6), "trickle": steady(5.0, 6)}),
+    )
+    stops = Stops({"deep": "settled (regression) after 6 reps a side"}, {"deep": 2}, "fixed")
+    comparison = compare_docs(a, b, stops=stops)
+    assert [(row.stopped, row.looks) for row in comparison.rows] == [
+        ("settled (regression) after 6 reps a side", 2),
+        ("fixed", 1),
+    ]
+    judge(comparison, GateConfig())
+    assert comparison.rows[1].reason.endswith("; stopped: fixed")
+    rows = to_json(compare_docs(a, b))["rows"]
+    assert all("stopped" not in row and "looks" not in row for row in rows)
+    moved = stops.stopped_as("trickle", "B's workers cut its last rep short, ending the run")
+    assert moved.reason("trickle").startswith("B's workers") and moved.look("deep") == 2
 
 
 def test_a_pass_rules_out_twice_the_threshold_at_the_looks_share_of_the_miss_rate() -> None:

@@ -155,8 +155,7 @@ def test_settling_and_the_verdict_hold_a_row_to_one_level_cost_tests_included() 
     for gate, costed, verdict in cases:
         settle, _ = settler(gate=gate, costed=costed, first_reps=5)
         stopped = settle.stop([a.scenarios[0], b.scenarios[0]], 5, 1.0, settle.begin_row())
-        comparison = compare_docs(a, b)
-        comparison.rows[0].looks = settle.looks["deep"]
+        comparison = compare_docs(a, b, stops=settle.settled())
         judge(comparison, gate)
         assert comparison.rows[0].verdict == verdict
         speed = 0.01 * (1 - CHECKS_SHARE)

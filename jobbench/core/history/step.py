@@ -180,10 +180,8 @@ class Stepper:
             sources=[str(p) for p in paths],
             metric_for=self.metric_for,
             rule=self.gate.rule(),
+            stops=settle.settled(),
         )
-        for row in comparison.rows:
-            row.stopped = settle.stopped.get(row.scenario, "")
-            row.looks = settle.looks.get(row.scenario, 1)
         judge(comparison, self.gate)
         save_document(comparison, out / f"{docs[0].label}-vs-{docs[1].label}.json")
         return comparison

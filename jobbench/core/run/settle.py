@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from jobbench.core.scenario.checks import whole_or_auto
 from jobbench.errors import UsageError
+from jobbench.verdict.stops import Stops
 
 if TYPE_CHECKING:  # the statistics load only when a row is judged: the CLI imports this module
     from jobbench.results.model import ScenarioResult
@@ -106,6 +107,11 @@ class Settler:
             return None
         self.stopped[name] = reason
         return reason
+
+    def settled(self, otherwise: str = "") -> Stops:
+        """What the loop found, for the comparison to be built from: each row's reason and
+        last look; `otherwise`, the reason of a row it never stopped (its run cut short)."""
+        return Stops(dict(self.stopped), dict(self.looks), otherwise)
 
     def _decide(self, entries: list[ScenarioResult], look: int) -> tuple[str, str]:
         """The row's decision at this look, and why: its latency's, or with its cost's when
