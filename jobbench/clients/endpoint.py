@@ -6,6 +6,7 @@ import ipaddress
 import math
 import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -83,6 +84,13 @@ def needs_confirmation(url: str, burst: int) -> bool:
     return burst > CONFIRM_ABOVE and not is_loopback(url)
 
 
+def ask_stdin(question: str) -> bool:
+    """The question on stderr, a yes read from stdin."""
+    sys.stderr.write(question + " [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def confirm_burst(
     url: str,
     burst: int,
@@ -90,9 +98,10 @@ def confirm_burst(
     *,
     yes: bool,
     interactive: bool,
-    ask: Callable[[str], bool],
+    ask: Callable[[str], bool] = ask_stdin,
 ) -> None:
-    """Bursts over 100 jobs at a real endpoint cost money: ask, or demand --yes when we can't."""
+    """Bursts over 100 jobs at a real endpoint cost money: ask (on the terminal, unless told
+    how), or demand --yes when we can't."""
     if yes or not needs_confirmation(url, burst):
         return
     question = f"submit {burst} jobs x {reps} reps = {burst * reps} jobs to {url}?"

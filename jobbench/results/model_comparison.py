@@ -120,7 +120,8 @@ class Row(Doc):
     held: HeldComparison | None = None  # absent before it, and when neither side measured it
     verdict: str | None  # None until gate.judge; better | pass | regression | inconclusive
     cost_verdict: str | None = None  # an autoscaled row judged on its cost too (gate.py)
-    # set by the compare command, then by gate.judge:
+    # Why the row took no more reps and its last look, built in from the call's stops
+    # (verdict/stops.py); then what gate.judge sets:
     stopped: str | None = None
     looks: int = 1
     reason: str = ""

@@ -93,6 +93,12 @@ def result_path(out: Path, label: str) -> Path:
     return out / f"{label}.json"
 
 
+def comparison_stem(comparison: Comparison) -> str:
+    """`<A>-vs-<B>`: the name a comparison's files go by in its folder (its JSON, its
+    Markdown), from its sides' labels."""
+    return f"{safe_label(comparison.baseline.label)}-vs-{safe_label(comparison.candidate.label)}"
+
+
 def safe_label(name: str) -> str:
     """A name as a file stem: a result file's own stem, else the name with unsafe runs as `-`."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).stem if name.endswith(".json") else name)
@@ -127,6 +133,11 @@ def save_document(doc: Result | Comparison, path: Path) -> Path:
     if kept is not None and isinstance(doc, Comparison):
         _repoint_sides(kept, path.parent)
     return write_document(doc, path)
+
+
+def save_comparison(comparison: Comparison, out: Path) -> Path:
+    """`<A>-vs-<B>.json` in `out`, the comparison there before moved to its history."""
+    return save_document(comparison, out / f"{comparison_stem(comparison)}.json")
 
 
 def _repoint_sides(kept: Path, folder: Path) -> None:

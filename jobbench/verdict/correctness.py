@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jobbench.results.model import JobOutcomes, Jobs, ScenarioResult
+from jobbench.results.model import JobOutcomes, Jobs, Result, ScenarioResult
 
 # Each way a job can end badly, as the result's `jobs` block counts it, in the order a reason
 # names them. `unfinished` is what was still queued or running when the rep ended, less the
@@ -71,6 +71,17 @@ def side_outcomes(entry: ScenarioResult) -> JobOutcomes:
         bad={way: n for way, n in totals.items() if n},
         faulted=bool(entry.params.faults or entry.params.worker_faults),
     )
+
+
+def over_fail_limit(doc: Result, limit: float) -> str | None:
+    """A run's own check (`jobbench run --max-fail-ratio`): the first scenario that ended more
+    of its jobs badly than the share `limit` allows, said in one line, or None."""
+    for entry in doc.scenarios:
+        side = side_outcomes(entry)
+        if side.jobs and bad_jobs(side) / side.jobs > limit:
+            share = bad_jobs(side) / side.jobs
+            return f"{entry.name}: {describe(side)} ({share:.1%}), over --max-fail-ratio {limit:g}"
+    return None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, UsageError
+from jobbench.errors import (
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    EXIT_RUN_FAILED,
+    UsageError,
+)
 from jobbench.results.model import Comparison, Gate, Row
 from jobbench.results.rep_metrics import COST_METRIC, METRICS
 from jobbench.verdict.decision import (
@@ -112,6 +118,16 @@ def _judge_cost(row: Row, gate: GateConfig, latency: str, levels: Levels) -> Non
         f"; cost (worker-seconds, {rule.threshold:.0%} allowed): {row.cost_verdict}, {change}"
     )
     row.verdict = _word(costed_verdict(latency, decision.verdict))
+
+
+def call_exit(code: int, cut_short: bool, gating: bool) -> int:
+    """A compare or gate call's exit code from its verdict's (`judge`): a gate (`gating`, or
+    compare --fail-on-regression) exits with it, a plain compare 0. When B's own workers ended
+    its run (`cut_short`), a gate's regression stands (its rows name what the workers did);
+    anything short of that, or a plain compare, is a run that could not finish: never a pass."""
+    if cut_short and not (gating and code == EXIT_REGRESSION):
+        return EXIT_RUN_FAILED
+    return code if gating else EXIT_OK
 
 
 def costed_verdict(latency: str, cost: str) -> str:

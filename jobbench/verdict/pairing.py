@@ -63,7 +63,7 @@ S_co = TypeVar("S_co", bound=Named, covariant=True)
 
 
 class Lineup(Protocol[S_co]):
-    """A side's scenarios: a Result, or what a variant will run (commands/compare.planned)."""
+    """A side's scenarios: a Result, or what a variant will run (core/run/sides.py)."""
 
     @property
     def label(self) -> str: ...

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 from fake_queue.http.server import RunningServer
 from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.live_burst import LiveBurst
-from jobbench.commands.run import RunRequest, live_plan
+from jobbench.commands.run import RunRequest, checked, plan_run
 from jobbench.core.live.target import LiveSession, LiveTarget
 from jobbench.core.run.loop import add_rep, run_plans
 from jobbench.core.run.target import Plan
@@ -114,7 +115,37 @@ def request(**overrides: Any) -> RunRequest:
 )
 def test_live_flags_get_the_checks_of_fake_queue_runs(flag: str, value: Any) -> None:
     with pytest.raises(UsageError, match="--" + flag.replace("_", "-")):
-        live_plan(request(**{flag: value}))
+        plan_run(request(**{flag: value}))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "said"),
+    [
+        ({"faults": ("job-done:500:0.05",)}, "--fault/--worker-fault: faults are injected by"),
+        ({"worker_faults": ("kill:1:w0",)}, "--fault/--worker-fault: faults are injected by"),
+        ({"autoscale": "queue-delay=2"}, "--autoscale: a live endpoint scales by its own"),
+    ],
+)
+def test_what_only_the_fake_queue_has_is_refused_at_a_live_endpoint(
+    overrides: dict[str, Any], said: str
+) -> None:
+    with pytest.raises(UsageError, match="^" + re.escape(said)):
+        plan_run(request(**overrides))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "said"),
+    [
+        ({"server": "http://127.0.0.1:9"}, "--server and --endpoint: give one"),
+        ({"target": "sim"}, "--endpoint: --target sim runs in this process"),
+        ({"endpoint": None, "submit_rate": "5/s"}, "--submit-rate: only live mode paces"),
+    ],
+)
+def test_another_targets_flags_are_refused_before_anything_is_planned(
+    overrides: dict[str, Any], said: str, tmp_path: Path
+) -> None:
+    with pytest.raises(UsageError, match="^" + re.escape(said)):
+        checked(request(out=tmp_path, **overrides))
 
 
 def entry_of(plan: Plan) -> ScenarioResult:
@@ -152,12 +183,12 @@ def test_a_lone_partial_rep_is_summarised_rather_than_nothing() -> None:
 
 
 def test_a_profile_at_a_live_endpoint_is_planned_under_its_own_name_and_params() -> None:
-    plan = live_plan(request(load="rate:20/s:for:1s", job_seconds=0.05))
+    plan = plan_run(request(load="rate:20/s:for:1s", job_seconds=0.05))
     (scenario,) = plan.config.scenarios
     assert scenario.name == "live-rate-20-for-1s-0.05s" and scenario.burst == 20
     entry = entry_of(plan)
     assert entry.params.burst == 20 and entry.params.model_extra == {"load": "rate:20/s:for:1s"}
-    burst = entry_of(live_plan(request()))
+    burst = entry_of(plan_run(request()))
     assert "load" not in (burst.params.model_extra or {})  # a burst pairs with older results
 
 
@@ -165,9 +196,9 @@ def test_a_live_profile_that_cannot_run_is_a_one_line_error_naming_load(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with pytest.raises(UsageError, match=r"^--load rate:20:for:1s: '20' is not a rate"):
-        live_plan(request(load="rate:20:for:1s"))
+        plan_run(request(load="rate:20:for:1s"))
     monkeypatch.setattr(
         "jobbench.core.scenario.build.BURST", Bound("--burst", 1, 10, "a test's bound")
     )
     with pytest.raises(UsageError, match=r"^--load rate:20/s:for:1s: 20 jobs a rep; .* at most 10"):
-        live_plan(request(load="rate:20/s:for:1s"))
+        plan_run(request(load="rate:20/s:for:1s"))

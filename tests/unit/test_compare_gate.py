@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from jobbench.core.scenario.project import SEED_ROWS
-from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, ResultsError, UsageError
+from jobbench.errors import (
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    EXIT_RUN_FAILED,
+    ResultsError,
+    UsageError,
+)
 from jobbench.measure.metrics import ideal_time
 from jobbench.render.words.cells import verdict_lines
 from jobbench.results.model import Anomaly, Result, ScenarioResult, to_json
@@ -24,7 +31,7 @@ from jobbench.verdict.decision import (
     minimum_detectable,
     weigh,
 )
-from jobbench.verdict.gate import GateConfig, judge, parse_percent
+from jobbench.verdict.gate import GateConfig, call_exit, judge, parse_percent
 from jobbench.verdict.stops import Stops
 
 PARAMS = {"workers": 1, "slots": 32, "burst": 512, "job_seconds": 0.5, "latency": {"take": 0.5}}
@@ -202,6 +209,16 @@ def test_each_row_spends_its_share_of_the_false_alarm_rate_over_its_looks() -> N
         doc("a", steady(10.0, 5)), doc("b", steady(12.0, 5)), stops=Stops(looks={"deep": 2})
     )
     assert judge(later, GateConfig()) == EXIT_INCONCLUSIVE
+
+
+def test_a_run_bs_workers_cut_short_is_never_a_pass_and_a_gate_keeps_its_regression() -> None:
+    for code in (EXIT_OK, EXIT_REGRESSION, EXIT_INCONCLUSIVE):
+        assert call_exit(code, cut_short=False, gating=True) == code
+        assert call_exit(code, cut_short=False, gating=False) == EXIT_OK
+        assert call_exit(code, cut_short=True, gating=False) == EXIT_RUN_FAILED
+    assert call_exit(EXIT_REGRESSION, cut_short=True, gating=True) == EXIT_REGRESSION
+    assert call_exit(EXIT_INCONCLUSIVE, cut_short=True, gating=True) == EXIT_RUN_FAILED
+    assert call_exit(EXIT_OK, cut_short=True, gating=True) == EXIT_RUN_FAILED
 
 
 def test_the_calls_stops_are_built_into_each_row_and_a_bare_comparison_has_none() -> None:

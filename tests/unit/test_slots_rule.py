@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.commands.run import RunRequest, fake_plan
+from jobbench.commands.run import RunRequest, plan_run
 from jobbench.core.scenario.project import BUILTIN_SUITES, apply_variant, load_project
 from jobbench.errors import EXIT_USAGE, UsageError
 from jobbench.workers.policies import DEFAULT_SLOTS
@@ -56,14 +56,14 @@ def test_a_command_worker_without_slots_is_a_usage_error_before_anything_starts(
 
 
 def test_a_command_worker_runs_the_slots_it_was_given() -> None:
-    plan = fake_plan(RunRequest(worker=COMMAND, slots=1, burst=4))
+    plan = plan_run(RunRequest(worker=COMMAND, slots=1, burst=4))
     (scenario,) = plan.config.scenarios
     assert scenario.slots == 1 and scenario.worker.kind == "command"
 
 
 @pytest.mark.parametrize("worker", ["runpod", "model"])
 def test_runpod_and_model_workers_keep_the_default_slots(worker: str) -> None:
-    (scenario,) = fake_plan(RunRequest(worker=worker, burst=4)).config.scenarios
+    (scenario,) = plan_run(RunRequest(worker=worker, burst=4)).config.scenarios
     assert scenario.slots == DEFAULT_SLOTS == 32
 
 

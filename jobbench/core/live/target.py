@@ -16,19 +16,12 @@ from jobbench.clients.live_burst import RUN_WINDOW, BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 from jobbench.clients.live_records import BurstRecord
 from jobbench.core.run.target import Progress, RepOutcome
-from jobbench.core.scenario.config import Scenario, load_tag
+from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.load import Wave
 from jobbench.errors import Interrupted, JobbenchError, RunFailed
 from jobbench.measure import live_metrics
 from jobbench.procs.signals import stop_signals_call
 from jobbench.results.model import ScenarioResult, TargetBlock
-
-
-def live_scenario_name(burst: int, job_seconds: float, load: str | None = None) -> str:
-    """`live-1024j-0.5s`; a profile stands for the burst: `live-rate-40-for-30s-0.5s`."""
-    if load is None:
-        return f"live-{burst}j-{job_seconds:g}s"
-    return f"live-{load_tag(load)}-{job_seconds:g}s"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""`build_scenario`: the one way a Scenario is made from what `jobbench run` and `jobbench locust`
-were given, a suite row of jobbench.toml, a built-in suite's row or a sweep's cell. Every default
+"""`build_scenario`: the one way a Scenario is made from what `jobbench run` (at the fake queue,
+simulated, or at a live endpoint: `live_scenario`) and `jobbench locust` were given, a suite row
+of jobbench.toml, a built-in suite's row or a sweep's cell. Every default
 and every rule across the scenario's fields is applied here once, and every value is checked
 here, where it is read into the scenario: what is built is trusted after (the targets, the
 simulator and the worker processes check nothing again).
@@ -25,7 +26,7 @@ from jobbench.core.scenario.checks import (
     check_job_seconds,
     toml_terms,
 )
-from jobbench.core.scenario.config import Scenario, scenario_name
+from jobbench.core.scenario.config import Scenario, live_scenario_name, scenario_name
 from jobbench.core.scenario.faults import WorkerFault, check_worker_faults
 from jobbench.core.scenario.fleet_spec import parse_autoscale
 from jobbench.core.scenario.load_profiles import parse_load
@@ -113,6 +114,41 @@ def build_scenario(
     with terms.bounds():
         _check_bounds(scenario)
     return scenario
+
+
+def live_scenario(
+    *,
+    burst: int = Scenario.burst,
+    load: str | None = None,
+    job_seconds: float = Scenario.job_seconds,
+    inputs: tuple[Any, ...] = (),
+    faults: tuple[str, ...] = (),
+    worker_faults: tuple[str, ...] = (),
+    autoscale: str | None = None,
+) -> Scenario:
+    """A live endpoint's scenario: no queue and no workers of ours, so neither faults (the
+    fake queue and its workers inject them) nor an autoscaled fleet (the endpoint scales by
+    its own settings; its fleet over time is recorded from /health). Its jobs and their length
+    are checked as a fake-queue run's are (bench jobs get the length as their input); a live
+    rep keeps every job's record in memory, so a profile's jobs get --burst's bound too. The
+    fleet's fields keep their defaults."""
+    if faults or worker_faults:
+        raise UsageError(
+            "--fault/--worker-fault: faults are injected by the fake queue and its workers; "
+            "a live endpoint has neither (drop --endpoint, or the faults)"
+        )
+    if autoscale is not None:
+        raise UsageError(
+            "--autoscale: a live endpoint scales by its own settings (its fleet over time is "
+            "recorded from /health); drop --autoscale, or --endpoint"
+        )
+    return build_scenario(
+        name=live_scenario_name(burst, job_seconds, load),
+        burst=burst,
+        load=load,  # a profile's jobs are then the scenario's `burst`
+        job_seconds=job_seconds,
+        inputs=inputs,
+    )
 
 
 def resolve_slots(slots: int | None, worker: WorkerSpec) -> int:

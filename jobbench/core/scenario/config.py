@@ -167,6 +167,13 @@ def scenario_name(
     return name
 
 
+def live_scenario_name(burst: int, job_seconds: float, load: str | None = None) -> str:
+    """`live-1024j-0.5s`; a profile stands for the burst: `live-rate-40-for-30s-0.5s`."""
+    if load is None:
+        return f"live-{burst}j-{job_seconds:g}s"
+    return f"live-{load_tag(load)}-{job_seconds:g}s"
+
+
 def load_tag(load: str) -> str:
     """A profile in a scenario name: `rate:40/s:for:30s` -> `rate-40-for-30s`."""
     return re.sub(r"[^A-Za-z0-9.]+", "-", load.replace("/s", "")).strip("-")[:40]
