@@ -26,7 +26,7 @@ from jobbench.cli.values import seconds, whole
 from jobbench.core.run.settle import DEFAULT_MAX_REPS
 
 if TYPE_CHECKING:
-    from jobbench.core.history.setup import SetupRequest
+    from jobbench.core.sdk_history.setup import SetupRequest
 
 HistoryRepo = Annotated[
     Path | None, Opt(metavar="PATH", help="the SDK checkout (git) whose commits run")
@@ -218,9 +218,9 @@ def _setup(
     scenario: tuple[int | None, int | None, int | None, float | None, str | None],
     latency: tuple[str | None, str | None, str | None, str | None],
 ) -> SetupRequest:
-    from jobbench.core.history.setup import ScenarioFlags, SetupRequest
     from jobbench.core.run.lanes import parse_lanes
     from jobbench.core.scenario.config import LatencyFlags
+    from jobbench.core.sdk_history.setup import ScenarioFlags, SetupRequest
 
     defaults = LatencyFlags()
     given = None

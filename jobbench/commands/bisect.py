@@ -10,17 +10,17 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobbench.core.fake.target import FakeTarget
-from jobbench.core.history.bisect import Bisection, run_bisect
-from jobbench.core.history.commits import commits_between
-from jobbench.core.history.setup import SetupRequest, make_setup
-from jobbench.core.history.step import Stepper
-from jobbench.core.history.store import CommitStore, Machine
+from jobbench.core.real_workers.fake_target import FakeTarget
 from jobbench.core.run.settle import DEFAULT_MAX_REPS
 from jobbench.core.scenario.checks import REPS, check_count
+from jobbench.core.sdk_history.bisect_search import Bisection, run_bisect
+from jobbench.core.sdk_history.commit_results import CommitStore, Machine
+from jobbench.core.sdk_history.commits import commits_between
+from jobbench.core.sdk_history.setup import SetupRequest, make_setup
+from jobbench.core.sdk_history.step import Stepper
 from jobbench.errors import EXIT_USAGE, INTERRUPTED, Interrupted, UsageError
 from jobbench.render.text.progress import make_progress
-from jobbench.render.words import trend as words
+from jobbench.render.words import commit_changes as words
 from jobbench.results.gate import GateConfig
 
 

@@ -15,7 +15,7 @@ from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.resolve import ResolvedSide, resolve
 from jobbench.core.run.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
-from jobbench.core.run.target import Plan, Progress
+from jobbench.core.run.target_seam import Plan, Progress
 from jobbench.core.scenario.checks import (
     REPS,
     check_count,
@@ -30,7 +30,7 @@ from jobbench.core.scenario.project import (
     load_project,
     pick_suite,
 )
-from jobbench.core.sim.target import SimTarget
+from jobbench.core.sim.sim_target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageError
 from jobbench.render import FORMATS, renderer
 from jobbench.render.text.side_by_side_text import render_side_by_side

@@ -20,7 +20,7 @@ from pathlib import Path
 from fake_queue.queue.latency import LatencyModel
 from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.locust_stats import JobStats, job_stats, read_stats
-from jobbench.core.fake.target import FakeSession, make_workdir
+from jobbench.core.real_workers.fake_target import FakeSession, make_workdir
 from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.checks import PAYLOAD_BYTES, check_count, check_positive_int
 from jobbench.core.scenario.config import Scenario, check_fits

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobbench.core.history.commits import range_commits
-from jobbench.core.history.setup import Setup, SetupRequest, make_setup
-from jobbench.core.history.trend_run import TrendRun, run_trend
 from jobbench.core.scenario.checks import check_writable_file
+from jobbench.core.sdk_history.commits import range_commits
+from jobbench.core.sdk_history.setup import Setup, SetupRequest, make_setup
+from jobbench.core.sdk_history.trend_run import TrendRun, run_trend
 from jobbench.errors import (
     EXIT_INCONCLUSIVE,
     EXIT_OK,
@@ -26,7 +26,7 @@ from jobbench.errors import (
 from jobbench.render.text import dashboard_formats
 from jobbench.render.text.progress import make_progress
 from jobbench.render.text.trend_text import render_points
-from jobbench.render.words.trend import point_line
+from jobbench.render.words.commit_changes import point_line
 from jobbench.results.compare import gated_metric
 from jobbench.results.gate import GateConfig
 from jobbench.results.history import archive, saved_runs

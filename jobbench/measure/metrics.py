@@ -24,7 +24,7 @@ from jobbench.measure.figures import (
     rounded_phase,
     split_figures,
 )
-from jobbench.measure.fleet import FLEET_FIGURES, alive_spans, fleet_figures
+from jobbench.measure.fleet_figures import FLEET_FIGURES, alive_spans, fleet_figures
 from jobbench.measure.held import held_cost, holds
 from jobbench.measure.stats import outliers, summary
 from jobbench.measure.steady import Capacity, steady_figures

@@ -20,7 +20,7 @@ from fake_queue.http.server import RunningServer
 from jobbench.clients.endpoint import Endpoint
 from jobbench.commands.locust import LocustRequest, locust_env
 from jobbench.commands.workers import WorkersRequest, workers_command
-from jobbench.core.fake.target import FakeSession
+from jobbench.core.real_workers.fake_target import FakeSession
 from jobbench.core.run.loop import stop_sessions
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.worker import worker_spec

@@ -121,7 +121,7 @@ def test_handlers_kept_puts_back_what_a_library_replaced() -> None:
 
 
 def test_cells_go_in_batches_that_still_fill_every_cpu_of_the_cluster() -> None:
-    from jobbench.core.sweep.run import CHUNK, cluster_batch
+    from jobbench.core.sweep.sweep_run import CHUNK, cluster_batch
 
     assert cluster_batch(3, slots=16) == 1  # fewer cells than slots: one a task
     assert cluster_batch(24, slots=16) == 2  # 12 tasks, near the 16 slots

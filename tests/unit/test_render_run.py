@@ -21,8 +21,8 @@ from rich.console import Console
 
 from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.clients.live_records import BurstRecord
-from jobbench.core.fake.rep_drive import RepEnd
-from jobbench.core.fake.target import note_rep_end
+from jobbench.core.real_workers.fake_target import note_rep_end
+from jobbench.core.real_workers.rep_drive import RepEnd
 from jobbench.core.run.loop import add_rep, mark_failed
 from jobbench.core.run.queue_figures import measure_rep, scenario_entry
 from jobbench.core.scenario.config import Scenario

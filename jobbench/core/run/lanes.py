@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobbench.core.run.target import Progress
+from jobbench.core.run.target_seam import Progress
 from jobbench.core.scenario.checks import whole_or_auto
 from jobbench.procs import lane_stop
 from jobbench.procs.signals import interrupts_deferred

@@ -14,7 +14,7 @@ from typing import Any
 
 from jobbench.core.run.lanes import Lanes, lanes_for, run_rows
 from jobbench.core.run.settle import Settler
-from jobbench.core.run.target import Plan, Progress, Session
+from jobbench.core.run.target_seam import Plan, Progress, Session
 from jobbench.errors import (
     INTERRUPTED,
     CandidateFailed,

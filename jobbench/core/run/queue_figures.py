@@ -1,8 +1,8 @@
 """What a scenario run on a queue of ours makes of its result, the same for both targets that
-have one (the fake target's worker processes, core/fake/target.py, and the simulator's virtual
-time, core/sim/engine.py): the scenario's entry before any rep, and each rep's figures from the
-queue's event log, the scenario's parameters passed to measure/metrics.py in one place. A live
-endpoint has neither (core/live/target.py: no queue log, client-side figures)."""
+have one (the fake target's worker processes, core/real_workers/fake_target.py, and the simulator's
+virtual time, core/sim/engine.py): the scenario's entry before any rep, and each rep's figures from
+the queue's event log, the scenario's parameters passed to measure/metrics.py in one place. A live
+endpoint has neither (core/live/live_target.py: no queue log, client-side figures)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from fake_queue.queue.fleet import FleetSettings
+from fake_queue.queue.autoscaled_fleet import FleetSettings
 from fake_queue.queue.latency import LatencyModel, LatencySpecError
 from jobbench.core.scenario.checks import check_memory
 from jobbench.core.scenario.faults import WorkerFault
@@ -38,8 +38,8 @@ class Scenario:
     slots_by_default: bool = False  # a suite row gave no slots: a command worker must not run it
     # An arrival profile (core/scenario/load_profiles.py); None: the burst
     load_spec: str | None = None
-    # An autoscaled fleet (fake_queue/queue/fleet.py; `workers` is its max, as build_scenario
-    # reads it); None: `workers` always on.
+    # An autoscaled fleet (fake_queue/queue/autoscaled_fleet.py; `workers` is its max, as
+    # build_scenario reads it); None: `workers` always on.
     fleet: FleetSettings | None = None
 
     def __post_init__(self) -> None:

@@ -71,7 +71,8 @@ class Project:
     variants: dict[str, Variant]
     suites: dict[str, Suite]
     source: Path | None = None
-    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)  # core/sweep/project.py reads
+    # What core/sweep/sweep_tables.py reads.
+    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 # The reference fleet (4 workers x 32 slots, 0.5 s jobs, the reference latencies) at a quarter,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from jobbench.core.run.queue_figures import scenario_entry
-from jobbench.core.run.target import Progress, RepOutcome
+from jobbench.core.run.target_seam import Progress, RepOutcome
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim.engine import EVENTS_MAX_JOBS, check_simulable, simulate_rep
 from jobbench.results.model import ScenarioResult, TargetBlock

@@ -1,5 +1,5 @@
 """`jobbench trend`'s runs: every commit of the range that has no saved result for a row on this
-machine runs that row, the rest are read from --out (core/history/store.py).
+machine runs that row, the rest are read from --out (core/sdk_history/commit_results.py).
 
 Neighbours are interleaved: the commits to run go in pairs of neighbours whose reps alternate,
 A, B, A, B (the run loop's interleaving, as `compare` runs two sides), so a change between two
@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from jobbench.core.fake.target import FakeTarget
-from jobbench.core.history.setup import Setup
-from jobbench.core.history.store import CommitStore, Machine
+from jobbench.core.real_workers.fake_target import FakeTarget
 from jobbench.core.run.loop import run_plans
-from jobbench.core.run.target import Plan, Progress
+from jobbench.core.run.target_seam import Plan, Progress
+from jobbench.core.sdk_history.commit_results import CommitStore, Machine
+from jobbench.core.sdk_history.setup import Setup
 from jobbench.errors import Interrupted, RunFailed, UsageError
 from jobbench.results.model import ScenarioResult
 from jobbench.results.trend import Commit, CommitState

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from jobbench.clients.bench_client import BenchClient, split_server
-from jobbench.core.fake.fleet_drive import FleetDrive
-from jobbench.core.fake.local_pool import LocalPools
-from jobbench.core.fake.refresh_drive import Refreshes
-from jobbench.core.fake.rep_drive import RepDrive, RepEnd
+from jobbench.core.real_workers.fleet_drive import FleetDrive
+from jobbench.core.real_workers.local_pool import LocalPools
+from jobbench.core.real_workers.refresh_drive import Refreshes
+from jobbench.core.real_workers.rep_drive import RepDrive, RepEnd
 from jobbench.core.run.queue_figures import measure_rep, scenario_entry
-from jobbench.core.run.target import Progress, RepOutcome
+from jobbench.core.run.target_seam import Progress, RepOutcome
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.core.sdk.env import with_sdk_env
@@ -102,7 +102,8 @@ class FakeSession:
     endpoint_url: str = ""
     workers: list[Worker] = field(default_factory=list)
     scaled: list[Worker] = field(default_factory=list)  # started by the fleet this rep
-    refreshes: Refreshes | None = None  # refresh_worker carried out (core/fake/refresh_drive.py)
+    # refresh_worker carried out (core/real_workers/refresh_drive.py)
+    refreshes: Refreshes | None = None
     logs_kept: bool = False  # a failed scenario's logs stay for the error message to point at
     faults_in_force: tuple[str, ...] = ()  # the queue's rules: the scenario's or the server's
     _faults_before: list[str] | None = None  # another server's own rules, put back at the end
