@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fake_queue.queue.latency import Distribution, LatencyModel
+from fake_queue.api import Distribution, LatencyModel
 from jobbench.core.real_workers.fake_target import FakeTarget
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target_seam import Plan

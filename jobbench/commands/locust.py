@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from fake_queue.queue.latency import LatencyModel
+from fake_queue.api import LatencyModel
 from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.locust_stats import JobStats, job_stats, read_stats
 from jobbench.core.real_workers.fake_target import FakeSession, make_workdir

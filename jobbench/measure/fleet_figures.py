@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_queue.queue.autoscaled_fleet import worker_index
+from fake_queue.api import worker_index
 from jobbench.measure.held import Holds
 
 NS_PER_S = 1e9

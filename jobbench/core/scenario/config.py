@@ -10,8 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from fake_queue.queue.autoscaled_fleet import FleetSettings
-from fake_queue.queue.latency import LatencyModel, LatencySpecError
+from fake_queue.api import FleetSettings, LatencyModel, LatencySpecError
 from jobbench.core.scenario.checks import check_memory
 from jobbench.core.scenario.faults import WorkerFault
 from jobbench.core.scenario.load import Burst, Load

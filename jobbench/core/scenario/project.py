@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fake_queue.queue.latency import LatencyModel, LatencySpecError
+from fake_queue.api import LatencyModel, LatencySpecError
 from jobbench.core.scenario.build import build_scenario, check_scenario_faults, row_terms
 from jobbench.core.scenario.checks import REPS, check_count, toml_terms
 from jobbench.core.scenario.config import Scenario, check_fits

@@ -18,13 +18,16 @@ import time
 from asyncio import Future
 from collections.abc import Callable, Iterable, Iterator
 
+from fake_queue.api import (
+    CompactEvents,
+    Event,
+    Fleet,
+    JobQueue,
+    LatencySampler,
+    virtual_clock,
+    worker_index,
+)
 from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, TIMED_OUT
-from fake_queue.queue import virtual_clock
-from fake_queue.queue.autoscaled_fleet import Fleet, worker_index
-from fake_queue.queue.event_log import CompactEvents
-from fake_queue.queue.job_queue import JobQueue
-from fake_queue.queue.jobs import Event
-from fake_queue.queue.latency import LatencySampler
 from jobbench.core.run.queue_figures import measure_rep
 from jobbench.core.run.target_seam import RepOutcome
 from jobbench.core.scenario.config import Scenario

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Callable
 from functools import partial
 
-from fake_queue.queue.autoscaled_fleet import Fleet, Order
+from fake_queue.api import Fleet, Order
 from jobbench.errors import RunFailed
 from jobbench.workers.policies import SDK_112
 from jobbench.workers.policy_base import Policy

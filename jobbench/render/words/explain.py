@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_queue.queue.latency import TAKE_EXTRA, LatencySpecError, parse_distribution
+from fake_queue.api import TAKE_EXTRA, LatencySpecError, parse_distribution
 from fake_queue.queue.scalers import SCALERS
 from jobbench.measure.analytic import NO_CLOSED_FORM, expected_time_s
 from jobbench.measure.concurrency import below_slots_text
