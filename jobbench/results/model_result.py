@@ -378,7 +378,7 @@ class Params(Doc):
     policy: str | None
     latency: dict[str, LatencyValue] | None  # take / wake / hold / done; None: live
     submit_rate: str | None = None  # live only
-    inputs: int | None = None  # live only
+    inputs: int | None = None  # the user's job inputs (--input, --inputs); None: jobbench's
     faults: list[str] | None = None  # the queue's fault rules in force, when any
     worker_faults: list[str] | None = None  # kill:AT:wN / pause:AT:FOR:wN, when any
     # An autoscaled fleet's settings (fake_queue/queue/fleet.py)

@@ -435,8 +435,8 @@ class FakeTarget:
             where += f", workers on the Ray cluster at {self.placed_on}"
         return (
             f"{where}, take {s.latency.take.describe()} s, wake {s.latency.wake.describe()} s; "
-            f"{s.workers} x {s.worker.describe()} x {s.slots} slots; {s.burst} x "
-            f"{s.job_seconds:g} s jobs; {reps} reps{more}"
+            f"{s.workers} x {s.worker.describe()} x {s.slots} slots; "
+            f"{s.describe_jobs()}; {reps} reps{more}"
         )
 
     def session(self, scenario: Scenario, label: str, progress: Progress) -> FakeSession:
