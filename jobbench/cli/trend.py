@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 from jobbench.cli.app import (
     Arg,
     Budget,
+    Cluster,
     Lanes,
     MaxRegression,
     MaxReps,
@@ -19,6 +20,7 @@ from jobbench.cli.app import (
     Python,
     Quiet,
     TakeAhead,
+    WorkerCpus,
     app,
     exit_with,
 )
@@ -117,9 +119,12 @@ def trend(
     done_latency: Latency = None,
     pin_queue: PinQueue = True,
     lanes: Lanes = "auto",
+    cluster: Cluster = None,
+    worker_cpus: WorkerCpus = None,
     quiet: Quiet = False,
 ) -> None:
     """Run the suite at every commit of a range; find each row's change points."""
+    from jobbench.commands.cluster import ClusterRequest
     from jobbench.commands.trend import TrendRequest, trend_command
     from jobbench.core.run.settle import parse_duration
     from jobbench.results.gate import GateConfig, parse_percent
@@ -141,6 +146,7 @@ def trend(
             fmt="json" if json_out else fmt,
             fail_on_change=fail_on_change,
             quiet=quiet,
+            cluster=ClusterRequest(cluster, worker_cpus),
         )
         return trend_command(request)
 
@@ -177,10 +183,13 @@ def bisect(
     done_latency: Latency = None,
     pin_queue: PinQueue = True,
     lanes: Lanes = "auto",
+    cluster: Cluster = None,
+    worker_cpus: WorkerCpus = None,
     quiet: Quiet = False,
 ) -> None:
     """Find the first commit between GOOD and BAD slower than GOOD: exit 0 found, 3 unsettled."""
     from jobbench.commands.bisect import BisectRequest, bisect_command
+    from jobbench.commands.cluster import ClusterRequest
     from jobbench.core.run.settle import parse_duration
     from jobbench.results.gate import GateConfig, parse_percent
 
@@ -199,6 +208,7 @@ def bisect(
             budget_s=parse_duration(budget),
             json_out=json_out,
             quiet=quiet,
+            cluster=ClusterRequest(cluster, worker_cpus),
         )
         return bisect_command(request)
 

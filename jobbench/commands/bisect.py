@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobbench.core.real_workers.fake_target import FakeTarget
+from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
 from jobbench.core.run.settle import DEFAULT_MAX_REPS
 from jobbench.core.scenario.checks import REPS, check_count
 from jobbench.core.sdk_history.bisect_search import Bisection, run_bisect
@@ -34,9 +34,18 @@ class BisectRequest:
     budget_s: float = 3 * 3600.0
     json_out: bool = False
     quiet: bool = False
+    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
 
 
 def bisect_command(request: BisectRequest) -> int:
+    try:
+        return _bisect(request)
+    finally:
+        leave_cluster()
+
+
+def _bisect(request: BisectRequest) -> int:
+    check_cluster(request.cluster, "fake")
     gate = request.gate.validate()
     setup = make_setup(request.setup)
     check_count(REPS, request.max_reps)
@@ -53,7 +62,7 @@ def bisect_command(request: BisectRequest) -> int:
         request.max_reps,
         CommitStore.scan(setup.out, Machine.here()),
         progress,
-        FakeTarget(pin_queue=setup.pin_queue),
+        fake_target(request.cluster, pin_queue=setup.pin_queue),
     )
     try:
         found = run_bisect(stepper, commits, request.budget_s, progress.message)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
 from jobbench.core.scenario.checks import check_writable_file
 from jobbench.core.sdk_history.commits import range_commits
 from jobbench.core.sdk_history.setup import Setup, SetupRequest, make_setup
@@ -46,12 +47,21 @@ class TrendRequest:
     fmt: str = "table"  # table | json | a dashboard's (render/text/dashboard_formats.py)
     fail_on_change: bool = False
     quiet: bool = False
+    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
 
 
 TREND_FORMATS = ("table", "json", *dashboard_formats.FORMATS)
 
 
 def trend_command(request: TrendRequest) -> int:
+    try:
+        return _trend(request)
+    finally:
+        leave_cluster()
+
+
+def _trend(request: TrendRequest) -> int:
+    check_cluster(request.cluster, "fake")
     request.gate.validate()
     if request.fmt not in TREND_FORMATS:
         raise UsageError(f"--format {request.fmt}: use one of {', '.join(TREND_FORMATS)}")
@@ -65,8 +75,14 @@ def trend_command(request: TrendRequest) -> int:
             "(START..END, without --tags or a large --every)"
         )
     _, progress = make_progress(request.quiet)
+    # On a cluster the pairs of commits spread over its nodes; here they take turns.
+    target = (
+        None
+        if request.cluster.address is None
+        else fake_target(request.cluster, pin_queue=setup.pin_queue)
+    )
     try:
-        trend = run_trend(setup, commits, progress, request.budget_s)
+        trend = run_trend(setup, commits, progress, request.budget_s, target)
     except (Interrupted, KeyboardInterrupt) as exc:  # a run's, or Ctrl-C between runs
         raise Interrupted(
             f"{exc or INTERRUPTED}; every commit that finished is kept: the same trend again "

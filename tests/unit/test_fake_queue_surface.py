@@ -55,13 +55,18 @@ def test_a_benchmark_importing_past_the_surface_is_named(tmp_path: Path) -> None
     ]
 
 
-def test_the_benchmark_that_patches_the_servers_internals_is_the_one_left_to_them(
+def test_a_benchmark_that_patches_the_servers_internals_reaches_those_alone(
     tmp_path: Path,
 ) -> None:
     folder = tmp_path / "benchmarks"
     folder.mkdir()
-    (folder / "server_variants.py").write_text("import fake_queue.http.server as server\n")
-    assert check.benchmark_imports(folder) == []
+    (folder / "server_variants.py").write_text(
+        "import fake_queue.http.server as server\n"
+        "from fake_queue.queue.latency import LatencyModel\n"
+    )
+    assert check.benchmark_imports(folder) == [
+        "benchmarks/server_variants.py imports fake_queue.queue.latency: use fake_queue.api"
+    ]
 
 
 def test_jobbench_importing_past_the_surface_is_named() -> None:

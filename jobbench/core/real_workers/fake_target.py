@@ -96,6 +96,9 @@ class FakeSession:
     # Where the workers run (procs/worker_handle.py): this machine, or a Ray cluster's nodes.
     pools: PoolFactory = field(default_factory=LocalPools)
     queue_host: str = "127.0.0.1"  # the embedded queue's bind address: one the workers reach
+    # The row's lane is its name within one run; runs side by side (a trend's pairs on a
+    # cluster) each add a scope of their own, so their rows never share a placement group.
+    lane_scope: str = ""
     queue: EmbeddedQueue | None = None
     pool: WorkerPool | None = None
     client: BenchClient | None = None
@@ -175,7 +178,7 @@ class FakeSession:
             self.client.set_fleet(fleet.to_json(), fleet.id_prefix, self.seed)
         cpus = self.cpu_plan.workers if self.cpu_plan is not None else None
         self.pool = self.pools.open(
-            self.workdir, self.scenario.max_workers, cpus, lane=self.scenario.name
+            self.workdir, self.scenario.max_workers, cpus, lane=self.lane_scope + self.scenario.name
         )
         self.refreshes = Refreshes(self.client, [self.workers, self.scaled], self._spawn_workers)
         self._spawn_workers(self.workers, self._worker_ids())
@@ -404,6 +407,7 @@ class FakeTarget:
     queue_host: str = "127.0.0.1"  # the embedded queue's bind address
     # Where the workers run, in the header's words (a Ray cluster's address); None: here.
     placed_on: str | None = None
+    lane_scope: str = ""  # FakeSession.lane_scope of every session
 
     def describe(self) -> TargetBlock:
         return TargetBlock(kind="fake", endpoint=self.server_url or "embedded")
@@ -432,8 +436,8 @@ class FakeTarget:
             where += f", workers on the Ray cluster at {self.placed_on}"
         return (
             f"{where}, take {s.latency.take.describe()} s, wake {s.latency.wake.describe()} s; "
-            f"{s.workers} x {s.worker.describe()} x {s.slots} slots; {s.burst} x "
-            f"{s.job_seconds:g} s jobs; {reps} reps{more}"
+            f"{s.workers} x {s.worker.describe()} x {s.slots} slots; "
+            f"{s.describe_jobs()}; {reps} reps{more}"
         )
 
     def session(self, scenario: Scenario, label: str, progress: Progress) -> FakeSession:
@@ -449,4 +453,5 @@ class FakeTarget:
             ready=self.ready.get(scenario.worker),
             pools=self.pools,
             queue_host=self.queue_host,
+            lane_scope=self.lane_scope,
         )

@@ -95,8 +95,8 @@ class SimTarget:
         worker = s.worker.describe() + ("" if s.worker.kind == "model" else f" as model {policy}")
         return (
             f"{WHERE}, take {s.latency.take.describe()} s, wake {s.latency.wake.describe()} s; "
-            f"{s.workers} x {worker} x {s.slots} slots; {s.burst} x "
-            f"{s.job_seconds:g} s jobs; {reps} reps{more}"
+            f"{s.workers} x {worker} x {s.slots} slots; "
+            f"{s.describe_jobs()}; {reps} reps{more}"
         )
 
     def session(self, scenario: Scenario, label: str, progress: Progress) -> SimSession:

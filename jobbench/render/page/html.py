@@ -24,6 +24,7 @@ from jobbench.render.page.rep_strip import StripSide
 from jobbench.render.page.steady_charts import SteadySide
 from jobbench.render.page.style import CSS
 from jobbench.render.page.timeline import timeline
+from jobbench.render.words.explain import jobs_text
 from jobbench.results.compare import gated_metric
 from jobbench.results.model import (
     Comparison,
@@ -164,10 +165,10 @@ def _params_line(entry: ScenarioResult) -> str:
     p = entry.params
     lat = p.latency
     if lat is None:  # a live endpoint: the platform's latencies, not a model's
-        return f"live endpoint; {p.burst} jobs of {p.job_seconds} s"
+        return f"live endpoint; {jobs_text(entry)}"
     return (
-        f"{p.workers} workers x {p.slots} slots, {p.burst} jobs of "
-        f"{p.job_seconds} s; take latency {_latency(lat, 'take')} s, wake "
+        f"{p.workers} workers x {p.slots} slots, {jobs_text(entry)}; "
+        f"take latency {_latency(lat, 'take')} s, wake "
         f"{_latency(lat, 'wake')} s, hold {_latency(lat, 'hold')} s"
     )
 
