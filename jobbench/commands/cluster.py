@@ -1,5 +1,5 @@
 """`--cluster ADDRESS` for the commands that run the fake target (run, compare, gate): the
-connection to the Ray cluster and the FakeTarget whose workers it places (issue 39). A helper of
+connection to the Ray cluster and the FakeTarget whose workers it places. A helper of
 the command modules, not a command: Ray itself is imported by procs/ alone, and only once
 --cluster is given."""
 

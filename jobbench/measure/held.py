@@ -1,4 +1,4 @@
-"""Take-ahead's cost (issue 16), from the event log alone: jobs that waited in one worker's
+"""Take-ahead's cost, from the event log alone: jobs that waited in one worker's
 buffer while some other worker had a free slot.
 
 The queue sees a job delivered to a worker and its job-done, not when the worker started it.

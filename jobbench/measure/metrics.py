@@ -212,7 +212,7 @@ def summarise_reps(reps: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]
             )
     for stat in ("count", "got_mean"):
         out[f"takes_{stat}"] = across(rep.get("takes", {}).get(stat) for rep in reps)
-    for stat in ("jobs", "extra_wait_p99_s"):  # absent before issue 16: None
+    for stat in ("jobs", "extra_wait_p99_s"):  # absent before commit dba92ff: None
         out[f"held_{stat}"] = across((rep.get("held") or {}).get(stat) for rep in reps)
     for stat in STEADY_FIGURES:  # a profile's reps only: a burst's are None
         out[f"steady_{stat}"] = across((rep.get("steady") or {}).get(stat) for rep in reps)

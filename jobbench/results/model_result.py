@@ -313,12 +313,12 @@ class Rep(Doc):
     faults: dict[str, int] | None = None  # injected faults by "route:kind" (absent: none)
     refreshes: int | None = None  # workers replaced at a job's asking (refresh_worker; absent: 0)
     lost_jobs: list[str] | None = None  # ids of the jobs a worker lost (jobs.lost counts them)
-    machine: Machine | None = None  # the machine's load during the rep (absent: before issue 14)
+    machine: Machine | None = None  # the machine's load in the rep (absent: before commit 776aa86)
     arrivals: ArrivalPacing | None = None  # an arrival profile's pacing (absent: a burst)
-    held: HeldCost | None = None  # take-ahead's cost (absent: before issue 16, or live)
+    held: HeldCost | None = None  # take-ahead's cost (absent: before commit dba92ff, or live)
     steady: Steady | None = None  # an arrival profile's steady state (absent: a burst)
     fleet: FleetFigures | None = None  # an autoscaled fleet's (absent: a fixed fleet)
-    harness: HarnessCpu | None = None  # the harness's CPU (absent: live, sim, before issue 18)
+    harness: HarnessCpu | None = None  # the harness's CPU (absent: live, sim, before 6d5c4a0)
     # --cluster: each worker's node ("node ID (IP)"), the fleet's scaled-up ones too (absent:
     # the workers ran on jobbench's machine)
     worker_nodes: dict[str, str] | None = None

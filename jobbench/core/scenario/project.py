@@ -134,7 +134,7 @@ FIXED_TAKE_S = 0.03
 BUILTIN_VARIANTS = {
     "main": Variant("main", WorkerSpec(kind="model", policy=DRAIN)),
     "pr": Variant("pr", WorkerSpec(kind="model", policy=TAKE_AHEAD, take_ahead=32)),
-    # The fixes of issue 38 (docs/fixes.md): the PR's take-ahead and #429's job cache on the
+    # The fixes on one table (docs/fixes.md): the PR's take-ahead and #429's job cache on the
     # SDK's own mechanics, with runpod 1.12.0's own loops on them as their baseline, and main's
     # policy on a server with the faster take.
     "sdk-main": Variant("sdk-main", WorkerSpec(kind="model", policy=SDK_112)),

@@ -296,7 +296,7 @@ def predicted_line(entry: ScenarioResult) -> str | None:
 
 
 def gap_line(entry: ScenarioResult) -> str | None:
-    """The gap to the ideal, explained (issue 18): of the points of efficiency a burst's rep
+    """The gap to the ideal, explained: of the points of efficiency a burst's rep
     falls short of the ideal by, the latency model with this policy accounts for what its
     simulated figure loses (the policy-aware bound), the harness (or, for a runpod worker, the
     SDK against its model) for the rest:
