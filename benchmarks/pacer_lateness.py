@@ -1,4 +1,4 @@
-"""The open-loop driver's submission lateness (issue 16: p99 under 2 ms at 500 jobs/s): runs
+"""The open-loop driver's submission lateness (target: p99 under 2 ms at 500 jobs/s): runs
 `jobbench run --load rate:R/s:for:D` on the embedded fake queue with model workers, one rep a
 run, and reads each run's `arrivals` block (core/real_workers/submit_pacer.py): lateness
 p50/p99/max, jobs later than 2 ms, requests, the pacer thread's scheduling (fifo, nice or normal)

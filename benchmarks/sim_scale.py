@@ -1,5 +1,5 @@
 """Simulator scale: wall time and peak RSS of one `simulate_rep` (jobbench/core/sim/engine.py)
-against jobs and workers (issue 15: 1,000,000 jobs and 1,000 workers in under a minute and 2 GB).
+against jobs and workers (target: 1,000,000 jobs and 1,000 workers in under a minute and 2 GB).
 
 Each point is one rep in a fresh process of its own, so its peak RSS (getrusage ru_maxrss) is
 that rep's alone: W model workers x 32 slots drain a burst of J 0.5 s jobs at the reference
