@@ -50,7 +50,7 @@ class Session(Protocol):
         ...
 
     def environment(self) -> dict[str, Any]:
-        """What the result's `environment` learns from this session (runpod, cpu_plan)."""
+        """What the result's `environment` learns from the session (runpod, cpu_plan)."""
         ...
 
     def run_rep(self, rep: int, reps: int) -> RepOutcome: ...
@@ -63,7 +63,7 @@ class Session(Protocol):
 
     @property
     def logs_folder(self) -> Path | None:
-        """Where this session's logs are (None: it has none), named when a run fails."""
+        """Where the session's logs are (None: it has none), named when a run fails."""
         ...
 
 
