@@ -16,6 +16,7 @@ from jobbench.cli.values import decimal, seconds, whole
 from jobbench.errors import INTERRUPTED, Interrupted, JobbenchError
 from jobbench.procs.signals import interrupts_then_exit
 from jobbench.render.text.progress import end_progress
+from jobbench.workers.policies import POLICIES
 
 app = App(
     cls=Group,
@@ -92,7 +93,7 @@ Policy = Annotated[
     str | None,
     Opt(
         metavar="POLICY",
-        help="model worker: sdk-1.12 | drain | take-ahead | sdk-take-ahead | job-cache",
+        help=f"model worker: {' | '.join(POLICIES)}",
     ),
 ]
 Sdk = Annotated[

@@ -9,6 +9,7 @@ from typing import Annotated
 
 from jobbench.cli.app import Arg, Cluster, Opt, Out, Quiet, Seed, app, exit_with
 from jobbench.cli.values import whole
+from jobbench.workers.policies import DRAIN, POLICIES, TAKE_AHEAD
 
 AXIS = "a list or a range: 1,2,4,8 | 8..32+8 | 1..64*2"
 LATENCY_AXIS = "seconds as a list or a range, or one kind:a,b; repeatable"
@@ -54,7 +55,7 @@ def sweep(
         str | None,
         Opt(
             metavar="LIST",
-            help="sdk-1.12,drain,take-ahead (default: drain for K 0, else take-ahead)",
+            help=f"{','.join(POLICIES)} (default: {DRAIN} for K 0, else {TAKE_AHEAD})",
         ),
     ] = None,
     burst: Annotated[
