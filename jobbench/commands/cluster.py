@@ -6,22 +6,14 @@ the command modules, not a command: Ray itself is imported by procs/ alone, and 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 
+from jobbench.commands.requests.shared import ClusterRequest
 from jobbench.core.fake.target import FakeTarget
 from jobbench.errors import UsageError
 from jobbench.procs.ray_cluster import connect, disconnect
 from jobbench.workers.kinds import WORKER_HOME, WORKER_TMP
 
 DEFAULT_WORKER_CPUS = 1.0
-
-
-@dataclass(frozen=True)
-class ClusterRequest:
-    """--cluster and --worker-cpus as given (None: no cluster; the workers run here)."""
-
-    address: str | None = None
-    worker_cpus: float | None = None
 
 
 def check_cluster(request: ClusterRequest, target: str, endpoint: str | None = None) -> None:

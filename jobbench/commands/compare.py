@@ -8,13 +8,14 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
+from jobbench.commands.requests.compare import CompareRequest
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.resolve import ResolvedSide, resolve
-from jobbench.core.run.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
+from jobbench.core.run.settle import AUTO, Settler
 from jobbench.core.run.target import Plan, Progress
 from jobbench.core.scenario.checks import (
     REPS,
@@ -35,36 +36,11 @@ from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageErro
 from jobbench.render import FORMATS, renderer
 from jobbench.render.text.side_by_side_text import render_side_by_side
 from jobbench.results.compare import compare_docs
-from jobbench.results.gate import GateConfig, judge
+from jobbench.results.gate import judge
 from jobbench.results.model import Comparison, Params, Result, Row
 from jobbench.results.pairing import Named, match_scenarios
 from jobbench.results.side_by_side import SideBySide, side_by_side
 from jobbench.results.store import result_path, safe_label, save_document
-
-
-@dataclass(frozen=True)
-class CompareRequest:
-    baseline: str
-    candidate: str
-    suite: str | None = None
-    reps: int | str | None = None  # None: the suite's; "auto": settle (gate's default)
-    max_reps: int = DEFAULT_MAX_REPS
-    budget_s: float = DEFAULT_BUDGET_S
-    lanes: int | str = AUTO  # rows side by side (core/run/lanes.py)
-    fmt: str = "table"
-    wide: bool = False
-    out: Path = Path("reports")
-    repo: Path | None = None
-    rerun: bool = False
-    gate: GateConfig = field(default_factory=GateConfig)
-    fail_on_regression: bool = False
-    markdown_file: Path | None = None
-    folder: Path = Path(".")
-    html: Path | None = None
-    pin_queue: bool = True
-    target: str = "fake"  # where sides that run now run: fake | sim (core/sim/target.py)
-    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
-    names: tuple[str | None, str | None] = (None, None)  # how the comment names A and B
 
 
 def pick_reps(request: CompareRequest, suite: Suite) -> tuple[int, bool]:

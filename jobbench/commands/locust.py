@@ -14,56 +14,22 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-from fake_queue.queue.latency import LatencyModel
-from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.locust_stats import JobStats, job_stats, read_stats
+from jobbench.commands.requests.locust import LocustRequest
 from jobbench.core.fake.target import FakeSession, make_workdir
-from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.checks import PAYLOAD_BYTES, check_count, check_positive_int
-from jobbench.core.scenario.config import Scenario, check_fits
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError, name_kept_logs
 from jobbench.procs.groups import signal_group
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import popen_own_group, stop_group
 from jobbench.render.text.plain_progress import PlainProgress
-from jobbench.workers.spec import WorkerSpec
 
 LOCUSTFILE = Path(__file__).parents[1] / "clients" / "locustfile.py"  # Locust runs it
 POLL_S = 0.25
 SHUTDOWN_GRACE_S = 20.0  # Locust writes its reports on the way out
 STOP_GRACE_S = 5.0
-
-
-@dataclass(frozen=True)
-class LocustRequest:
-    target: Endpoint | None  # None: the embedded fake queue with `scenario`'s workers
-    scenario: Scenario
-    headless: bool = False
-    users: int = 10
-    spawn_rate: float = 10.0
-    run_time: str | None = None
-    json_file: Path | None = None
-    csv: str | None = None
-    html: Path | None = None
-    web_host: str = "127.0.0.1"
-    web_port: int = 8089
-    master: bool = False
-    locust_worker: bool = False
-    processes: int | None = None
-    max_fail_ratio: float = 0.01
-    payload_bytes: int = 0
-    inputs_file: Path | None = None
-    input_json: str | None = None
-    seed: int | None = None
-    extra: tuple[str, ...] = ()
-
-    @property
-    def is_locust_worker(self) -> bool:
-        """A Locust worker node gets its host and users from the master: no queue here."""
-        return self.locust_worker or "--worker" in self.extra
 
 
 def locust_argv(req: LocustRequest, host: str | None, json_base: Path) -> list[str]:
@@ -249,19 +215,3 @@ def say_job_stats(json_file: Path) -> JobStats:
     stats = job_stats(read_stats(json_file))
     print(f"JOB: {stats.describe()}", file=sys.stderr, flush=True)
     return stats
-
-
-def fleet_scenario(
-    workers: int, slots: int | None, job_seconds: float, spec: WorkerSpec, latency: LatencyModel
-) -> Scenario:
-    """The embedded queue's workers and latency model, built and checked as `run`'s are (Locust
-    submits the jobs: the scenario's burst is one)."""
-    scenario = build_scenario(
-        workers=workers,
-        slots=slots,
-        burst=1,
-        job_seconds=job_seconds,
-        worker=spec,
-        latency=latency,
-    )
-    return check_fits(scenario)

@@ -4,12 +4,11 @@ one run loop -> the run table (or JSON) -> exit code."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from jobbench.clients.bench_client import probe_server
 from jobbench.clients.endpoint import confirm_burst, live_endpoint, parse_submit_rate
-from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
+from jobbench.commands.requests.run import RunRequest
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.target import Plan, Target
 from jobbench.core.scenario.build import build_scenario
@@ -20,13 +19,7 @@ from jobbench.core.scenario.checks import (
     check_writable_file,
     check_writable_folder,
 )
-from jobbench.core.scenario.config import (
-    LatencyFlags,
-    RunConfig,
-    Scenario,
-    check_fits,
-    read_inputs,
-)
+from jobbench.core.scenario.config import RunConfig, Scenario, check_fits, read_inputs
 from jobbench.core.scenario.faults import queue_faults, worker_faults
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.core.sim.target import SimTarget
@@ -38,52 +31,6 @@ from jobbench.results.model import Result
 from jobbench.results.store import print_json
 
 RUN_FORMATS = ("table", "json", *dashboard_formats.FORMATS)
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """`jobbench run`'s flags, typed; raw strings (latencies, rates, the worker) are read here."""
-
-    workers: int = 4
-    slots: int | None = None  # None: not given (core/scenario/build.py resolve_slots)
-    burst: int = 1024
-    job_seconds: float = 0.5
-    take_ahead: int = 0
-    worker: str = "runpod"
-    policy: str | None = None
-    sdk: Path | None = None
-    python: str | None = None
-    input_json: str | None = None
-    inputs: Path | None = None
-    reps: int = 5
-    label: str = "run"
-    out: Path = Path("reports")
-    server: str | None = None
-    api_key: str | None = None
-    latency: LatencyFlags = field(default_factory=LatencyFlags)
-    seed: int | None = None
-    pin_queue: bool = True
-    events: bool = True
-    fmt: str = "table"  # table | json | a dashboard's (render/text/dashboard_formats.py)
-    quiet: bool = False
-    html: Path | None = None
-    endpoint: str | None = None
-    submit_rate: str | None = None
-    yes: bool = False
-    faults: tuple[str, ...] = ()  # --fault ROUTE:KIND:RATE
-    worker_faults: tuple[str, ...] = ()  # --worker-fault kill:AT[:wN] | pause:AT:FOR[:wN]
-    stall_after: float | None = None  # the watchdog's stall bound (core/fake/watchdog.py)
-    # The share of jobs that may end badly before the run exits 4. None allows none, unless
-    # faults are asked for: then there is no limit, since their failures are the measurement.
-    max_fail_ratio: float | None = None
-    target: str = "fake"  # fake | sim (--target); a live endpoint is --endpoint
-    # --load: an arrival profile (core/scenario/load_profiles.py); None: --burst
-    load: str | None = None
-    # --autoscale SPEC (core/scenario/fleet_spec.py); None: a fixed fleet
-    autoscale: str | None = None
-    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
-
-
 TARGETS = ("fake", "sim")
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jobbench.commands.requests.sweep import SweepRequest
 from jobbench.core.scenario.checks import (
     BURST,
     REPS,
@@ -62,37 +62,6 @@ DEFAULTS: dict[str, Any] = {
     "reps": 1,
     "seed": None,
 }
-
-
-@dataclass(frozen=True)
-class SweepRequest:
-    """`jobbench sweep`'s flags, typed; each axis as written (a list or a range). None: not
-    given, so the [sweeps.NAME] table's key or DEFAULTS."""
-
-    name: str | None = None  # a [sweeps.NAME] table of jobbench.toml
-    workers: str | None = None
-    slots: str | None = None
-    take_ahead: str | None = None
-    job_seconds: str | None = None
-    take_latency: tuple[str, ...] | None = None
-    wake_latency: tuple[str, ...] | None = None
-    load: tuple[str, ...] | None = None
-    autoscale: tuple[str, ...] | None = None
-    policy: str | None = None
-    burst: int | None = None
-    hold: str | None = None
-    done_latency: str | None = None
-    reps: int | None = None
-    seed: int | None = None
-    processes: int | None = None  # None: one per CPU
-    cluster: str | None = None  # a Ray cluster's address: the cells run there as tasks
-    label: str = "sweep"
-    out: Path = Path("reports")
-    html: Path | None = None
-    x: str = "workers"
-    y: str = "slots"
-    color: str = "time-to-p99"
-    quiet: bool = False
 
 
 def sweep_command(req: SweepRequest) -> int:

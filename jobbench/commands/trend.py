@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jobbench.commands.requests.trend import TrendRequest
 from jobbench.core.history.commits import range_commits
-from jobbench.core.history.setup import Setup, SetupRequest, make_setup
+from jobbench.core.history.setup import Setup, make_setup
 from jobbench.core.history.trend_run import TrendRun, run_trend
 from jobbench.core.scenario.checks import check_writable_file
 from jobbench.errors import (
@@ -32,21 +32,6 @@ from jobbench.results.gate import GateConfig
 from jobbench.results.history import archive, saved_runs
 from jobbench.results.store import safe_label, write_json
 from jobbench.results.trend import ChangePoint, Series, change_points, document, series_of
-
-
-@dataclass(frozen=True)
-class TrendRequest:
-    revrange: str
-    setup: SetupRequest
-    tags: bool = False
-    every: int = 1
-    gate: GateConfig = field(default_factory=GateConfig)  # the metric and the size floor
-    budget_s: float = 12 * 3600.0
-    html: Path | None = None
-    fmt: str = "table"  # table | json | a dashboard's (render/text/dashboard_formats.py)
-    fail_on_change: bool = False
-    quiet: bool = False
-
 
 TREND_FORMATS = ("table", "json", *dashboard_formats.FORMATS)
 

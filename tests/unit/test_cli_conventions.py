@@ -16,7 +16,7 @@ from fake_queue.options import SERVE_FLAGS, OptionsError, parse_options
 from jobbench import __version__
 from jobbench.cli import app
 from jobbench.cli.conventions import not_an_option, similar
-from jobbench.cli.values import number, whole_number
+from jobbench.commands.requests.flag import number, whole_number
 from jobbench.workers.policies import POLICIES
 from tests.unit.cli import run_cli
 

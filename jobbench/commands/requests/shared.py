@@ -1,0 +1,180 @@
+"""The flags several commands take, each declared once: a request's field is `WORKERS()`, or
+`WORKERS(8)` for a default of its own. Every option names its value (N, SECONDS, PATH...); the
+short flags are the common options' (README, "Commands"): -w -s -b -j -t -n -l -o -q."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fake_queue.options import LATENCY_HELP, TAKE_EXTRA_HELP
+from fake_queue.queue.scalers import SCALERS
+from jobbench.commands.requests.flag import decimal, option, path, seconds, whole
+from jobbench.core.run.settle import DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, parse_duration
+from jobbench.workers.policies import POLICIES
+
+SCALER_EXAMPLES = " or ".join(f"{rule.name}={rule.example}" for rule in SCALERS.values())
+
+# ---- the fleet and its worker ------------------------------------------------------------
+
+WORKERS = option("--workers", "-w", metavar="N", read=whole(4), help="worker processes")
+SLOTS = option(
+    "--slots",
+    "-s",
+    metavar="N",
+    read=whole(32),
+    help="concurrent jobs per worker (default 32; a command worker must say)",
+    default=None,
+)
+TAKE_AHEAD = option(
+    "--take-ahead",
+    "-t",
+    metavar="K",
+    read=whole(32),
+    help="extra jobs a worker takes while busy (0: off)",
+    default=0,
+)
+WORKER = option(
+    "--worker",
+    metavar="KIND|CMD",
+    help="runpod | model | a command like 'python h.py'",
+    default="runpod",
+)
+POLICY = option(
+    "--policy", metavar="POLICY", help=f"model worker: {' | '.join(POLICIES)}", default=None
+)
+SDK = option(
+    "--sdk",
+    metavar="PATH",
+    read=path,
+    help="runpod-python checkout to put first on the path",
+    default=None,
+)
+PYTHON = option(
+    "--python", metavar="PYTHON", help="python that runs the runpod workers", default=None
+)
+AUTOSCALE = option(
+    "--autoscale",
+    metavar="SPEC",
+    help=f"an autoscaled fleet of up to --workers: {SCALER_EXAMPLES}, then "
+    "active=0,idle=5,cold=0.5,every=1,step=N (docs/fleet.md)",
+    default=None,
+)
+
+# ---- the jobs and the queue --------------------------------------------------------------
+
+JOB_SECONDS = option(
+    "--job-seconds",
+    "-j",
+    metavar="SECONDS",
+    read=seconds(0.5),
+    help="how long each bench job sleeps",
+    default=0.5,
+)
+INPUT_JSON = option("--input", metavar="JSON", help="JSON input for every job", default=None)
+INPUTS = option(
+    "--inputs", metavar="FILE", read=path, help="JSONL file of job inputs, cycled", default=None
+)
+TAKE_LATENCY = option("--take-latency", metavar="LATENCY", help=LATENCY_HELP, default="0.5")
+WAKE_LATENCY = option("--wake-latency", metavar="LATENCY", help=LATENCY_HELP, default="0.05")
+HOLD = option("--hold", metavar="SECONDS", help="long-poll hold, seconds", default="20")
+DONE_LATENCY = option("--done-latency", metavar="LATENCY", help=LATENCY_HELP, default="0")
+TAKE_EXTRA = option("--take-extra", metavar="N", read=whole(4), help=TAKE_EXTRA_HELP, default=0)
+SEED = option("--seed", metavar="N", read=whole(7), help="seed for sampled latencies", default=None)
+PIN_QUEUE = option(
+    help="embedded queue on a CPU of its own, workers on the others (Linux)", default=True
+)
+
+
+# ---- where results go, and what is said --------------------------------------------------
+
+OUT = option(
+    "--out", "-o", metavar="DIR", read=path, help="folder for results", default=Path("reports")
+)
+QUIET = option("--quiet", "-q", help="no progress output", default=False)
+
+
+# ---- the verdict and its reps ------------------------------------------------------------
+
+
+def lanes(text: str) -> int | str:
+    from jobbench.core.run.lanes import parse_lanes  # the run loop's: read when it runs
+
+    return parse_lanes(text)
+
+
+def percent(flag: str) -> Callable[[str], float]:
+    """`5%`, `5` or `0.05` as a fraction, read as the gate reads it."""
+
+    def read(text: str) -> float:
+        from jobbench.results.gate import parse_percent  # the gate's: read when it runs
+
+        return parse_percent(text, flag)
+
+    return read
+
+
+METRIC = option(
+    "--metric",
+    metavar="METRIC",
+    help="metric the verdict rests on (default: each scenario's, else time_to_p99_s)",
+    default=None,
+)
+MAX_REGRESSION = option(
+    "--max-regression",
+    metavar="PERCENT",
+    read=percent("--max-regression"),
+    help="slowdown still passing, e.g. 5%",
+    default="5%",
+)
+MAX_REPS = option(
+    "--max-reps",
+    metavar="N",
+    read=whole(30),
+    help="--reps auto: at most this many reps a side per row",
+    default=DEFAULT_MAX_REPS,
+)
+BUDGET = option(
+    "--budget",
+    metavar="DURATION",
+    read=parse_duration,
+    help="--reps auto: wall time for the whole call, e.g. 45m",
+    default=f"{DEFAULT_BUDGET_S / 60:g}m",
+)
+LANES = option(
+    "--lanes",
+    metavar="N|auto",
+    read=lanes,
+    help="rows run side by side, each with its own queue and workers (auto: every row, "
+    "while the machine holds them; 1: one at a time)",
+    default="auto",
+)
+
+# ---- a Ray cluster -----------------------------------------------------------------------
+
+
+CLUSTER = option(
+    "--cluster",
+    metavar="ADDRESS",
+    help="run on a Ray cluster (the workers, or a sweep's cells): ray://HOST:PORT, HOST:PORT "
+    "or auto (RAY_ADDRESS); needs pip install 'jobbench[ray]' (docs/distributed.md)",
+    default=None,
+)
+WORKER_CPUS = option(
+    "--worker-cpus",
+    metavar="N",
+    read=decimal(1),
+    help="--cluster: CPUs each worker's Ray actor reserves (default 1)",
+    default=None,
+)
+
+
+@dataclass(frozen=True)
+class ClusterRequest:
+    """--cluster and --worker-cpus as given (None: no cluster; the workers run here). A command
+    that can place its workers on a cluster takes both with one field: `group(ClusterRequest)`
+    (commands/cluster.py reads them)."""
+
+    address: str | None = CLUSTER()
+    worker_cpus: float | None = WORKER_CPUS()
