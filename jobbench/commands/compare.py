@@ -33,7 +33,7 @@ from jobbench.core.scenario.project import (
 )
 from jobbench.core.sim.target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageError
-from jobbench.render import FORMATS, renderer
+from jobbench.render import renderer
 from jobbench.render.text.side_by_side_text import render_side_by_side
 from jobbench.results.compare import compare_docs
 from jobbench.results.gate import judge
@@ -196,10 +196,6 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
 def _compare(request: CompareRequest, progress: Progress) -> int:
     began = time.monotonic()
     check_cluster(request.cluster, request.target)
-    if request.fmt not in FORMATS:
-        raise UsageError(f"--format {request.fmt}: use one of {', '.join(FORMATS)}")
-    if request.target not in ("fake", "sim"):
-        raise UsageError(f"--target {request.target!r}: use fake or sim")
     request.gate.validate()
     for flag, path in (("--html", request.html), ("--markdown", request.markdown_file)):
         if path is not None:

@@ -14,7 +14,6 @@ from jobbench.core.scenario.checks import (
     BURST,
     REPS,
     check_count,
-    check_label,
     check_writable_file,
     check_writable_folder,
     toml_terms,
@@ -78,14 +77,11 @@ def sweep_command(req: SweepRequest) -> int:
         raise UsageError(f"--x {req.x} and --y {req.y}: choose two different axes")
     reps, seed = values["reps"], values["seed"]
     check_count(REPS, reps)
-    if req.processes is not None and req.processes < 1:
-        raise UsageError(f"--processes {req.processes}: use 1 or more (default: one per CPU)")
     if req.processes is not None and req.cluster is not None:
         raise UsageError(
             f"--processes {req.processes} with --cluster: the cluster's CPUs run the cells; "
             "leave out --processes"
         )
-    check_label(req.label)
     if req.html is not None:
         check_writable_file(req.html, "--html")
     check_writable_folder(req.out, "--out")

@@ -33,13 +33,9 @@ from jobbench.results.history import archive, saved_runs
 from jobbench.results.store import safe_label, write_json
 from jobbench.results.trend import ChangePoint, Series, change_points, document, series_of
 
-TREND_FORMATS = ("table", "json", *dashboard_formats.FORMATS)
-
 
 def trend_command(request: TrendRequest) -> int:
     request.gate.validate()
-    if request.fmt not in TREND_FORMATS:
-        raise UsageError(f"--format {request.fmt}: use one of {', '.join(TREND_FORMATS)}")
     if request.html is not None:
         check_writable_file(request.html, "--html")
     setup = make_setup(request.setup)

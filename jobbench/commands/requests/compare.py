@@ -21,9 +21,23 @@ from jobbench.commands.requests.shared import (
     percent,
 )
 from jobbench.core.run.settle import AUTO, parse_reps
+from jobbench.errors import UsageError
+from jobbench.render import FORMATS
 
 if TYPE_CHECKING:
     from jobbench.results.gate import GateConfig
+
+
+def read_format(text: str) -> str:
+    if text not in FORMATS:
+        raise UsageError(f"--format {text}: use one of {', '.join(FORMATS)}")
+    return text
+
+
+def read_target(text: str) -> str:
+    if text not in ("fake", "sim"):
+        raise UsageError(f"--target {text!r}: use fake or sim")
+    return text
 
 
 BASELINE = argument("BASELINE", "result file, saved label, variant or git ref")
@@ -46,6 +60,7 @@ REPO = option(
 FORMAT = option(
     "--format",
     metavar="FORMAT",
+    read=read_format,
     help="table | markdown | json | csv | bmf | github-action-benchmark (B's figures)",
     default="table",
 )
@@ -64,6 +79,7 @@ CANDIDATE_NAME = option(
 TARGET = option(
     "--target",
     metavar="fake|sim",
+    read=read_target,
     help="sides that run now: fake queue and workers, or simulated",
     default="fake",
 )

@@ -1,9 +1,12 @@
-"""`jobbench locust`'s request: Locust's flags, and the embedded queue's fleet or the live
-endpoint, made from theirs as the request is made: before Locust, the queue or a worker
-starts."""
+"""`jobbench locust`'s request: Locust's flags, checked as they are read (Locust itself would
+refuse them only once it runs, with an exit code of its own), and the embedded queue's fleet or
+the live endpoint, made from theirs as the request is made: before Locust, the queue or a
+worker starts."""
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,13 +25,58 @@ from jobbench.commands.requests.shared import (
     TAKE_LATENCY,
     WAKE_LATENCY,
     WORKER,
+    read_fail_ratio,
 )
+from jobbench.core.scenario.checks import PAYLOAD_BYTES, check_count, check_positive_int
+from jobbench.errors import UsageError
 
 if TYPE_CHECKING:
     from fake_queue.queue.latency import LatencyModel
     from jobbench.clients.endpoint import Endpoint
     from jobbench.core.scenario.config import Scenario
     from jobbench.workers.spec import WorkerSpec
+
+RUN_TIME = re.compile(r"\d+|(?=\d)(\d+h)?(\d+m)?(\d+s)?")  # Locust's: 20, 20s, 3m, 1h20m
+
+
+def read_users(text: str) -> int:
+    users = whole(10)(text)
+    check_positive_int("--users", users)
+    return users
+
+
+def read_spawn_rate(text: str) -> float:
+    rate = decimal(10.0)(text)
+    if not (math.isfinite(rate) and rate > 0):
+        raise UsageError(f"--spawn-rate {rate}: use users started per second > 0")
+    return rate
+
+
+def read_run_time(text: str) -> str:
+    if not RUN_TIME.fullmatch(text):
+        raise UsageError(f"--run-time {text!r}: write e.g. 30s, 5m or 1h30m")
+    return text
+
+
+def read_port(text: str) -> int:
+    port = whole(8089)(text)
+    if not 1 <= port <= 65535:
+        raise UsageError(f"--web-port {port}: use a port from 1 to 65535, e.g. 8089")
+    return port
+
+
+def read_processes(text: str) -> int:
+    processes = whole(4)(text)
+    if processes != -1 and processes < 1:
+        raise UsageError(f"--processes {processes}: use 1 or more, or -1 (one per CPU)")
+    return processes
+
+
+def read_payload_bytes(text: str) -> int:
+    size = whole(1024)(text)
+    check_count(PAYLOAD_BYTES, size)
+    return size
+
 
 # The fake queue's fleet: no -t, which is --run-time, as in Locust.
 WORKERS = option(
@@ -68,14 +116,14 @@ class LocustRequest:
     headless: bool = flag(False, "--headless", help="no web UI: start at once")
     # -u, -r, -t: Locust's own short flags for these
     users: int = flag(
-        10, "--users", "-u", metavar="N", read=whole(10), help="concurrent Locust users"
+        10, "--users", "-u", metavar="N", read=read_users, help="concurrent Locust users"
     )
     spawn_rate: float = flag(
         10.0,
         "--spawn-rate",
         "-r",
         metavar="RATE",
-        read=decimal(10.0),
+        read=read_spawn_rate,
         help="users started per second",
     )
     run_time: str | None = flag(
@@ -83,6 +131,7 @@ class LocustRequest:
         "--run-time",
         "-t",
         metavar="DURATION",
+        read=read_run_time,
         help="stop after e.g. 30s, 5m",
     )
     json_file: Path | None = flag(
@@ -91,7 +140,7 @@ class LocustRequest:
     csv: str | None = flag(None, "--csv", metavar="PREFIX", help="Locust's CSV files prefix")
     html: Path | None = flag(None, "--html", metavar="FILE", read=path, help="Locust's HTML report")
     web_host: str = flag("127.0.0.1", "--web-host", metavar="ADDR", help="web UI address")
-    web_port: int = flag(8089, "--web-port", metavar="PORT", read=whole(8089), help="web UI port")
+    web_port: int = flag(8089, "--web-port", metavar="PORT", read=read_port, help="web UI port")
     master: bool = flag(False, "--master", help="Locust master node")
     locust_worker: bool = flag(
         False, "--locust-worker", help="Locust worker node (Locust's --worker)"
@@ -100,14 +149,14 @@ class LocustRequest:
         None,
         "--processes",
         metavar="N",
-        read=whole(4),
+        read=read_processes,
         help="Locust processes on this machine",
     )
     max_fail_ratio: float = flag(
         0.01,
         "--max-fail-ratio",
         metavar="RATIO",
-        read=decimal(0.01),
+        read=read_fail_ratio,
         help="JOB failure ratio that exits 4",
     )
     job_seconds: float = JOB_SECONDS()
@@ -115,7 +164,7 @@ class LocustRequest:
         0,
         "--payload-bytes",
         metavar="BYTES",
-        read=whole(1024),
+        read=read_payload_bytes,
         help="result bytes per bench job",
     )
     input_json: str | None = INPUT_JSON()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jobbench.commands.requests.flag import decimal, flag, group, path, seconds, whole
+from jobbench.commands.requests.flag import flag, group, path, seconds, whole
 from jobbench.commands.requests.shared import (
     AUTOSCALE,
     DONE_LATENCY,
@@ -30,10 +30,31 @@ from jobbench.commands.requests.shared import (
     WORKER,
     WORKERS,
     ClusterRequest,
+    read_fail_ratio,
+    read_label,
+    result_format,
 )
+from jobbench.core.scenario.checks import REPS, check_count
+from jobbench.errors import UsageError
 
 if TYPE_CHECKING:
     from jobbench.core.scenario.config import LatencyFlags
+
+TARGETS = ("fake", "sim")  # --target; a live endpoint is --endpoint
+
+
+def read_reps(text: str) -> int:
+    count = whole(5)(text)
+    check_count(REPS, count)
+    return count
+
+
+def read_target(text: str) -> str:
+    if text not in TARGETS:
+        raise UsageError(
+            f"--target {text!r}: use fake or sim (a live endpoint is --endpoint URL|ID)"
+        )
+    return text
 
 
 @dataclass(frozen=True)
@@ -56,10 +77,12 @@ class RunRequest:
         "--reps",
         "-n",
         metavar="N",
-        read=whole(5),
+        read=read_reps,
         help="bursts to run; figures are medians over reps",
     )
-    label: str = flag("run", "--label", "-l", metavar="NAME", help="name of the saved result")
+    label: str = flag(
+        "run", "--label", "-l", metavar="NAME", read=read_label, help="name of the saved result"
+    )
     out: Path = OUT()
     server: str | None = flag(
         None, "--server", metavar="URL", help="an already running fake queue URL"
@@ -84,6 +107,7 @@ class RunRequest:
         "table",
         "--format",
         metavar="FORMAT",
+        read=result_format,
         help="table | json | bmf | github-action-benchmark",
     )
     quiet: bool = QUIET()
@@ -121,6 +145,7 @@ class RunRequest:
         "fake",
         "--target",
         metavar="fake|sim",
+        read=read_target,
         help="fake: the fake queue and worker processes; sim: simulated in virtual time",
     )
     # An arrival profile (core/scenario/load_profiles.py); None: --burst
@@ -145,7 +170,7 @@ class RunRequest:
         None,
         "--max-fail-ratio",
         metavar="RATIO",
-        read=decimal(0.01),
+        read=read_fail_ratio,
         help="share of jobs that may end badly (failed, timed out, lost, unfinished) "
         "before run exits 4 (default 0; with --fault/--worker-fault, no limit)",
     )

@@ -12,6 +12,8 @@ from fake_queue.options import LATENCY_HELP, TAKE_EXTRA_HELP
 from fake_queue.queue.scalers import SCALERS
 from jobbench.commands.requests.flag import decimal, option, path, seconds, whole
 from jobbench.core.run.settle import DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, parse_duration
+from jobbench.core.scenario.checks import check_label
+from jobbench.errors import UsageError
 from jobbench.workers.policies import POLICIES
 
 SCALER_EXAMPLES = " or ".join(f"{rule.name}={rule.example}" for rule in SCALERS.values())
@@ -87,12 +89,37 @@ PIN_QUEUE = option(
 )
 
 
+def read_fail_ratio(text: str) -> float:
+    """--max-fail-ratio: the share of jobs that may end badly."""
+    ratio = decimal(0.01)(text)
+    if not 0.0 <= ratio <= 1.0:
+        raise UsageError(f"--max-fail-ratio {ratio:g}: use a fraction like 0.01")
+    return ratio
+
+
 # ---- where results go, and what is said --------------------------------------------------
 
 OUT = option(
     "--out", "-o", metavar="DIR", read=path, help="folder for results", default=Path("reports")
 )
 QUIET = option("--quiet", "-q", help="no progress output", default=False)
+
+
+def read_label(text: str) -> str:
+    """--label: it names the result's files."""
+    check_label(text)
+    return text
+
+
+def result_format(text: str) -> str:
+    """`run`'s and `trend`'s --format: table, json or a dashboard's
+    (render/text/dashboard_formats.py)."""
+    from jobbench.render.text.dashboard_formats import FORMATS  # pydantic: when it runs
+
+    formats = ("table", "json", *FORMATS)
+    if text not in formats:
+        raise UsageError(f"--format {text}: use one of {', '.join(formats)}")
+    return text
 
 
 # ---- the verdict and its reps ------------------------------------------------------------
@@ -154,6 +181,13 @@ LANES = option(
 # ---- a Ray cluster -----------------------------------------------------------------------
 
 
+def worker_cpus(text: str) -> float:
+    cpus = decimal(1)(text)
+    if cpus <= 0:
+        raise UsageError(f"--worker-cpus {cpus:g}: use a number above 0, like 1")
+    return cpus
+
+
 CLUSTER = option(
     "--cluster",
     metavar="ADDRESS",
@@ -164,7 +198,7 @@ CLUSTER = option(
 WORKER_CPUS = option(
     "--worker-cpus",
     metavar="N",
-    read=decimal(1),
+    read=worker_cpus,
     help="--cluster: CPUs each worker's Ray actor reserves (default 1)",
     default=None,
 )

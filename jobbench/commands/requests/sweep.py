@@ -8,11 +8,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobbench.commands.requests.flag import argument, flag, path, whole
-from jobbench.commands.requests.shared import CLUSTER, OUT, QUIET, SEED
+from jobbench.commands.requests.shared import CLUSTER, OUT, QUIET, SEED, read_label
+from jobbench.errors import UsageError
 from jobbench.workers.policies import DRAIN, POLICIES, TAKE_AHEAD
 
 AXIS = "a list or a range: 1,2,4,8 | 8..32+8 | 1..64*2"
 LATENCY_AXIS = "seconds as a list or a range, or one kind:a,b; repeatable"
+
+
+def read_processes(text: str) -> int:
+    processes = whole(2)(text)
+    if processes < 1:
+        raise UsageError(f"--processes {processes}: use 1 or more (default: one per CPU)")
+    return processes
 
 
 @dataclass(frozen=True)
@@ -80,7 +88,7 @@ class SweepRequest:
         None,
         "--processes",
         metavar="N",
-        read=whole(2),
+        read=read_processes,
         help="processes simulating cells (default: one a CPU; not with --cluster)",
     )
     cluster: str | None = CLUSTER()  # a Ray cluster's address: the cells run there as tasks
@@ -89,6 +97,7 @@ class SweepRequest:
         "--label",
         "-l",
         metavar="NAME",
+        read=read_label,
         help="saves NAME.sweep.json and .csv",
     )
     out: Path = OUT()

@@ -21,6 +21,7 @@ from jobbench.commands.requests.shared import (
     QUIET,
     TAKE_AHEAD,
     percent,
+    result_format,
 )
 from jobbench.core.run.settle import parse_duration
 
@@ -111,6 +112,7 @@ class TrendRequest:
         "table",
         "--format",
         metavar="FORMAT",
+        read=result_format,
         help="table | json | bmf | github-action-benchmark (the newest commit's rows)",
     )
     fail_on_change: bool = flag(
