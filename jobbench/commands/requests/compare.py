@@ -18,7 +18,7 @@ from jobbench.commands.requests.shared import (
     PIN_QUEUE,
     QUIET,
     ClusterRequest,
-    percent,
+    read_percent,
 )
 from jobbench.core.run.settle import AUTO, parse_reps
 from jobbench.errors import UsageError
@@ -45,7 +45,7 @@ CANDIDATE = argument("CANDIDATE", "the same kinds of name as BASELINE")
 MAX_COST_REGRESSION = option(
     "--max-cost-regression",
     metavar="PCT",
-    read=percent("--max-cost-regression"),
+    read=read_percent("--max-cost-regression"),
     help="also judge autoscaled rows on their cost (worker-seconds): this much more passes",
     default=None,
 )

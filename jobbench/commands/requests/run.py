@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fake_queue.options import TAKE_EXTRA_HELP
+from fake_queue.queue.scalers import SCALERS
 from jobbench.commands.requests.flag import flag, group, path, seconds, whole
 from jobbench.commands.requests.shared import (
-    AUTOSCALE,
     DONE_LATENCY,
     HOLD,
     INPUT_JSON,
@@ -24,7 +25,6 @@ from jobbench.commands.requests.shared import (
     SEED,
     SLOTS,
     TAKE_AHEAD,
-    TAKE_EXTRA,
     TAKE_LATENCY,
     WAKE_LATENCY,
     WORKER,
@@ -32,13 +32,15 @@ from jobbench.commands.requests.shared import (
     ClusterRequest,
     read_fail_ratio,
     read_label,
-    result_format,
+    read_result_format,
 )
 from jobbench.core.scenario.checks import REPS, check_count
 from jobbench.errors import UsageError
 
 if TYPE_CHECKING:
     from jobbench.core.scenario.config import LatencyFlags
+
+SCALER_EXAMPLES = " or ".join(f"{rule.name}={rule.example}" for rule in SCALERS.values())
 
 TARGETS = ("fake", "sim")  # --target; a live endpoint is --endpoint
 
@@ -61,7 +63,7 @@ def read_target(text: str) -> str:
 class RunRequest:
     """`jobbench run`'s flags, in the order its help lists them."""
 
-    workers: int = WORKERS(4)
+    workers: int = WORKERS()
     slots: int | None = SLOTS()  # None: not given (core/scenario/build.py resolve_slots)
     burst: int = flag(1024, "--burst", "-b", metavar="N", read=whole(1024), help="jobs per burst")
     job_seconds: float = JOB_SECONDS()
@@ -97,7 +99,7 @@ class RunRequest:
     wake_latency: str = WAKE_LATENCY()
     hold: str = HOLD()
     done_latency: str = DONE_LATENCY()
-    take_extra: int = TAKE_EXTRA()
+    take_extra: int = flag(0, "--take-extra", metavar="N", read=whole(4), help=TAKE_EXTRA_HELP)
     seed: int | None = SEED()
     pin_queue: bool = PIN_QUEUE()
     events: bool = flag(True, help="save raw events to LABEL.events.jsonl")
@@ -107,7 +109,7 @@ class RunRequest:
         "table",
         "--format",
         metavar="FORMAT",
-        read=result_format,
+        read=read_result_format,
         help="table | json | bmf | github-action-benchmark",
     )
     quiet: bool = QUIET()
@@ -174,7 +176,14 @@ class RunRequest:
         help="share of jobs that may end badly (failed, timed out, lost, unfinished) "
         "before run exits 4 (default 0; with --fault/--worker-fault, no limit)",
     )
-    autoscale: str | None = AUTOSCALE()  # core/scenario/fleet_spec.py; None: a fixed fleet
+    # core/scenario/fleet_spec.py; None: a fixed fleet
+    autoscale: str | None = flag(
+        None,
+        "--autoscale",
+        metavar="SPEC",
+        help=f"an autoscaled fleet of up to --workers: {SCALER_EXAMPLES}, then "
+        "active=0,idle=5,cold=0.5,every=1,step=N (docs/fleet.md)",
+    )
     cluster: ClusterRequest = group(ClusterRequest)
 
     def __post_init__(self) -> None:

@@ -8,19 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fake_queue.options import LATENCY_HELP, TAKE_EXTRA_HELP
-from fake_queue.queue.scalers import SCALERS
+from fake_queue.options import LATENCY_HELP
 from jobbench.commands.requests.flag import decimal, option, path, seconds, whole
 from jobbench.core.run.settle import DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, parse_duration
 from jobbench.core.scenario.checks import check_label
 from jobbench.errors import UsageError
 from jobbench.workers.policies import POLICIES
 
-SCALER_EXAMPLES = " or ".join(f"{rule.name}={rule.example}" for rule in SCALERS.values())
-
 # ---- the fleet and its worker ------------------------------------------------------------
 
-WORKERS = option("--workers", "-w", metavar="N", read=whole(4), help="worker processes")
+WORKERS = option("--workers", "-w", metavar="N", read=whole(4), help="worker processes", default=4)
 SLOTS = option(
     "--slots",
     "-s",
@@ -56,13 +53,6 @@ SDK = option(
 PYTHON = option(
     "--python", metavar="PYTHON", help="python that runs the runpod workers", default=None
 )
-AUTOSCALE = option(
-    "--autoscale",
-    metavar="SPEC",
-    help=f"an autoscaled fleet of up to --workers: {SCALER_EXAMPLES}, then "
-    "active=0,idle=5,cold=0.5,every=1,step=N (docs/fleet.md)",
-    default=None,
-)
 
 # ---- the jobs and the queue --------------------------------------------------------------
 
@@ -82,7 +72,6 @@ TAKE_LATENCY = option("--take-latency", metavar="LATENCY", help=LATENCY_HELP, de
 WAKE_LATENCY = option("--wake-latency", metavar="LATENCY", help=LATENCY_HELP, default="0.05")
 HOLD = option("--hold", metavar="SECONDS", help="long-poll hold, seconds", default="20")
 DONE_LATENCY = option("--done-latency", metavar="LATENCY", help=LATENCY_HELP, default="0")
-TAKE_EXTRA = option("--take-extra", metavar="N", read=whole(4), help=TAKE_EXTRA_HELP, default=0)
 SEED = option("--seed", metavar="N", read=whole(7), help="seed for sampled latencies", default=None)
 PIN_QUEUE = option(
     help="embedded queue on a CPU of its own, workers on the others (Linux)", default=True
@@ -111,7 +100,7 @@ def read_label(text: str) -> str:
     return text
 
 
-def result_format(text: str) -> str:
+def read_result_format(text: str) -> str:
     """`run`'s and `trend`'s --format: table, json or a dashboard's
     (render/text/dashboard_formats.py)."""
     from jobbench.render.text.dashboard_formats import FORMATS  # pydantic: when it runs
@@ -125,13 +114,13 @@ def result_format(text: str) -> str:
 # ---- the verdict and its reps ------------------------------------------------------------
 
 
-def lanes(text: str) -> int | str:
+def read_lanes(text: str) -> int | str:
     from jobbench.core.run.lanes import parse_lanes  # the run loop's: read when it runs
 
     return parse_lanes(text)
 
 
-def percent(flag: str) -> Callable[[str], float]:
+def read_percent(flag: str) -> Callable[[str], float]:
     """`5%`, `5` or `0.05` as a fraction, read as the gate reads it."""
 
     def read(text: str) -> float:
@@ -151,7 +140,7 @@ METRIC = option(
 MAX_REGRESSION = option(
     "--max-regression",
     metavar="PERCENT",
-    read=percent("--max-regression"),
+    read=read_percent("--max-regression"),
     help="slowdown still passing, e.g. 5%",
     default="5%",
 )
@@ -172,7 +161,7 @@ BUDGET = option(
 LANES = option(
     "--lanes",
     metavar="N|auto",
-    read=lanes,
+    read=read_lanes,
     help="rows run side by side, each with its own queue and workers (auto: every row, "
     "while the machine holds them; 1: one at a time)",
     default="auto",
@@ -181,7 +170,7 @@ LANES = option(
 # ---- a Ray cluster -----------------------------------------------------------------------
 
 
-def worker_cpus(text: str) -> float:
+def read_worker_cpus(text: str) -> float:
     cpus = decimal(1)(text)
     if cpus <= 0:
         raise UsageError(f"--worker-cpus {cpus:g}: use a number above 0, like 1")
@@ -198,7 +187,7 @@ CLUSTER = option(
 WORKER_CPUS = option(
     "--worker-cpus",
     metavar="N",
-    read=worker_cpus,
+    read=read_worker_cpus,
     help="--cluster: CPUs each worker's Ray actor reserves (default 1)",
     default=None,
 )

@@ -20,8 +20,8 @@ from jobbench.commands.requests.shared import (
     PYTHON,
     QUIET,
     TAKE_AHEAD,
-    percent,
-    result_format,
+    read_percent,
+    read_result_format,
 )
 from jobbench.core.run.settle import parse_duration
 
@@ -100,7 +100,7 @@ class TrendRequest:
         "5%",
         "--max-regression",
         metavar="PERCENT",
-        read=percent("--max-regression"),
+        read=read_percent("--max-regression"),
         help="smallest change a change point may be, e.g. 5%",
     )
     html: Path | None = flag(
@@ -112,7 +112,7 @@ class TrendRequest:
         "table",
         "--format",
         metavar="FORMAT",
-        read=result_format,
+        read=read_result_format,
         help="table | json | bmf | github-action-benchmark (the newest commit's rows)",
     )
     fail_on_change: bool = flag(

@@ -29,7 +29,7 @@ class WorkersFlags:
     server: str = flag(
         REQUIRED, "--server", metavar="URL", help="the fake queue's URL, e.g. http://10.0.0.5:8000"
     )
-    workers: int = WORKERS(4)
+    workers: int = WORKERS()
     slots: int | None = SLOTS()
     take_ahead: int = TAKE_AHEAD()
     worker: str = WORKER()
