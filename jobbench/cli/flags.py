@@ -34,7 +34,7 @@ def takes(
 
     def command_of(run: Callable[[Request], int]) -> Callable[..., None]:
         def command(**values: Any) -> None:
-            exit_with(lambda: run(_build(request, values)))
+            exit_with(lambda: run(request_of(request, values)))
 
         parameters = [_parameter(name, flag) for name, flag in flags_of(request)]
         command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -54,12 +54,12 @@ def flags_of(request: type[Any]) -> Iterator[tuple[str, Flag]]:
             yield field.name, field.metadata[FLAG]
 
 
-def _build(request: type[Any], values: dict[str, Any]) -> Any:
+def request_of(request: type[Any], values: dict[str, Any]) -> Any:
     """The request of Click's values (by parameter name), a group's fields made into it."""
     given: dict[str, Any] = {}
     for field in fields(request):
         if GROUP in field.metadata:
-            given[field.name] = _build(field.metadata[GROUP], values)
+            given[field.name] = request_of(field.metadata[GROUP], values)
         elif FLAG in field.metadata:
             flag, value = field.metadata[FLAG], values[field.name]
             given[field.name] = (tuple(value) if value else flag.default) if flag.repeat else value

@@ -11,6 +11,8 @@ from jobbench.commands.requests.shared import OUT
 
 @dataclass(frozen=True)
 class ReportRequest:
+    """`jobbench report`'s flags, in the order its help lists them."""
+
     name: str = argument("NAME", "saved label, result file or A-vs-B.json")()
     html: Path = flag(REQUIRED, "--html", metavar="FILE", read=path, help="the HTML file to write")
     # None: the last rep of each scenario
@@ -25,6 +27,8 @@ class ReportRequest:
 
 @dataclass(frozen=True)
 class HistoryRequest:
+    """`jobbench history`'s flags."""
+
     # None: every label saved in `out`
     label: str | None = argument(help="saved label (default: every label in --out)", default=None)()
     out: Path = OUT()
