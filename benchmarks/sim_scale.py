@@ -32,7 +32,7 @@ SLOTS, JOB_SECONDS = 32, 0.5
 def one_point(workers: int, jobs: int, policy: str) -> dict[str, Any]:
     """Run in the point's own process: one simulated rep, measured."""
     sys.path.insert(0, str(ROOT))
-    from fake_queue.queue.latency import Distribution, LatencyModel
+    from fake_queue.api import Distribution, LatencyModel
     from jobbench.core.scenario.config import Scenario
     from jobbench.core.scenario.worker import worker_spec
     from jobbench.core.sim.engine import simulate_rep

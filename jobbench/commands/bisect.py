@@ -9,20 +9,28 @@ import json
 import sys
 from typing import Any
 
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
 from jobbench.commands.requests.trend import BisectRequest
-from jobbench.core.fake.target import FakeTarget
-from jobbench.core.history.bisect import Bisection, run_bisect
-from jobbench.core.history.commits import commits_between
-from jobbench.core.history.setup import make_setup
-from jobbench.core.history.step import Stepper
-from jobbench.core.history.store import CommitStore, Machine
 from jobbench.core.scenario.checks import REPS, check_count
+from jobbench.core.sdk_history.bisect_search import Bisection, run_bisect
+from jobbench.core.sdk_history.commit_results import CommitStore, Machine
+from jobbench.core.sdk_history.commits import commits_between
+from jobbench.core.sdk_history.setup import make_setup
+from jobbench.core.sdk_history.step import Stepper
 from jobbench.errors import EXIT_USAGE, INTERRUPTED, Interrupted, UsageError
 from jobbench.render.text.progress import make_progress
-from jobbench.render.words import trend as words
+from jobbench.render.words import commit_changes as words
 
 
 def bisect_command(request: BisectRequest) -> int:
+    try:
+        return _bisect(request)
+    finally:
+        leave_cluster()
+
+
+def _bisect(request: BisectRequest) -> int:
+    check_cluster(request.cluster, "fake")
     gate = request.gate.validate()
     setup = make_setup(request.setup)
     check_count(REPS, request.max_reps)
@@ -39,7 +47,7 @@ def bisect_command(request: BisectRequest) -> int:
         request.max_reps,
         CommitStore.scan(setup.out, Machine.here()),
         progress,
-        FakeTarget(pin_queue=setup.pin_queue),
+        fake_target(request.cluster, pin_queue=setup.pin_queue),
     )
     try:
         found = run_bisect(stepper, commits, request.budget_s, progress.message)

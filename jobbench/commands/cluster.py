@@ -8,7 +8,7 @@ from __future__ import annotations
 import secrets
 
 from jobbench.commands.requests.shared import ClusterRequest
-from jobbench.core.fake.target import FakeTarget
+from jobbench.core.real_workers.fake_target import FakeTarget
 from jobbench.errors import UsageError
 from jobbench.procs.ray_cluster import connect, disconnect
 from jobbench.workers.kinds import WORKER_HOME, WORKER_TMP

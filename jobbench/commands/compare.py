@@ -16,7 +16,7 @@ from jobbench.commands.requests.compare import CompareRequest
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.resolve import ResolvedSide, resolve
 from jobbench.core.run.settle import AUTO, Settler
-from jobbench.core.run.target import Plan, Progress
+from jobbench.core.run.target_seam import Plan, Progress
 from jobbench.core.scenario.checks import (
     REPS,
     check_count,
@@ -31,7 +31,7 @@ from jobbench.core.scenario.project import (
     load_project,
     pick_suite,
 )
-from jobbench.core.sim.target import SimTarget
+from jobbench.core.sim.sim_target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageError
 from jobbench.render import renderer
 from jobbench.render.text.side_by_side_text import render_side_by_side

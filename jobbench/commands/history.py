@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jobbench.commands.requests.report import HistoryRequest
 from jobbench.errors import EXIT_OK, ResultsError, UsageError
-from jobbench.render.text.history import SavedRun, render_history
+from jobbench.render.text.history_text import SavedRun, render_history
 from jobbench.results.history import parse_ref, saved_labels, saved_refs
 from jobbench.results.model import READABLE_COMPARISON_SCHEMAS
 from jobbench.results.store import load_json, parse_result, result_path, safe_label

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jobbench.clients.locust_stats import JobStats, job_stats, read_stats
 from jobbench.commands.requests.locust import LocustRequest
-from jobbench.core.fake.target import FakeSession, make_workdir
+from jobbench.core.real_workers.fake_target import FakeSession, make_workdir
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError, name_kept_logs
 from jobbench.procs.groups import signal_group
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt

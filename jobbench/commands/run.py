@@ -10,13 +10,13 @@ from jobbench.clients.endpoint import confirm_burst, live_endpoint, parse_submit
 from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
 from jobbench.commands.requests.run import RunRequest
 from jobbench.core.run.loop import run_plans
-from jobbench.core.run.target import Plan, Target
+from jobbench.core.run.target_seam import Plan, Target
 from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.checks import check_writable_file, check_writable_folder
 from jobbench.core.scenario.config import RunConfig, Scenario, check_fits, read_inputs
 from jobbench.core.scenario.faults import queue_faults, worker_faults
 from jobbench.core.scenario.worker import worker_spec
-from jobbench.core.sim.target import SimTarget
+from jobbench.core.sim.sim_target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, UsageError
 from jobbench.render.text import dashboard_formats
 from jobbench.render.text.progress import make_progress, stdout_console
@@ -129,7 +129,7 @@ def queue_scenario(req: RunRequest) -> Scenario:
 def live_plan(req: RunRequest) -> Plan:
     """No queue and no workers: bursts or arrival profiles at the endpoint; a big one at a real
     endpoint is asked about first, since it costs money."""
-    from jobbench.core.live.target import LiveTarget, live_scenario_name  # aiohttp: live only
+    from jobbench.core.live.live_target import LiveTarget, live_scenario_name  # aiohttp: live only
 
     if req.server:
         raise UsageError("--server and --endpoint: give one (a fake queue URL or a live endpoint)")

@@ -29,7 +29,7 @@ from jobbench.core.sweep.grid import (
     seconds_axis,
     whole_axis,
 )
-from jobbench.core.sweep.project import sweep_table
+from jobbench.core.sweep.sweep_tables import sweep_table
 from jobbench.errors import EXIT_OK, UsageError
 from jobbench.procs.signals import interrupts_deferred
 from jobbench.render.text.progress import make_progress
@@ -86,7 +86,9 @@ def sweep_command(req: SweepRequest) -> int:
         check_writable_file(req.html, "--html")
     check_writable_folder(req.out, "--out")
     cells = grid_cells(grid)
-    from jobbench.core.sweep.run import run_sweep  # the simulator: only once the flags are good
+    from jobbench.core.sweep.sweep_run import (
+        run_sweep,  # the simulator: only once the flags are good
+    )
 
     processes = req.processes or os.cpu_count() or 1
     if req.cluster is None:
@@ -112,7 +114,7 @@ def _cluster_sweep(
     """The sweep with its cells as tasks on the cluster at `address`; this process leaves the
     cluster however the sweep ends, and an interrupted one saves nothing (its tasks are
     cancelled: procs/ray_tasks.py)."""
-    from jobbench.core.sweep.run import run_sweep
+    from jobbench.core.sweep.sweep_run import run_sweep
     from jobbench.procs.ray_cluster import connect, disconnect
 
     try:

@@ -10,11 +10,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
 from jobbench.commands.requests.trend import TrendRequest
-from jobbench.core.history.commits import range_commits
-from jobbench.core.history.setup import Setup, make_setup
-from jobbench.core.history.trend_run import TrendRun, run_trend
 from jobbench.core.scenario.checks import check_writable_file
+from jobbench.core.sdk_history.commits import range_commits
+from jobbench.core.sdk_history.setup import Setup, make_setup
+from jobbench.core.sdk_history.trend_run import TrendRun, run_trend
 from jobbench.errors import (
     EXIT_INCONCLUSIVE,
     EXIT_OK,
@@ -26,7 +27,7 @@ from jobbench.errors import (
 from jobbench.render.text import dashboard_formats
 from jobbench.render.text.progress import make_progress
 from jobbench.render.text.trend_text import render_points
-from jobbench.render.words.trend import point_line
+from jobbench.render.words.commit_changes import point_line
 from jobbench.results.compare import gated_metric
 from jobbench.results.gate import GateConfig
 from jobbench.results.history import archive, saved_runs
@@ -35,6 +36,14 @@ from jobbench.results.trend import ChangePoint, Series, change_points, document,
 
 
 def trend_command(request: TrendRequest) -> int:
+    try:
+        return _trend(request)
+    finally:
+        leave_cluster()
+
+
+def _trend(request: TrendRequest) -> int:
+    check_cluster(request.cluster, "fake")
     request.gate.validate()
     if request.html is not None:
         check_writable_file(request.html, "--html")
@@ -46,8 +55,14 @@ def trend_command(request: TrendRequest) -> int:
             "(START..END, without --tags or a large --every)"
         )
     _, progress = make_progress(request.quiet)
+    # On a cluster the pairs of commits spread over its nodes; here they take turns.
+    target = (
+        None
+        if request.cluster.address is None
+        else fake_target(request.cluster, pin_queue=setup.pin_queue)
+    )
     try:
-        trend = run_trend(setup, commits, progress, request.budget_s)
+        trend = run_trend(setup, commits, progress, request.budget_s, target)
     except (Interrupted, KeyboardInterrupt) as exc:  # a run's, or Ctrl-C between runs
         raise Interrupted(
             f"{exc or INTERRUPTED}; every commit that finished is kept: the same trend again "

@@ -70,7 +70,7 @@ def holds(
 ) -> Holds:
     """The Holds of a rep; `workers`: the whole fleet, those that ran no job (free all along)
     included; `alive`: an autoscaled fleet's workers have free slots only while they take jobs
-    (measure/fleet.py's alive_spans)."""
+    (measure/fleet_figures.py's alive_spans)."""
     ordered = {w: sorted(spans_by_worker.get(w, ())) for w in (*workers, *spans_by_worker)}
     starts = {w: slot_starts(spans, slots) for w, spans in ordered.items()}
     buffered = any(

@@ -102,7 +102,7 @@ class RowParams(Doc):
     job_seconds: Number
     latency: dict[str, LatencyValue] | None  # without the latency fields a variant sets
     submit_rate: str | None = None  # live only
-    inputs: int | None = None  # live only
+    inputs: int | None = None  # the user's job inputs (--input, --inputs); None: jobbench's
 
 
 class Row(Doc):

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from jobbench.core.fake.rep_drive import RepEnd
+from jobbench.core.real_workers.rep_drive import RepEnd
 from tests.e2e.helpers import run_jobbench
 from tests.machine_share import MachineShare
 from tests.programs import CHROMIUM, needs

@@ -18,9 +18,9 @@ from fake_queue.http.server import RunningServer
 from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.live_burst import LiveBurst
 from jobbench.commands.run import RunRequest, live_plan
-from jobbench.core.live.target import LiveSession, LiveTarget
+from jobbench.core.live.live_target import LiveSession, LiveTarget
 from jobbench.core.run.loop import add_rep, run_plans
-from jobbench.core.run.target import Plan
+from jobbench.core.run.target_seam import Plan
 from jobbench.core.scenario.checks import Bound
 from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import EXIT_USAGE, Interrupted, UsageError

@@ -17,15 +17,16 @@ import psutil
 import pytest
 
 from fake_queue.http.server import RunningServer
+from jobbench.clients.bench_client import BenchClient
 from jobbench.commands.locust import LocustRequest, locust_env
 from jobbench.commands.workers import WorkersRequest, workers_command
-from jobbench.core.fake.target import FakeSession
+from jobbench.core.real_workers.fake_target import FakeSession
 from jobbench.core.run.loop import stop_sessions
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import WorkerError
 from jobbench.procs import spawn
-from jobbench.procs.embedded_queue import EmbeddedQueue
+from jobbench.procs.embedded_queue import EmbeddedQueue, start_embedded_queue
 from jobbench.procs.groups import group_alive
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import STOP_GRACE_S, WorkerProcess, stop_group
@@ -62,6 +63,18 @@ def test_embedded_queue_stop_leaves_no_member_of_its_group() -> None:
         assert not group_alive(process.pid)
     finally:
         kill_group(process.pid)
+
+
+def test_an_embedded_queue_takes_a_key_that_begins_with_a_dash(tmp_path: Path) -> None:
+    """A run's own key comes from secrets.token_urlsafe, whose alphabet holds "-": one in 64
+    begins with it, and must not read as a flag of the queue's command line."""
+    key = "-k3y_made-by-token-urlsafe"
+    queue = start_embedded_queue(tmp_path / "queue.log", api_key=key)
+    try:
+        with contextlib.closing(BenchClient(queue.base_url, key)) as client:
+            assert client.workers() == {}
+    finally:
+        queue.stop()
 
 
 @pytest.mark.parametrize(

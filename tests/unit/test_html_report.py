@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from jobbench.commands.report import ReportRequest, report_command
-from jobbench.core.fake.rep_drive import RepEnd
-from jobbench.core.fake.target import note_rep_end
+from jobbench.core.real_workers.fake_target import note_rep_end
+from jobbench.core.real_workers.rep_drive import RepEnd
 from jobbench.core.run.loop import add_rep
 from jobbench.errors import ResultsError
 from jobbench.measure import metrics, stats
@@ -33,7 +33,7 @@ from jobbench.procs.machine import (
 )
 from jobbench.render.page import charts, svg, thinning
 from jobbench.render.page.charts import Ideal, Plotted
-from jobbench.render.page.lanes import count_over_time, slot_rows
+from jobbench.render.page.slot_rows import count_over_time, slot_rows
 from jobbench.render.page.timeline import timeline
 from jobbench.results.events_file import EventsWriter
 from jobbench.results.model import Environment, ScenarioResult, TargetBlock

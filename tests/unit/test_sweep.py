@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from jobbench.commands import run as run_module
-from jobbench.core.run.target import Plan
+from jobbench.core.run.target_seam import Plan
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim.engine import simulate_rep
 from jobbench.core.sweep.grid import (

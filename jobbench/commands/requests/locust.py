@@ -31,7 +31,7 @@ from jobbench.core.scenario.checks import PAYLOAD_BYTES, check_count, check_posi
 from jobbench.errors import UsageError
 
 if TYPE_CHECKING:
-    from fake_queue.queue.latency import LatencyModel
+    from fake_queue.api import LatencyModel
     from jobbench.clients.endpoint import Endpoint
     from jobbench.core.scenario.config import Scenario
     from jobbench.workers.spec import WorkerSpec

@@ -158,7 +158,7 @@ class RunRequest:
         help="arrivals instead of one burst: rate:40/s:for:30s, poisson:R/s:for:D, "
         "ramp:10-50/s:over:D, bursts:N:every:T:for:D, trace:FILE; stages joined by ','",
     )
-    # The watchdog's stall bound (core/fake/watchdog.py)
+    # The watchdog's stall bound (core/real_workers/watchdog.py)
     stall_after: float | None = flag(
         None,
         "--stall-after",

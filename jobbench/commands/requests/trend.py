@@ -1,6 +1,6 @@
 """`jobbench trend` and `jobbench bisect` (SDK history over the commits of --repo): their requests.
 What both run at each commit (the checkout, the rows, the worker) is read from their flags
-alike, into one SetupRequest (core/history/setup.py)."""
+alike, into one SetupRequest (core/sdk_history/setup.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jobbench.commands.requests.flag import argument, flag, option, path, seconds, whole
+from jobbench.commands.requests.flag import argument, flag, group, option, path, seconds, whole
 from jobbench.commands.requests.shared import (
     BUDGET,
     LANES,
@@ -20,13 +20,14 @@ from jobbench.commands.requests.shared import (
     PYTHON,
     QUIET,
     TAKE_AHEAD,
+    ClusterRequest,
     read_percent,
     read_result_format,
 )
 from jobbench.core.run.settle import parse_duration
 
 if TYPE_CHECKING:
-    from jobbench.core.history.setup import SetupRequest
+    from jobbench.core.sdk_history.setup import SetupRequest
     from jobbench.results.gate import GateConfig
 
 REPO = option(
@@ -140,6 +141,7 @@ class TrendRequest:
     done_latency: str | None = DONE_LATENCY()
     pin_queue: bool = PIN_QUEUE()
     lanes: int | str = LANES()
+    cluster: ClusterRequest = group(ClusterRequest)
     quiet: bool = QUIET()
 
     def __post_init__(self) -> None:
@@ -189,6 +191,7 @@ class BisectRequest:
     done_latency: str | None = DONE_LATENCY()
     pin_queue: bool = PIN_QUEUE()
     lanes: int | str = LANES()
+    cluster: ClusterRequest = group(ClusterRequest)
     quiet: bool = QUIET()
 
     @property
@@ -205,8 +208,8 @@ class BisectRequest:
 def setup_request(flags: TrendRequest | BisectRequest) -> SetupRequest:
     """The checkout, the rows and the worker, as trend and bisect are given them alike. One
     latency flag given fills the others with `run`'s defaults."""
-    from jobbench.core.history.setup import ScenarioFlags, SetupRequest
     from jobbench.core.scenario.config import LatencyFlags
+    from jobbench.core.sdk_history.setup import ScenarioFlags, SetupRequest
 
     given = (flags.take_latency, flags.wake_latency, flags.hold, flags.done_latency)
     latency = None

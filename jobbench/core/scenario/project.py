@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fake_queue.queue.latency import LatencyModel, LatencySpecError
+from fake_queue.api import LatencyModel, LatencySpecError
 from jobbench.core.scenario.build import build_scenario, check_scenario_faults, row_terms
 from jobbench.core.scenario.checks import REPS, check_count, toml_terms
 from jobbench.core.scenario.config import Scenario, check_fits
@@ -71,7 +71,8 @@ class Project:
     variants: dict[str, Variant]
     suites: dict[str, Suite]
     source: Path | None = None
-    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)  # core/sweep/project.py reads
+    # What core/sweep/sweep_tables.py reads.
+    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 # The reference fleet (4 workers x 32 slots, 0.5 s jobs, the reference latencies) at a quarter,

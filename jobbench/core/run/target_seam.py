@@ -1,8 +1,8 @@
 """The Target seam: where a plan's reps run. The one run loop (core/run/loop.py) asks a Target for a
 Session per scenario and a Session for reps. Three Targets implement it: `FakeTarget`, the fake
-queue with a fleet of real worker processes (core/fake/target.py); `SimTarget`, the same queue and
-model policies in virtual time (core/sim/target.py); and `LiveTarget`, an endpoint over RunPod's
-client API (core/live/target.py)."""
+queue with a fleet of real worker processes (core/real_workers/fake_target.py); `SimTarget`, the
+same queue and model policies in virtual time (core/sim/sim_target.py); and `LiveTarget`, an
+endpoint over RunPod's client API (core/live/live_target.py)."""
 
 from __future__ import annotations
 
