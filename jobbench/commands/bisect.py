@@ -7,34 +7,19 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
-from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
-from jobbench.core.run.settle import DEFAULT_MAX_REPS
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
+from jobbench.commands.requests.trend import BisectRequest
 from jobbench.core.scenario.checks import REPS, check_count
 from jobbench.core.sdk_history.bisect_search import Bisection, run_bisect
 from jobbench.core.sdk_history.commit_results import CommitStore, Machine
 from jobbench.core.sdk_history.commits import commits_between
-from jobbench.core.sdk_history.setup import SetupRequest, make_setup
+from jobbench.core.sdk_history.setup import make_setup
 from jobbench.core.sdk_history.step import Stepper
 from jobbench.errors import EXIT_USAGE, INTERRUPTED, Interrupted, UsageError
 from jobbench.render.text.progress import make_progress
 from jobbench.render.words import commit_changes as words
-from jobbench.results.gate import GateConfig
-
-
-@dataclass(frozen=True)
-class BisectRequest:
-    good: str
-    bad: str
-    setup: SetupRequest
-    gate: GateConfig = field(default_factory=GateConfig)
-    max_reps: int = DEFAULT_MAX_REPS
-    budget_s: float = 3 * 3600.0
-    json_out: bool = False
-    quiet: bool = False
-    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
 
 
 def bisect_command(request: BisectRequest) -> int:

@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
+from jobbench.commands.requests.trend import TrendRequest
 from jobbench.core.scenario.checks import check_writable_file
 from jobbench.core.sdk_history.commits import range_commits
-from jobbench.core.sdk_history.setup import Setup, SetupRequest, make_setup
+from jobbench.core.sdk_history.setup import Setup, make_setup
 from jobbench.core.sdk_history.trend_run import TrendRun, run_trend
 from jobbench.errors import (
     EXIT_INCONCLUSIVE,
@@ -35,24 +35,6 @@ from jobbench.results.store import safe_label, write_json
 from jobbench.results.trend import ChangePoint, Series, change_points, document, series_of
 
 
-@dataclass(frozen=True)
-class TrendRequest:
-    revrange: str
-    setup: SetupRequest
-    tags: bool = False
-    every: int = 1
-    gate: GateConfig = field(default_factory=GateConfig)  # the metric and the size floor
-    budget_s: float = 12 * 3600.0
-    html: Path | None = None
-    fmt: str = "table"  # table | json | a dashboard's (render/text/dashboard_formats.py)
-    fail_on_change: bool = False
-    quiet: bool = False
-    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
-
-
-TREND_FORMATS = ("table", "json", *dashboard_formats.FORMATS)
-
-
 def trend_command(request: TrendRequest) -> int:
     try:
         return _trend(request)
@@ -63,8 +45,6 @@ def trend_command(request: TrendRequest) -> int:
 def _trend(request: TrendRequest) -> int:
     check_cluster(request.cluster, "fake")
     request.gate.validate()
-    if request.fmt not in TREND_FORMATS:
-        raise UsageError(f"--format {request.fmt}: use one of {', '.join(TREND_FORMATS)}")
     if request.html is not None:
         check_writable_file(request.html, "--html")
     setup = make_setup(request.setup)

@@ -19,6 +19,18 @@ def test_the_cli_process_never_imports_locust_or_gevent() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_the_cli_builds_every_commands_flags_without_the_heavy_libraries() -> None:
+    """Every command's flags are read from its request when the CLI starts (-h included), so a
+    request's module imports what it derives from heavier parts only where it derives it."""
+    code = (
+        "import sys, jobbench.cli, typer; typer.main.get_command(jobbench.cli.app); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('pydantic', 'numpy', 'aiohttp', 'asyncio', 'rich')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def _loaded(imports: str, prefix: str) -> set[str]:
     names = f"m for m in sys.modules if m.startswith('{prefix}')"
     code = f"import sys, {imports}; print(' '.join({names}))"

@@ -18,7 +18,6 @@ import pytest
 
 from fake_queue.http.server import RunningServer
 from jobbench.clients.bench_client import BenchClient
-from jobbench.clients.endpoint import Endpoint
 from jobbench.commands.locust import LocustRequest, locust_env
 from jobbench.commands.workers import WorkersRequest, workers_command
 from jobbench.core.real_workers.fake_target import FakeSession
@@ -140,22 +139,24 @@ def test_deferred_sigterm_becomes_the_interrupt_after_the_block_or_is_dropped() 
 
 
 @pytest.mark.parametrize(
-    ("target", "locust_worker", "sent"),
+    ("endpoint", "locust_worker", "sent"),
     [
         (None, False, None),  # the embedded fake queue: never the user's real key
-        (Endpoint("https://api.runpod.ai/v2/x", "live-key"), False, "live-key"),
+        ("https://api.runpod.ai/v2/x", False, "live-key"),
         (None, True, "real-key"),  # a Locust worker node: its master may be on a live endpoint
     ],
 )
 def test_locust_sends_the_runpod_key_only_where_it_may_be_live(
-    target: Endpoint | None,
+    endpoint: str | None,
     locust_worker: bool,
     sent: str | None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("RUNPOD_API_KEY", "real-key")
     monkeypatch.delenv("JOBBENCH_API_KEY", raising=False)
-    env = locust_env(LocustRequest(target, Scenario("s"), locust_worker=locust_worker))
+    key = "live-key" if endpoint else None
+    request = LocustRequest(endpoint=endpoint, api_key=key, locust_worker=locust_worker)
+    env = locust_env(request)
     bearer = env.get("JOBBENCH_API_KEY") or env.get("RUNPOD_API_KEY")  # the locustfile's order
     assert bearer == sent
 

@@ -103,7 +103,7 @@ def test_missing_or_corrupt_result_is_a_results_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(ResultsError, match="jobbench run --label nope"):
-        report_command(ReportRequest("nope", tmp_path / "r.html", tmp_path))
+        report_command(ReportRequest("nope", tmp_path / "r.html", out=tmp_path))
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ResultsError, match="not a readable JSON result"):
         report_command(ReportRequest(str(tmp_path / "bad.json"), tmp_path / "r.html"))
