@@ -5,48 +5,19 @@ planned and run (core/run/sides.py), the comparison built and judged (verdict/),
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 
-from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
-from jobbench.core.run.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
+from jobbench.commands.requests.compare import CompareRequest
 from jobbench.core.run.sides import Call, plan_call, run_call
-from jobbench.core.run.target import Progress
+from jobbench.core.run.target_seam import Progress
 from jobbench.core.scenario.checks import check_writable_file, check_writable_folder
-from jobbench.core.sim.target import SimTarget
-from jobbench.errors import UsageError
-from jobbench.render import FORMATS
+from jobbench.core.sim.sim_target import SimTarget
 from jobbench.render.text.compare_output import save_markdown, show
 from jobbench.results.store import save_comparison
 from jobbench.verdict.comparison import compare_docs
-from jobbench.verdict.gate import GateConfig, call_exit, judge
+from jobbench.verdict.gate import call_exit, judge
 from jobbench.verdict.side_by_side import side_by_side
-
-
-@dataclass(frozen=True)
-class CompareRequest:
-    baseline: str
-    candidate: str
-    suite: str | None = None
-    reps: int | str | None = None  # None: the suite's; "auto": settle (gate's default)
-    max_reps: int = DEFAULT_MAX_REPS
-    budget_s: float = DEFAULT_BUDGET_S
-    lanes: int | str = AUTO  # rows side by side (core/run/lanes.py)
-    fmt: str = "table"
-    wide: bool = False
-    out: Path = Path("reports")
-    repo: Path | None = None
-    rerun: bool = False
-    gate: GateConfig = field(default_factory=GateConfig)
-    fail_on_regression: bool = False
-    markdown_file: Path | None = None
-    folder: Path = Path(".")
-    html: Path | None = None
-    pin_queue: bool = True
-    target: str = "fake"  # where sides that run now run: fake | sim (core/sim/target.py)
-    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
-    names: tuple[str | None, str | None] = (None, None)  # how the comment names A and B
 
 
 def compare_command(request: CompareRequest, progress: Progress) -> int:
@@ -87,13 +58,10 @@ def _compare(request: CompareRequest, progress: Progress) -> int:
 
 
 def checked(request: CompareRequest) -> Call:
-    """The request's flags checked, once, before anything is read or run: the call as core
-    takes it, its sides run on the simulator or the fake target (here, or on --cluster)."""
+    """The request's flags checked against each other, once, before anything is read or run
+    (each flag alone was checked as it was read): the call as core takes it, its sides run on
+    the simulator or the fake target (here, or on --cluster)."""
     check_cluster(request.cluster, request.target)
-    if request.fmt not in FORMATS:
-        raise UsageError(f"--format {request.fmt}: use one of {', '.join(FORMATS)}")
-    if request.target not in ("fake", "sim"):
-        raise UsageError(f"--target {request.target!r}: use fake or sim")
     request.gate.validate()
     for flag, path in (("--html", request.html), ("--markdown", request.markdown_file)):
         if path is not None:

@@ -6,77 +6,23 @@ the run table (or JSON) and the page, the jobs that ended badly judged against
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from jobbench.clients.bench_client import probe_server
 from jobbench.clients.endpoint import confirm_burst, live_endpoint, parse_submit_rate
-from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
+from jobbench.commands.requests.run import RunRequest
 from jobbench.core.run.loop import run_plans
-from jobbench.core.run.target import Plan, Target
+from jobbench.core.run.target_seam import Plan, Target
 from jobbench.core.scenario.build import build_scenario, live_scenario
-from jobbench.core.scenario.checks import (
-    REPS,
-    check_count,
-    check_label,
-    check_writable_file,
-    check_writable_folder,
-)
-from jobbench.core.scenario.config import LatencyFlags, RunConfig, check_fits, read_inputs
+from jobbench.core.scenario.checks import check_writable_file, check_writable_folder
+from jobbench.core.scenario.config import RunConfig, check_fits, read_inputs
 from jobbench.core.scenario.faults import queue_faults, worker_faults
 from jobbench.core.scenario.worker import worker_spec
-from jobbench.core.sim.target import SimTarget
+from jobbench.core.sim.sim_target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, UsageError
 from jobbench.render.text.progress import make_progress
-from jobbench.render.text.run_output import RUN_FORMATS, show_result
+from jobbench.render.text.run_output import show_result
 from jobbench.verdict.correctness import over_fail_limit
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """`jobbench run`'s flags, typed; raw strings (latencies, rates, the worker) are read here."""
-
-    workers: int = 4
-    slots: int | None = None  # None: not given (core/scenario/build.py resolve_slots)
-    burst: int = 1024
-    job_seconds: float = 0.5
-    take_ahead: int = 0
-    worker: str = "runpod"
-    policy: str | None = None
-    sdk: Path | None = None
-    python: str | None = None
-    input_json: str | None = None
-    inputs: Path | None = None
-    reps: int = 5
-    label: str = "run"
-    out: Path = Path("reports")
-    server: str | None = None
-    api_key: str | None = None
-    latency: LatencyFlags = field(default_factory=LatencyFlags)
-    seed: int | None = None
-    pin_queue: bool = True
-    events: bool = True
-    fmt: str = "table"  # table | json | a dashboard's (render/text/dashboard_formats.py)
-    quiet: bool = False
-    html: Path | None = None
-    endpoint: str | None = None
-    submit_rate: str | None = None
-    yes: bool = False
-    faults: tuple[str, ...] = ()  # --fault ROUTE:KIND:RATE
-    worker_faults: tuple[str, ...] = ()  # --worker-fault kill:AT[:wN] | pause:AT:FOR[:wN]
-    stall_after: float | None = None  # the watchdog's stall bound (core/fake/watchdog.py)
-    # The share of jobs that may end badly before the run exits 4. None allows none, unless
-    # faults are asked for: then there is no limit, since their failures are the measurement.
-    max_fail_ratio: float | None = None
-    target: str = "fake"  # fake | sim (--target); a live endpoint is --endpoint
-    # --load: an arrival profile (core/scenario/load_profiles.py); None: --burst
-    load: str | None = None
-    # --autoscale SPEC (core/scenario/fleet_spec.py); None: a fixed fleet
-    autoscale: str | None = None
-    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
-
-
-TARGETS = ("fake", "sim")
 
 
 def run_command(req: RunRequest) -> int:
@@ -103,17 +49,11 @@ def _run(req: RunRequest) -> int:
 
 
 def checked(req: RunRequest) -> float:
-    """The flags checked against each other once, before the plan reads them: the share of jobs
-    that may end badly (returned), the format, the cluster and the endpoint or server against
-    the target, and the output files."""
+    """The flags checked against each other once, before the plan reads them (each flag alone
+    was checked as it was read): the share of jobs that may end badly (returned), the cluster
+    and the endpoint or server against the target, and the output files."""
     limit = fail_limit(req)
-    if req.fmt not in RUN_FORMATS:
-        raise UsageError(f"--format {req.fmt}: use one of {', '.join(RUN_FORMATS)}")
     check_cluster(req.cluster, req.target, req.endpoint)
-    if req.target not in TARGETS:
-        raise UsageError(
-            f"--target {req.target!r}: use fake or sim (a live endpoint is --endpoint URL|ID)"
-        )
     given = {"--endpoint": req.endpoint, "--server": req.server, "--submit-rate": req.submit_rate}
     if req.target == "sim":
         for flag, value in given.items():
@@ -130,21 +70,19 @@ def checked(req: RunRequest) -> float:
 
 
 def fail_limit(req: RunRequest) -> float:
-    """--max-fail-ratio, checked; by default no job may end badly, unless faults are asked
-    for: then ending jobs badly is what is measured."""
+    """--max-fail-ratio; by default no job may end badly, unless faults are asked for: then
+    ending jobs badly is what is measured."""
     if req.max_fail_ratio is None:
         return 1.0 if req.faults or req.worker_faults else 0.0
-    if not 0.0 <= req.max_fail_ratio <= 1.0:
-        raise UsageError(f"--max-fail-ratio {req.max_fail_ratio:g}: use a fraction like 0.01")
     return req.max_fail_ratio
 
 
 def plan_run(req: RunRequest) -> Plan:
     """What runs and where: the scenario of the flags (the one builder: the fake queue's and the
-    simulator's, or a live endpoint's), --reps and --label checked once, on the simulator
-    (nothing to connect to, no processes: no memory bound on the fleet), a live endpoint (no
-    queue and no workers; a big burst at a real one is asked about first, since it costs
-    money) or the fake queue (embedded, or --server's, probed before anything runs)."""
+    simulator's, or a live endpoint's), on the simulator (nothing to connect to, no processes:
+    no memory bound on the fleet), a live endpoint (no queue and no workers; a big burst at a
+    real one is asked about first, since it costs money) or the fake queue (embedded, or
+    --server's, probed before anything runs)."""
     live = req.target == "fake" and bool(req.endpoint)
     if req.server:  # the fake queue's (checked): a bad URL, no queue there, a key it refuses
         probe_server(req.server, req.api_key)
@@ -174,8 +112,6 @@ def plan_run(req: RunRequest) -> Plan:
             autoscale=req.autoscale,
         )
     )
-    check_count(REPS, req.reps)
-    check_label(req.label)
     config = RunConfig(
         scenarios=(scenario,),
         reps=req.reps,
@@ -188,7 +124,7 @@ def plan_run(req: RunRequest) -> Plan:
     if req.target == "sim":
         target = SimTarget(seed=req.seed)
     elif live:
-        from jobbench.core.live.target import LiveTarget  # aiohttp: live only
+        from jobbench.core.live.live_target import LiveTarget  # aiohttp: live only
 
         assert req.endpoint is not None
         target = LiveTarget(

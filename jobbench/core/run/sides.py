@@ -14,7 +14,7 @@ from pathlib import Path
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.resolve import ResolvedSide, resolve
 from jobbench.core.run.settle import AUTO, Settler
-from jobbench.core.run.target import Plan, Progress, Target
+from jobbench.core.run.target_seam import Plan, Progress, Target
 from jobbench.core.scenario.checks import REPS, check_count
 from jobbench.core.scenario.config import RunConfig
 from jobbench.core.scenario.project import Project, Suite, apply_variant, load_project, pick_suite
