@@ -601,7 +601,7 @@ def case_env(case: Case, folder: Path, marker: str) -> dict[str, str]:
     return env
 
 
-STARTS = ("fake_queue", "model_worker", "runpod_entry", "locust", "h.py")  # what a run starts
+STARTS = ("fake_queue", "policy_worker", "runpod_entry", "locust", "h.py")  # what a run starts
 
 
 class Watcher(threading.Thread):

@@ -1,4 +1,4 @@
-"""What placing the workers on a Ray cluster costs a job (issue 39): the seed rows run with model
+"""What placing the workers on a Ray cluster costs a job: the seed rows run with model
 workers here and on a two-node Ray cluster on this machine (two raylets on 127.0.0.1, started by
 this script in a temp folder of its own), rep by rep interleaved (local, cluster, local, ...), the
 same seed each; per row the median of the row's metric on each side and the cluster's difference
@@ -35,7 +35,7 @@ from jobbench.core.scenario.project import SEED_ROWS
 from jobbench.measure.metrics import OUTLIER_FIGURES
 
 GCS_PORT = 6420
-TARGET = 0.01  # the issue's bound: a Ray-placed worker within 1 % of a local one
+TARGET = 0.01  # a Ray-placed worker within 1 % of a local one
 FAST = ["--worker", "model", "--seed", "7", "--quiet", "--json", "--no-events"]
 
 

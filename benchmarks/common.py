@@ -202,7 +202,7 @@ def system_busy_seconds() -> tuple[float, float]:
 class CpuMeter:
     """CPU used on the machine during a run, split into ours (the given pids) and others'.
 
-    The machine is shared: other sessions' tests can run while a benchmark does, and the figures
+    The machine is shared: other users' tests can run while a benchmark does, and the figures
     mean little without knowing how much CPU was left for it."""
 
     def __init__(self) -> None:

@@ -185,7 +185,7 @@ def kind_of(process: psutil.Process, parent_cmd: list[str]) -> str | None:
     text = " ".join(cmd)
     if "fake_queue" in text:
         return "queue"
-    if "model_worker" in text:
+    if "policy_worker" in text:
         return "worker"
     return "other"
 

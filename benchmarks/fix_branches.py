@@ -1,4 +1,4 @@
-"""The two SDK fixes of issue 38 as real runpod-python branches, each measured side by side with
+"""The two SDK fixes as real runpod-python branches, each measured side by side with
 its model worker and the simulator: is each model within 2 % of its branch on every seed row?
 (docs/fixes.md, "Real branches")
 
@@ -54,7 +54,7 @@ from jobbench.results.decision import Rule, weigh
 from jobbench.workers.policy_job_cache import fetch_count
 
 BASE_TAG = "v1.12.0"
-TOLERANCE = 0.02  # the issue's bound: a model within 2 % of its branch on every row
+TOLERANCE = 0.02  # a model within 2 % of its branch on every row
 SLOTS = 32  # the seed rows' slots (their concurrency_modifier); the job-cache check needs it
 TAKE_AHEAD = 32  # K, as the built-in `pr` variant
 AGAIN = "again"  # the folder of the A/A run's reports, beside `reports`
@@ -415,7 +415,7 @@ def build_branch(sdk: Path, branch: Branch) -> None:
             path.write_text(apply_edits(branch.name, file, path.read_text(), branch.edits))
         except EditMissing as exc:
             raise SystemExit(str(exc)) from None
-    git(sdk, "commit", "-q", "-am", f"{branch.name}: {branch.what} (jobbench issue 38)")
+    git(sdk, "commit", "-q", "-am", f"{branch.name}: {branch.what} (a jobbench fixes branch)")
 
 
 # ---- the runs -------------------------------------------------------------------------------

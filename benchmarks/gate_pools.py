@@ -28,10 +28,10 @@ from typing import Any
 
 from common import machine
 
-from jobbench.core.fake.target import FakeTarget
+from jobbench.core.real_workers.fake_target import FakeTarget
 from jobbench.core.run.lanes import parse_lanes
 from jobbench.core.run.loop import run_plans
-from jobbench.core.run.target import Plan
+from jobbench.core.run.target_seam import Plan
 from jobbench.core.scenario.config import RunConfig
 from jobbench.core.scenario.project import BUILTIN_SUITES, DEFAULT_SUITE
 from jobbench.render.text.plain_progress import PlainProgress

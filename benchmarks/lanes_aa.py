@@ -29,9 +29,9 @@ import numpy as np
 from common import machine
 from scipy.stats import bootstrap, fligner
 
-from jobbench.core.fake.target import FakeTarget
+from jobbench.core.real_workers.fake_target import FakeTarget
 from jobbench.core.run.loop import run_plans
-from jobbench.core.run.target import Plan
+from jobbench.core.run.target_seam import Plan
 from jobbench.core.scenario.config import RunConfig
 from jobbench.core.scenario.project import BUILTIN_SUITES, DEFAULT_SUITE
 from jobbench.render.text.plain_progress import PlainProgress

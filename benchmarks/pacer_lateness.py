@@ -1,9 +1,9 @@
-"""The open-loop driver's submission lateness (issue 16: p99 under 2 ms at 500 jobs/s): runs
+"""The open-loop driver's submission lateness (target: p99 under 2 ms at 500 jobs/s): runs
 `jobbench run --load rate:R/s:for:D` on the embedded fake queue with model workers, one rep a
-run, and reads each run's `arrivals` block (core/fake/submit_pacer.py): lateness p50/p99/max, jobs
-later than 2 ms, requests, the pacer thread's scheduling (fifo, nice or normal) and how busy
-the machine was during the rep. First, the machine's own floor: a bare thread sleeping until
-each due time at the same rate.
+run, and reads each run's `arrivals` block (core/real_workers/submit_pacer.py): lateness
+p50/p99/max, jobs later than 2 ms, requests, the pacer thread's scheduling (fifo, nice or normal)
+and how busy the machine was during the rep. First, the machine's own floor: a bare thread sleeping
+until each due time at the same rate.
 
     .venv/bin/python benchmarks/pacer_lateness.py                    # both fleets, 3 runs each
     .venv/bin/python benchmarks/pacer_lateness.py --rate 500 --runs 5 --fleets fast

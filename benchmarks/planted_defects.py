@@ -1,5 +1,5 @@
 """Planted defects in the real runpod SDK: does `jobbench gate` fail each one (exit 1) and pass a
-comment-only commit (exit 0)? (issue 35, docs/ci.md "Planted defects")
+comment-only commit (exit 0)? (docs/ci.md "Planted defects")
 
 It clones a runpod-python repository into a throwaway folder, makes a branch `base` at v1.12.0
 and one commit on top of it per defect a real pull request could bring, then gates each branch

@@ -18,10 +18,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fake_queue.queue.latency import Distribution, LatencyModel
-from jobbench.core.fake.target import FakeTarget
+from fake_queue.api import Distribution, LatencyModel
+from jobbench.core.real_workers.fake_target import FakeTarget
 from jobbench.core.run.loop import run_plans
-from jobbench.core.run.target import Plan
+from jobbench.core.run.target_seam import Plan
 from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.measure.analytic import expected_time_s
 from jobbench.render.text.plain_progress import PlainProgress

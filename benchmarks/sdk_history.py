@@ -1,5 +1,5 @@
-"""runpod-python's release history as a git repository, and `jobbench trend` over it (issue 37,
-docs/history.md "A real history: runpod-python's releases").
+"""runpod-python's release history as a git repository, and `jobbench trend` over it
+(docs/history.md "A real history: runpod-python's releases").
 
 It downloads the source distribution of every runpod release since --since from PyPI (pip, one
 `pip download` a release, kept in --out/sdists), commits each release's files in order into a

@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to import")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.root))
-    from fake_queue.queue.latency import Distribution, LatencyModel
+    from fake_queue.api import Distribution, LatencyModel
     from jobbench.core.scenario.config import Scenario
     from jobbench.core.scenario.worker import worker_spec
     from jobbench.core.sim.engine import simulate_rep

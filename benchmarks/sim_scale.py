@@ -1,5 +1,5 @@
 """Simulator scale: wall time and peak RSS of one `simulate_rep` (jobbench/core/sim/engine.py)
-against jobs and workers (issue 15: 1,000,000 jobs and 1,000 workers in under a minute and 2 GB).
+against jobs and workers (target: 1,000,000 jobs and 1,000 workers in under a minute and 2 GB).
 
 Each point is one rep in a fresh process of its own, so its peak RSS (getrusage ru_maxrss) is
 that rep's alone: W model workers x 32 slots drain a burst of J 0.5 s jobs at the reference
@@ -32,7 +32,7 @@ SLOTS, JOB_SECONDS = 32, 0.5
 def one_point(workers: int, jobs: int, policy: str) -> dict[str, Any]:
     """Run in the point's own process: one simulated rep, measured."""
     sys.path.insert(0, str(ROOT))
-    from fake_queue.queue.latency import Distribution, LatencyModel
+    from fake_queue.api import Distribution, LatencyModel
     from jobbench.core.scenario.config import Scenario
     from jobbench.core.scenario.worker import worker_spec
     from jobbench.core.sim.engine import simulate_rep

@@ -1,4 +1,4 @@
-"""Sweep speed (issue 15: "thousands of cells in seconds"): the wall time of the 2,000-cell
+"""Sweep speed (target: "thousands of cells in seconds"): the wall time of the 2,000-cell
 `jobbench sweep` of docs/performance.md at each burst, run as a user runs it (a process of its
 own, the pool of one process per CPU), checked against a target and, with --root, alternated
 with another checkout whose document must be the same, byte for byte.

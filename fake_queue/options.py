@@ -5,10 +5,11 @@ and `jobbench serve` hand their argv to the one parser built here (argparse) and
 texts are the queue's own, so jobbench's latency flags read LATENCY_HELP here (jobbench's CLI
 imports this module on every start: stdlib only, argparse ~4 ms).
 
-A bad value or a mistyped flag is told as jobbench tells its own (jobbench/cli/values.py and
-conventions.py, which this package cannot import; tests/unit/test_cli_conventions.py holds the
-two to the same words): a number that is not one says what to write (`--port 8e3: write a whole
-number, e.g. 8000`), a mistyped flag the flags most like it, closest first.
+A bad value or a mistyped flag is told as jobbench tells its own
+(jobbench/commands/requests/flag.py and cli/conventions.py, which this package cannot import;
+tests/unit/test_cli_conventions.py holds the two to the same words): a number that is not one
+says what to write (`--port 8e3: write a whole number, e.g. 8000`), a mistyped flag the flags
+most like it, closest first.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from fake_queue.http.http_util import (
     json_body,
 )
 from fake_queue.http.worker_routes import add_worker_routes
+from fake_queue.queue.autoscaled_fleet import Fleet, FleetSettings, FleetSettingsError
 from fake_queue.queue.faults import (
     ROUTES,
     RUNPOD_RATE_LIMITS,
@@ -30,7 +31,6 @@ from fake_queue.queue.faults import (
     RateLimiter,
     parse_fault,
 )
-from fake_queue.queue.fleet import Fleet, FleetSettings, FleetSettingsError
 from fake_queue.queue.job_queue import JobError, JobQueue
 from fake_queue.queue.latency import LatencyModel, LatencySampler, LatencySpecError
 from fake_queue.queue.watch import worker_view
@@ -276,9 +276,9 @@ async def bench_faults(request: web.Request) -> web.Response:
 
 
 async def bench_fleet(request: web.Request) -> web.Response:
-    """An autoscaled fleet (fake_queue.queue.fleet). PUT {"settings": {...}, "id_prefix", "seed"}:
-    the platform scales from now on (settings null: a fixed fleet again); GET ?since=SEQ: the
-    orders from SEQ on, each worker's state, whether the fleet is at rest, and now."""
+    """An autoscaled fleet (fake_queue.queue.autoscaled_fleet). PUT {"settings": {...}, "id_prefix",
+    "seed"}: the platform scales from now on (settings null: a fixed fleet again); GET ?since=SEQ:
+    the orders from SEQ on, each worker's state, whether the fleet is at rest, and now."""
     queue = request.app[QUEUE_KEY]
     if request.method in ("PUT", "POST"):
         body = await json_body(request)

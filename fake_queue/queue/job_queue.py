@@ -206,7 +206,7 @@ class JobQueue(TakeLife):
         RunPod's platform does, the worker is to be stopped and a fresh one started in its
         place. From now on it gets no job: its waiting takes and job-stop poll are answered now
         (an SDK told to exit waits for them), and its later takes wait, claiming nothing, until
-        the runner stops it (jobbench/core/fake/refresh_drive.py) and reports the fresh one
+        the runner stops it (jobbench/core/real_workers/refresh_drive.py) and reports the fresh one
         (`refreshed`). Logged once a worker's life: its later job-dones with `stopPod` ask for
         the same stop."""
         record = self.workers[worker]  # a job-done's worker was seen (`worked`)

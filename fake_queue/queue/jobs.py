@@ -59,7 +59,7 @@ class Take:
     answer_at_ns: int = 0
     gone: bool = False
     settled: bool = False
-    counted: bool = False  # its claim was told to the fleet (fake_queue.queue.fleet)
+    counted: bool = False  # its claim was told to the fleet (fake_queue.queue.autoscaled_fleet)
 
 
 @dataclass(slots=True)

@@ -14,9 +14,9 @@ from collections import Counter, deque
 from collections.abc import Callable
 
 from fake_queue.protocol import TIMED_OUT
+from fake_queue.queue.autoscaled_fleet import Fleet
 from fake_queue.queue.clock import MONOTONIC, Clock
 from fake_queue.queue.event_log import EventLog
-from fake_queue.queue.fleet import Fleet
 from fake_queue.queue.jobs import Event, Job, Take, WorkerSeen
 from fake_queue.queue.latency import LatencySampler
 
@@ -40,8 +40,8 @@ class QueueLedger:
         # Called as each job ends (after its `done` event): how an in-process reader learns
         # the instant a rep is over without a watcher per job.
         self.on_job_end: Callable[[], None] | None = None
-        # An autoscaled endpoint's platform (fake_queue.queue.fleet), told of each worker's work;
-        # None: a fixed fleet, which the queue knows only by the requests it makes.
+        # An autoscaled endpoint's platform (fake_queue.queue.autoscaled_fleet), told of each
+        # worker's work; None: a fixed fleet, which the queue knows only by the requests it makes.
         self.fleet: Fleet | None = None
         self._job_ids = itertools.count(1)
         self._take_ids = itertools.count(1)

@@ -1,5 +1,5 @@
-"""The scaler rules an autoscaled fleet (fleet.py) follows: RunPod's two scaler types, queue
-delay and request count (runpod-protocol.md section 6), one class each, and the registry that
+"""The scaler rules an autoscaled fleet (autoscaled_fleet.py) follows: RunPod's two scaler types,
+queue delay and request count (runpod-protocol.md section 6), one class each, and the registry that
 maps the name a flag, a TOML file, the event log or a result spells to its rule.
 
 A rule holds all that differs between scalers: its name and short label, what value it takes,

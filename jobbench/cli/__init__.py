@@ -19,7 +19,7 @@ from jobbench.cli.conventions import (
 from jobbench.errors import EXIT_USAGE, Interrupted, JobbenchError
 
 # Each module registers its commands on `app`, in this order: the order `jobbench --help` lists.
-COMMAND_MODULES = ("run", "sweep", "queue", "compare", "report", "history", "trend", "locust")
+COMMAND_MODULES = ("run", "sweep", "queue", "compare", "report", "trend", "locust")
 for _module in COMMAND_MODULES:
     importlib.import_module(f"jobbench.cli.{_module}")
 

@@ -17,8 +17,6 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from jobbench.cli.values import BadValue
-
 try:  # Typer 0.2x carries its own Click, whose exceptions these are
     from typer._click import exceptions as click_errors
 except ImportError:  # pragma: no cover - an older Typer runs on the click package
@@ -33,6 +31,15 @@ NO_ARGS_IS_HELP: tuple[type[Exception], ...] = tuple(
 
 class Told(UsageError):
     """A usage error whose message is the whole line already, the fix included."""
+
+
+class BadValue(click_errors.BadParameter):
+    """A flag's text that is not what the flag takes (a reader's ValueError, cli/flags.py):
+    the line names the flag and the text before the fix."""
+
+    def __init__(self, text: str, fix: str) -> None:
+        super().__init__(fix)
+        self.text = text
 
 
 class Command(TyperCommand):

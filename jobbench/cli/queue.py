@@ -3,24 +3,12 @@ elsewhere, until Ctrl-C."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
 from fake_queue.options import DESCRIPTION
-from jobbench.cli.app import (
-    Opt,
-    Policy,
-    Python,
-    Sdk,
-    Slots,
-    TakeAhead,
-    Worker,
-    Workers,
-    app,
-    exit_with,
-    fail,
-)
+from jobbench.cli.app import app, exit_with, fail
+from jobbench.cli.flags import takes
+from jobbench.commands.requests.workers import WorkersFlags
 from jobbench.errors import UsageError
 
 
@@ -43,32 +31,9 @@ def serve(ctx: typer.Context) -> None:
 
 
 @app.command()
-def workers(
-    server: Annotated[
-        str, Opt(metavar="URL", help="the fake queue's URL, e.g. http://10.0.0.5:8000")
-    ],
-    workers: Workers = 4,
-    slots: Slots = None,
-    take_ahead: TakeAhead = 0,
-    worker: Worker = "runpod",
-    policy: Policy = None,
-    sdk: Sdk = None,
-    python: Python = None,
-    api_key: Annotated[
-        str | None, Opt(metavar="KEY", help="key the queue was started with")
-    ] = None,
-    name: Annotated[
-        str | None, Opt(metavar="PREFIX", help="worker id prefix (default HOST-PID)")
-    ] = None,
-) -> None:
+@takes(WorkersFlags)
+def workers(flags: WorkersFlags) -> int:
     """Run N workers polling a fake queue that runs elsewhere, until Ctrl-C."""
-    from jobbench.commands.workers import WorkersRequest, workers_command
-    from jobbench.core.scenario.build import resolve_slots
-    from jobbench.core.scenario.worker import worker_spec
+    from jobbench.commands.workers import workers_command
 
-    def command() -> int:
-        spec = worker_spec(worker, policy, take_ahead, sdk, python)
-        slots_ = resolve_slots(slots, spec)
-        return workers_command(WorkersRequest(server, workers, slots_, spec, api_key, name))
-
-    exit_with(command)
+    return workers_command(flags.request())

@@ -1,35 +1,25 @@
-"""`jobbench report`: flags -> ReportRequest."""
+"""`jobbench report` and `jobbench history`: flags -> ReportRequest, HistoryRequest."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
-import typer
-
-from jobbench.cli.app import (
-    Opt,
-    app,
-    exit_with,
-)
-from jobbench.cli.values import whole
+from jobbench.cli.app import app
+from jobbench.cli.flags import takes
+from jobbench.commands.requests.report import HistoryRequest, ReportRequest
 
 
 @app.command()
-def report(
-    name: Annotated[
-        str, typer.Argument(metavar="NAME", help="saved label, result file or A-vs-B.json")
-    ],
-    html: Annotated[Path, Opt(metavar="FILE", help="the HTML file to write")],
-    rep: Annotated[
-        int | None, Opt(metavar="N", parser=whole(1), help="rep to plot (default: the last)")
-    ] = None,
-    out: Annotated[Path, Opt("--out", "-o", metavar="DIR", help="folder of saved labels")] = Path(
-        "reports"
-    ),
-    open_browser: Annotated[bool, Opt("--open", help="open it in the web browser")] = False,
-) -> None:
+@takes(ReportRequest)
+def report(request: ReportRequest) -> int:
     """Write a self-contained HTML report: tables and plots of where the time goes."""
-    from jobbench.commands.report import ReportRequest, report_command
+    from jobbench.commands.report import report_command
 
-    exit_with(lambda: report_command(ReportRequest(name, html, out, rep, open_browser)))
+    return report_command(request)
+
+
+@app.command()
+@takes(HistoryRequest)
+def history(request: HistoryRequest) -> int:
+    """List saved runs, newest first, with the LABEL~N names compare, gate and report take."""
+    from jobbench.commands.history import history_command
+
+    return history_command(request)

@@ -131,7 +131,8 @@ class BenchClient:
     def set_fleet(
         self, settings: dict[str, Any] | None, id_prefix: str = "w", seed: int | None = None
     ) -> None:
-        """An autoscaled fleet from now on (fake_queue/queue/fleet.py); None: a fixed one again."""
+        """An autoscaled fleet from now on (fake_queue/queue/autoscaled_fleet.py); None: a fixed
+        one again."""
         self._call("PUT", "/fleet", {"settings": settings, "id_prefix": id_prefix, "seed": seed})
 
     def fleet(self, since: int = 0) -> dict[str, Any]:

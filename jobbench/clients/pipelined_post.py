@@ -1,7 +1,7 @@
 """POSTs written back to back on one kept-alive connection (HTTP/1.1 pipelining): a slow answer
-never delays the next request. The open-loop driver's sender (core/fake/submit_pacer.py): it writes
-each submission when it is due and, while it waits for the next one, reads the queue's answers
-(in order) as they come, in the same thread: no second thread to share the GIL with, so the
+never delays the next request. The open-loop driver's sender (core/real_workers/submit_pacer.py): it
+writes each submission when it is due and, while it waits for the next one, reads the queue's
+answers (in order) as they come, in the same thread: no second thread to share the GIL with, so the
 wait for the next submission ends on time (select's timeout is in microseconds)."""
 
 from __future__ import annotations

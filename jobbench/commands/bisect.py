@@ -7,36 +7,30 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
-from jobbench.core.fake.target import FakeTarget
-from jobbench.core.history.bisect import Bisection, run_bisect
-from jobbench.core.history.commits import commits_between
-from jobbench.core.history.setup import SetupRequest, make_setup
-from jobbench.core.history.step import Stepper
-from jobbench.core.history.store import CommitStore, Machine
-from jobbench.core.run.settle import DEFAULT_MAX_REPS
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
+from jobbench.commands.requests.trend import BisectRequest
 from jobbench.core.scenario.checks import REPS, check_count
+from jobbench.core.sdk_history.bisect_search import Bisection, run_bisect
+from jobbench.core.sdk_history.commit_results import CommitStore, Machine
+from jobbench.core.sdk_history.commits import commits_between
+from jobbench.core.sdk_history.setup import make_setup
+from jobbench.core.sdk_history.step import Stepper
 from jobbench.errors import EXIT_USAGE, INTERRUPTED, Interrupted, UsageError
 from jobbench.render.text.progress import make_progress
-from jobbench.render.words import trend as words
-from jobbench.results.gate import GateConfig
-
-
-@dataclass(frozen=True)
-class BisectRequest:
-    good: str
-    bad: str
-    setup: SetupRequest
-    gate: GateConfig = field(default_factory=GateConfig)
-    max_reps: int = DEFAULT_MAX_REPS
-    budget_s: float = 3 * 3600.0
-    json_out: bool = False
-    quiet: bool = False
+from jobbench.render.words import commit_changes as words
 
 
 def bisect_command(request: BisectRequest) -> int:
+    try:
+        return _bisect(request)
+    finally:
+        leave_cluster()
+
+
+def _bisect(request: BisectRequest) -> int:
+    check_cluster(request.cluster, "fake")
     gate = request.gate.validate()
     setup = make_setup(request.setup)
     check_count(REPS, request.max_reps)
@@ -53,7 +47,7 @@ def bisect_command(request: BisectRequest) -> int:
         request.max_reps,
         CommitStore.scan(setup.out, Machine.here()),
         progress,
-        FakeTarget(pin_queue=setup.pin_queue),
+        fake_target(request.cluster, pin_queue=setup.pin_queue),
     )
     try:
         found = run_bisect(stepper, commits, request.budget_s, progress.message)

@@ -1,27 +1,19 @@
 """`--cluster ADDRESS` for the commands that run the fake target (run, compare, gate): the
-connection to the Ray cluster and the FakeTarget whose workers it places (issue 39). A helper of
+connection to the Ray cluster and the FakeTarget whose workers it places. A helper of
 the command modules, not a command: Ray itself is imported by procs/ alone, and only once
 --cluster is given."""
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 
-from jobbench.core.fake.target import FakeTarget
+from jobbench.commands.requests.shared import ClusterRequest
+from jobbench.core.real_workers.fake_target import FakeTarget
 from jobbench.errors import UsageError
 from jobbench.procs.ray_cluster import connect, disconnect
 from jobbench.workers.kinds import WORKER_HOME, WORKER_TMP
 
 DEFAULT_WORKER_CPUS = 1.0
-
-
-@dataclass(frozen=True)
-class ClusterRequest:
-    """--cluster and --worker-cpus as given (None: no cluster; the workers run here)."""
-
-    address: str | None = None
-    worker_cpus: float | None = None
 
 
 def check_cluster(request: ClusterRequest, target: str, endpoint: str | None = None) -> None:
@@ -35,8 +27,6 @@ def check_cluster(request: ClusterRequest, target: str, endpoint: str | None = N
             f"--cluster {request.address}: places the fake target's worker processes on the "
             "cluster; drop --target sim / --endpoint, or --cluster"
         )
-    if request.worker_cpus is not None and request.worker_cpus <= 0:
-        raise UsageError(f"--worker-cpus {request.worker_cpus:g}: use a number above 0, like 1")
 
 
 def fake_target(

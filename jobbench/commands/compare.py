@@ -8,14 +8,15 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
+from jobbench.commands.requests.compare import CompareRequest
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.resolve import ResolvedSide, resolve
-from jobbench.core.run.settle import AUTO, DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, Settler
-from jobbench.core.run.target import Plan, Progress
+from jobbench.core.run.settle import AUTO, Settler
+from jobbench.core.run.target_seam import Plan, Progress
 from jobbench.core.scenario.checks import (
     REPS,
     check_count,
@@ -30,41 +31,16 @@ from jobbench.core.scenario.project import (
     load_project,
     pick_suite,
 )
-from jobbench.core.sim.target import SimTarget
+from jobbench.core.sim.sim_target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_FAILED, UsageError
-from jobbench.render import FORMATS, renderer
+from jobbench.render import renderer
 from jobbench.render.text.side_by_side_text import render_side_by_side
 from jobbench.results.compare import compare_docs
-from jobbench.results.gate import GateConfig, judge
+from jobbench.results.gate import judge
 from jobbench.results.model import Comparison, Params, Result, Row
 from jobbench.results.pairing import Named, match_scenarios
 from jobbench.results.side_by_side import SideBySide, side_by_side
 from jobbench.results.store import result_path, safe_label, save_document
-
-
-@dataclass(frozen=True)
-class CompareRequest:
-    baseline: str
-    candidate: str
-    suite: str | None = None
-    reps: int | str | None = None  # None: the suite's; "auto": settle (gate's default)
-    max_reps: int = DEFAULT_MAX_REPS
-    budget_s: float = DEFAULT_BUDGET_S
-    lanes: int | str = AUTO  # rows side by side (core/run/lanes.py)
-    fmt: str = "table"
-    wide: bool = False
-    out: Path = Path("reports")
-    repo: Path | None = None
-    rerun: bool = False
-    gate: GateConfig = field(default_factory=GateConfig)
-    fail_on_regression: bool = False
-    markdown_file: Path | None = None
-    folder: Path = Path(".")
-    html: Path | None = None
-    pin_queue: bool = True
-    target: str = "fake"  # where sides that run now run: fake | sim (core/sim/target.py)
-    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
-    names: tuple[str | None, str | None] = (None, None)  # how the comment names A and B
 
 
 def pick_reps(request: CompareRequest, suite: Suite) -> tuple[int, bool]:
@@ -220,10 +196,6 @@ def compare_command(request: CompareRequest, progress: Progress) -> int:
 def _compare(request: CompareRequest, progress: Progress) -> int:
     began = time.monotonic()
     check_cluster(request.cluster, request.target)
-    if request.fmt not in FORMATS:
-        raise UsageError(f"--format {request.fmt}: use one of {', '.join(FORMATS)}")
-    if request.target not in ("fake", "sim"):
-        raise UsageError(f"--target {request.target!r}: use fake or sim")
     request.gate.validate()
     for flag, path in (("--html", request.html), ("--markdown", request.markdown_file)):
         if path is not None:

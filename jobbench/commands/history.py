@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from jobbench.commands.requests.report import HistoryRequest
 from jobbench.errors import EXIT_OK, ResultsError, UsageError
-from jobbench.render.text.history import SavedRun, render_history
+from jobbench.render.text.history_text import SavedRun, render_history
 from jobbench.results.history import parse_ref, saved_labels, saved_refs
 from jobbench.results.model import READABLE_COMPARISON_SCHEMAS
 from jobbench.results.store import load_json, parse_result, result_path, safe_label
-
-
-@dataclass(frozen=True)
-class HistoryRequest:
-    label: str | None = None  # None: every label saved in `out`
-    out: Path = Path("reports")
 
 
 def history_command(request: HistoryRequest) -> int:

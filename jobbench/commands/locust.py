@@ -7,63 +7,26 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import math
 import os
-import re
 import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-from fake_queue.queue.latency import LatencyModel
-from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.locust_stats import JobStats, job_stats, read_stats
-from jobbench.core.fake.target import FakeSession, make_workdir
-from jobbench.core.scenario.build import build_scenario
-from jobbench.core.scenario.checks import PAYLOAD_BYTES, check_count, check_positive_int
-from jobbench.core.scenario.config import Scenario, check_fits
+from jobbench.commands.requests.locust import LocustRequest
+from jobbench.core.real_workers.fake_target import FakeSession, make_workdir
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, RunFailed, UsageError, name_kept_logs
 from jobbench.procs.groups import signal_group
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import popen_own_group, stop_group
 from jobbench.render.text.plain_progress import PlainProgress
-from jobbench.workers.spec import WorkerSpec
 
 LOCUSTFILE = Path(__file__).parents[1] / "clients" / "locustfile.py"  # Locust runs it
 POLL_S = 0.25
 SHUTDOWN_GRACE_S = 20.0  # Locust writes its reports on the way out
 STOP_GRACE_S = 5.0
-
-
-@dataclass(frozen=True)
-class LocustRequest:
-    target: Endpoint | None  # None: the embedded fake queue with `scenario`'s workers
-    scenario: Scenario
-    headless: bool = False
-    users: int = 10
-    spawn_rate: float = 10.0
-    run_time: str | None = None
-    json_file: Path | None = None
-    csv: str | None = None
-    html: Path | None = None
-    web_host: str = "127.0.0.1"
-    web_port: int = 8089
-    master: bool = False
-    locust_worker: bool = False
-    processes: int | None = None
-    max_fail_ratio: float = 0.01
-    payload_bytes: int = 0
-    inputs_file: Path | None = None
-    input_json: str | None = None
-    seed: int | None = None
-    extra: tuple[str, ...] = ()
-
-    @property
-    def is_locust_worker(self) -> bool:
-        """A Locust worker node gets its host and users from the master: no queue here."""
-        return self.locust_worker or "--worker" in self.extra
 
 
 def locust_argv(req: LocustRequest, host: str | None, json_base: Path) -> list[str]:
@@ -117,26 +80,6 @@ def json_paths(req: LocustRequest, tmp: Path) -> tuple[Path, Path]:
     return written.with_suffix(""), written
 
 
-RUN_TIME = re.compile(r"\d+|(?=\d)(\d+h)?(\d+m)?(\d+s)?")  # Locust's: 20, 20s, 3m, 1h20m
-
-
-def check_locust_flags(req: LocustRequest) -> None:
-    """The flags passed on to Locust, before the queue and workers start: Locust would refuse
-    them only once they run, with an exit code of its own."""
-    if not 0.0 <= req.max_fail_ratio <= 1.0:
-        raise UsageError(f"--max-fail-ratio {req.max_fail_ratio}: use a fraction like 0.01")
-    check_positive_int("--users", req.users)
-    if not (math.isfinite(req.spawn_rate) and req.spawn_rate > 0):
-        raise UsageError(f"--spawn-rate {req.spawn_rate}: use users started per second > 0")
-    if not 1 <= req.web_port <= 65535:
-        raise UsageError(f"--web-port {req.web_port}: use a port from 1 to 65535, e.g. 8089")
-    if req.processes is not None and req.processes != -1 and req.processes < 1:
-        raise UsageError(f"--processes {req.processes}: use 1 or more, or -1 (one per CPU)")
-    check_count(PAYLOAD_BYTES, req.payload_bytes)
-    if req.run_time is not None and not RUN_TIME.fullmatch(req.run_time):
-        raise UsageError(f"--run-time {req.run_time!r}: write e.g. 30s, 5m or 1h30m")
-
-
 def require_locust() -> None:
     """Locust is an extra (it brings flask, gevent and pyzmq): say which, before anything starts.
     `python -m locust` runs with this interpreter and environment, so finding it here is enough."""
@@ -148,7 +91,6 @@ def locust_command(req: LocustRequest) -> int:
     """Locust's run judged by its JOB rows; Ctrl-C or SIGTERM is passed on to Locust, which
     writes its reports, then everything is stopped and the interrupt raised (exit 130)."""
     require_locust()
-    check_locust_flags(req)
     with sigterm_as_interrupt(), tempfile.TemporaryDirectory(prefix="jobbench-locust-") as tmp:
         json_base, json_written = json_paths(req, Path(tmp))
         json_written.unlink(missing_ok=True)  # never judge a previous run's stats
@@ -249,19 +191,3 @@ def say_job_stats(json_file: Path) -> JobStats:
     stats = job_stats(read_stats(json_file))
     print(f"JOB: {stats.describe()}", file=sys.stderr, flush=True)
     return stats
-
-
-def fleet_scenario(
-    workers: int, slots: int | None, job_seconds: float, spec: WorkerSpec, latency: LatencyModel
-) -> Scenario:
-    """The embedded queue's workers and latency model, built and checked as `run`'s are (Locust
-    submits the jobs: the scenario's burst is one)."""
-    scenario = build_scenario(
-        workers=workers,
-        slots=slots,
-        burst=1,
-        job_seconds=job_seconds,
-        worker=spec,
-        latency=latency,
-    )
-    return check_fits(scenario)

@@ -11,23 +11,14 @@ from __future__ import annotations
 
 import sys
 import webbrowser
-from dataclasses import dataclass
 from pathlib import Path
 
+from jobbench.commands.requests.report import ReportRequest
 from jobbench.core.scenario.checks import check_writable_file
 from jobbench.errors import EXIT_OK
 from jobbench.render.page.report_page import comparison_sides, write_report
 from jobbench.results.model import READABLE_COMPARISON_SCHEMAS, Result
 from jobbench.results.store import find_result, load_json, parse_comparison, parse_result
-
-
-@dataclass(frozen=True)
-class ReportRequest:
-    name: str
-    html: Path
-    out: Path = Path("reports")
-    rep: int | None = None  # None: the last rep of each scenario
-    open_browser: bool = False
 
 
 def report_command(request: ReportRequest) -> int:

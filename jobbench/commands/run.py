@@ -4,87 +4,25 @@ one run loop -> the run table (or JSON) -> exit code."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from jobbench.clients.bench_client import probe_server
 from jobbench.clients.endpoint import confirm_burst, live_endpoint, parse_submit_rate
-from jobbench.commands.cluster import ClusterRequest, check_cluster, fake_target, leave_cluster
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
+from jobbench.commands.requests.run import RunRequest
 from jobbench.core.run.loop import run_plans
-from jobbench.core.run.target import Plan, Target
+from jobbench.core.run.target_seam import Plan, Target
 from jobbench.core.scenario.build import build_scenario
-from jobbench.core.scenario.checks import (
-    REPS,
-    check_count,
-    check_label,
-    check_writable_file,
-    check_writable_folder,
-)
-from jobbench.core.scenario.config import (
-    LatencyFlags,
-    RunConfig,
-    Scenario,
-    check_fits,
-    read_inputs,
-)
+from jobbench.core.scenario.checks import check_writable_file, check_writable_folder
+from jobbench.core.scenario.config import RunConfig, Scenario, check_fits, read_inputs
 from jobbench.core.scenario.faults import queue_faults, worker_faults
 from jobbench.core.scenario.worker import worker_spec
-from jobbench.core.sim.target import SimTarget
+from jobbench.core.sim.sim_target import SimTarget
 from jobbench.errors import EXIT_OK, EXIT_RUN_FAILED, UsageError
 from jobbench.render.text import dashboard_formats
 from jobbench.render.text.progress import make_progress, stdout_console
 from jobbench.results.correctness import bad_jobs, describe, side_outcomes
 from jobbench.results.model import Result
 from jobbench.results.store import print_json
-
-RUN_FORMATS = ("table", "json", *dashboard_formats.FORMATS)
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """`jobbench run`'s flags, typed; raw strings (latencies, rates, the worker) are read here."""
-
-    workers: int = 4
-    slots: int | None = None  # None: not given (core/scenario/build.py resolve_slots)
-    burst: int = 1024
-    job_seconds: float = 0.5
-    take_ahead: int = 0
-    worker: str = "runpod"
-    policy: str | None = None
-    sdk: Path | None = None
-    python: str | None = None
-    input_json: str | None = None
-    inputs: Path | None = None
-    reps: int = 5
-    label: str = "run"
-    out: Path = Path("reports")
-    server: str | None = None
-    api_key: str | None = None
-    latency: LatencyFlags = field(default_factory=LatencyFlags)
-    seed: int | None = None
-    pin_queue: bool = True
-    events: bool = True
-    fmt: str = "table"  # table | json | a dashboard's (render/text/dashboard_formats.py)
-    quiet: bool = False
-    html: Path | None = None
-    endpoint: str | None = None
-    submit_rate: str | None = None
-    yes: bool = False
-    faults: tuple[str, ...] = ()  # --fault ROUTE:KIND:RATE
-    worker_faults: tuple[str, ...] = ()  # --worker-fault kill:AT[:wN] | pause:AT:FOR[:wN]
-    stall_after: float | None = None  # the watchdog's stall bound (core/fake/watchdog.py)
-    # The share of jobs that may end badly before the run exits 4. None allows none, unless
-    # faults are asked for: then there is no limit, since their failures are the measurement.
-    max_fail_ratio: float | None = None
-    target: str = "fake"  # fake | sim (--target); a live endpoint is --endpoint
-    # --load: an arrival profile (core/scenario/load_profiles.py); None: --burst
-    load: str | None = None
-    # --autoscale SPEC (core/scenario/fleet_spec.py); None: a fixed fleet
-    autoscale: str | None = None
-    cluster: ClusterRequest = field(default_factory=ClusterRequest)  # --cluster, --worker-cpus
-
-
-TARGETS = ("fake", "sim")
 
 
 def run_command(req: RunRequest) -> int:
@@ -96,8 +34,6 @@ def run_command(req: RunRequest) -> int:
 
 def _run(req: RunRequest) -> int:
     limit = fail_limit(req)
-    if req.fmt not in RUN_FORMATS:
-        raise UsageError(f"--format {req.fmt}: use one of {', '.join(RUN_FORMATS)}")
     check_cluster(req.cluster, req.target, req.endpoint)
     plan = pick_plan(req)
     if req.html is not None:
@@ -120,12 +56,10 @@ def _run(req: RunRequest) -> int:
 
 
 def fail_limit(req: RunRequest) -> float:
-    """--max-fail-ratio, checked; by default no job may end badly, unless faults are asked
-    for: then ending jobs badly is what is measured."""
+    """--max-fail-ratio; by default no job may end badly, unless faults are asked for: then
+    ending jobs badly is what is measured."""
     if req.max_fail_ratio is None:
         return 1.0 if req.faults or req.worker_faults else 0.0
-    if not 0.0 <= req.max_fail_ratio <= 1.0:
-        raise UsageError(f"--max-fail-ratio {req.max_fail_ratio:g}: use a fraction like 0.01")
     return req.max_fail_ratio
 
 
@@ -144,10 +78,6 @@ def judge_failures(doc: Result, limit: float) -> int:
 
 
 def pick_plan(req: RunRequest) -> Plan:
-    if req.target not in TARGETS:
-        raise UsageError(
-            f"--target {req.target!r}: use fake or sim (a live endpoint is --endpoint URL|ID)"
-        )
     if req.target == "sim":
         return sim_plan(req)
     return live_plan(req) if req.endpoint else fake_plan(req)
@@ -199,7 +129,7 @@ def queue_scenario(req: RunRequest) -> Scenario:
 def live_plan(req: RunRequest) -> Plan:
     """No queue and no workers: bursts or arrival profiles at the endpoint; a big one at a real
     endpoint is asked about first, since it costs money."""
-    from jobbench.core.live.target import LiveTarget, live_scenario_name  # aiohttp: live only
+    from jobbench.core.live.live_target import LiveTarget, live_scenario_name  # aiohttp: live only
 
     if req.server:
         raise UsageError("--server and --endpoint: give one (a fake queue URL or a live endpoint)")
@@ -236,9 +166,7 @@ def live_plan(req: RunRequest) -> Plan:
 
 
 def _config(req: RunRequest, scenario: Scenario) -> RunConfig:
-    """The run of `scenario`, whichever the target: --reps and --label checked here, once."""
-    check_count(REPS, req.reps)
-    check_label(req.label)
+    """The run of `scenario`, whichever the target."""
     return RunConfig(
         scenarios=(scenario,),
         reps=req.reps,

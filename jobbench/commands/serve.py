@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from fake_queue.command import serve
+from fake_queue.api import serve
 from fake_queue.options import ServeOptions
 from jobbench.errors import EXIT_OK, Interrupted
 

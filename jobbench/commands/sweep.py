@@ -6,15 +6,14 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jobbench.commands.requests.sweep import SweepRequest
 from jobbench.core.scenario.checks import (
     BURST,
     REPS,
     check_count,
-    check_label,
     check_writable_file,
     check_writable_folder,
     toml_terms,
@@ -30,7 +29,7 @@ from jobbench.core.sweep.grid import (
     seconds_axis,
     whole_axis,
 )
-from jobbench.core.sweep.project import sweep_table
+from jobbench.core.sweep.sweep_tables import sweep_table
 from jobbench.errors import EXIT_OK, UsageError
 from jobbench.procs.signals import interrupts_deferred
 from jobbench.render.text.progress import make_progress
@@ -64,37 +63,6 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class SweepRequest:
-    """`jobbench sweep`'s flags, typed; each axis as written (a list or a range). None: not
-    given, so the [sweeps.NAME] table's key or DEFAULTS."""
-
-    name: str | None = None  # a [sweeps.NAME] table of jobbench.toml
-    workers: str | None = None
-    slots: str | None = None
-    take_ahead: str | None = None
-    job_seconds: str | None = None
-    take_latency: tuple[str, ...] | None = None
-    wake_latency: tuple[str, ...] | None = None
-    load: tuple[str, ...] | None = None
-    autoscale: tuple[str, ...] | None = None
-    policy: str | None = None
-    burst: int | None = None
-    hold: str | None = None
-    done_latency: str | None = None
-    reps: int | None = None
-    seed: int | None = None
-    processes: int | None = None  # None: one per CPU
-    cluster: str | None = None  # a Ray cluster's address: the cells run there as tasks
-    label: str = "sweep"
-    out: Path = Path("reports")
-    html: Path | None = None
-    x: str = "workers"
-    y: str = "slots"
-    color: str = "time-to-p99"
-    quiet: bool = False
-
-
 def sweep_command(req: SweepRequest) -> int:
     values, where, from_table = settings(req)
     with toml_terms(where) if from_table else nullcontext():  # the table's values, first
@@ -109,19 +77,18 @@ def sweep_command(req: SweepRequest) -> int:
         raise UsageError(f"--x {req.x} and --y {req.y}: choose two different axes")
     reps, seed = values["reps"], values["seed"]
     check_count(REPS, reps)
-    if req.processes is not None and req.processes < 1:
-        raise UsageError(f"--processes {req.processes}: use 1 or more (default: one per CPU)")
     if req.processes is not None and req.cluster is not None:
         raise UsageError(
             f"--processes {req.processes} with --cluster: the cluster's CPUs run the cells; "
             "leave out --processes"
         )
-    check_label(req.label)
     if req.html is not None:
         check_writable_file(req.html, "--html")
     check_writable_folder(req.out, "--out")
     cells = grid_cells(grid)
-    from jobbench.core.sweep.run import run_sweep  # the simulator: only once the flags are good
+    from jobbench.core.sweep.sweep_run import (
+        run_sweep,  # the simulator: only once the flags are good
+    )
 
     processes = req.processes or os.cpu_count() or 1
     if req.cluster is None:
@@ -147,7 +114,7 @@ def _cluster_sweep(
     """The sweep with its cells as tasks on the cluster at `address`; this process leaves the
     cluster however the sweep ends, and an interrupted one saves nothing (its tasks are
     cancelled: procs/ray_tasks.py)."""
-    from jobbench.core.sweep.run import run_sweep
+    from jobbench.core.sweep.sweep_run import run_sweep
     from jobbench.procs.ray_cluster import connect, disconnect
 
     try:

@@ -7,14 +7,15 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobbench.core.history.commits import range_commits
-from jobbench.core.history.setup import Setup, SetupRequest, make_setup
-from jobbench.core.history.trend_run import TrendRun, run_trend
+from jobbench.commands.cluster import check_cluster, fake_target, leave_cluster
+from jobbench.commands.requests.trend import TrendRequest
 from jobbench.core.scenario.checks import check_writable_file
+from jobbench.core.sdk_history.commits import range_commits
+from jobbench.core.sdk_history.setup import Setup, make_setup
+from jobbench.core.sdk_history.trend_run import TrendRun, run_trend
 from jobbench.errors import (
     EXIT_INCONCLUSIVE,
     EXIT_OK,
@@ -26,7 +27,7 @@ from jobbench.errors import (
 from jobbench.render.text import dashboard_formats
 from jobbench.render.text.progress import make_progress
 from jobbench.render.text.trend_text import render_points
-from jobbench.render.words.trend import point_line
+from jobbench.render.words.commit_changes import point_line
 from jobbench.results.compare import gated_metric
 from jobbench.results.gate import GateConfig
 from jobbench.results.history import archive, saved_runs
@@ -34,27 +35,16 @@ from jobbench.results.store import safe_label, write_json
 from jobbench.results.trend import ChangePoint, Series, change_points, document, series_of
 
 
-@dataclass(frozen=True)
-class TrendRequest:
-    revrange: str
-    setup: SetupRequest
-    tags: bool = False
-    every: int = 1
-    gate: GateConfig = field(default_factory=GateConfig)  # the metric and the size floor
-    budget_s: float = 12 * 3600.0
-    html: Path | None = None
-    fmt: str = "table"  # table | json | a dashboard's (render/text/dashboard_formats.py)
-    fail_on_change: bool = False
-    quiet: bool = False
-
-
-TREND_FORMATS = ("table", "json", *dashboard_formats.FORMATS)
-
-
 def trend_command(request: TrendRequest) -> int:
+    try:
+        return _trend(request)
+    finally:
+        leave_cluster()
+
+
+def _trend(request: TrendRequest) -> int:
+    check_cluster(request.cluster, "fake")
     request.gate.validate()
-    if request.fmt not in TREND_FORMATS:
-        raise UsageError(f"--format {request.fmt}: use one of {', '.join(TREND_FORMATS)}")
     if request.html is not None:
         check_writable_file(request.html, "--html")
     setup = make_setup(request.setup)
@@ -65,8 +55,14 @@ def trend_command(request: TrendRequest) -> int:
             "(START..END, without --tags or a large --every)"
         )
     _, progress = make_progress(request.quiet)
+    # On a cluster the pairs of commits spread over its nodes; here they take turns.
+    target = (
+        None
+        if request.cluster.address is None
+        else fake_target(request.cluster, pin_queue=setup.pin_queue)
+    )
     try:
-        trend = run_trend(setup, commits, progress, request.budget_s)
+        trend = run_trend(setup, commits, progress, request.budget_s, target)
     except (Interrupted, KeyboardInterrupt) as exc:  # a run's, or Ctrl-C between runs
         raise Interrupted(
             f"{exc or INTERRUPTED}; every commit that finished is kept: the same trend again "

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import NoReturn
 
 from jobbench.clients.bench_client import BenchClient, check_endpoint, split_server
-from jobbench.core.fake.local_pool import LocalPool
-from jobbench.core.fake.refresh_drive import Refreshes
-from jobbench.core.fake.target import (
+from jobbench.core.real_workers.fake_target import (
     make_workdir,
     ready_worker,
     wait_until_polling,
 )
+from jobbench.core.real_workers.local_pool import LocalPool
+from jobbench.core.real_workers.refresh_drive import Refreshes
 from jobbench.core.scenario.checks import check_fleet_sizes, check_memory
 from jobbench.errors import RunFailed, name_kept_logs
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt

@@ -1,6 +1,7 @@
 """An arrival profile's `arrivals` block (results/model_result.py ArrivalPacing): how late the
 driver sent each submission after its intended time. Shared by the fake queue's pacer
-(core/fake/submit_pacer.py) and live reps (live_metrics.py), so both say "late" the same way."""
+(core/real_workers/submit_pacer.py) and live reps (live_metrics.py), so both say "late" the same
+way."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from fake_queue.queue.event_log import LogHead
+from fake_queue.api import LogHead
 from jobbench.errors import RunFailed
 
 

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fake_queue.api import FLEET_EVENTS
 from fake_queue.protocol import COMPLETED, FAILED, TERMINAL
-from fake_queue.queue.fleet import FLEET_EVENTS
 
 # Jobs a worker actually ran to an answer: the ones with a meaningful claim -> done service time.
 SERVED = frozenset({COMPLETED, FAILED})

@@ -1,4 +1,4 @@
-"""Take-ahead's cost (issue 16), from the event log alone: jobs that waited in one worker's
+"""Take-ahead's cost, from the event log alone: jobs that waited in one worker's
 buffer while some other worker had a free slot.
 
 The queue sees a job delivered to a worker and its job-done, not when the worker started it.
@@ -70,7 +70,7 @@ def holds(
 ) -> Holds:
     """The Holds of a rep; `workers`: the whole fleet, those that ran no job (free all along)
     included; `alive`: an autoscaled fleet's workers have free slots only while they take jobs
-    (measure/fleet.py's alive_spans)."""
+    (measure/fleet_figures.py's alive_spans)."""
     ordered = {w: sorted(spans_by_worker.get(w, ())) for w in (*workers, *spans_by_worker)}
     starts = {w: slot_starts(spans, slots) for w, spans in ordered.items()}
     buffered = any(

@@ -1,4 +1,4 @@
-"""The ideal for any arrivals (issue 16): what a perfect dispatcher on this fleet and latency
+"""The ideal for any arrivals: what a perfect dispatcher on this fleet and latency
 model would give the same jobs, so efficiency stays defined beyond the atomic burst.
 
 The perfect dispatcher hands each job, in arrival order, to the slot that frees first, no

@@ -191,7 +191,7 @@ def health_fleet(
     samples: Sequence[HealthSample], start: int, completed: int
 ) -> dict[str, Any] | None:
     """A live endpoint's fleet as /health saw it, in the fake queue's `fleet` shape
-    (measure/fleet.py): its size (workers running + idle) over time, the worker-seconds that
+    (measure/fleet_figures.py): its size (workers running + idle) over time, the worker-seconds that
     size integrates to (the platform's bill, to a sample's second), the scale-ups it showed
     (each rise in size), and the first. What /health cannot tell is None or empty: each
     worker's life, its cold start, the scaler's own looks."""

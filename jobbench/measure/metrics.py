@@ -24,7 +24,7 @@ from jobbench.measure.figures import (
     rounded_phase,
     split_figures,
 )
-from jobbench.measure.fleet import FLEET_FIGURES, alive_spans, fleet_figures
+from jobbench.measure.fleet_figures import FLEET_FIGURES, alive_spans, fleet_figures
 from jobbench.measure.held import held_cost, holds
 from jobbench.measure.stats import outliers, summary
 from jobbench.measure.steady import Capacity, steady_figures
@@ -118,7 +118,7 @@ def rep_measure(
     workers: int,
     slots: int,
     burst: int,
-    job_seconds: float,
+    job_seconds: float | None,
     wake_latency_s: float,
     worker_ids: Sequence[str] | None = None,
     atomic_burst: bool = True,
@@ -129,11 +129,15 @@ def rep_measure(
     earliest `submit`. Times in the server's ns. `atomic_burst`: every job was submitted at
     once, the load `ideal_s` is defined for; an arrival profile's rep gets a `steady` block
     instead (after `warmup_s`, or a detected warm-up) whose ideal is the perfect dispatcher's
-    steady e2e p99, and its efficiency is that ideal over the measured one. `brief`: the figures
+    steady e2e p99, and its efficiency is that ideal over the measured one. `job_seconds` None:
+    the jobs' length is not known (the user's inputs), so neither ideal nor efficiency is
+    measured, a burst's or a steady one; every other figure is. `brief`: the figures
     a sweep keeps, the same values, without the per-job samples and phases, the split, the
     utilisation and the held jobs (analysed only where a profile's steady block needs them);
     not for an autoscaled fleet's rep, whose figures need them too (ValueError)."""
-    ideal = ideal_time(burst, workers, slots, job_seconds, wake_latency_s) if atomic_burst else None
+    ideal = None
+    if atomic_burst and job_seconds is not None:
+        ideal = ideal_time(burst, workers, slots, job_seconds, wake_latency_s)
     needs_held = not brief or not atomic_burst
     s = scan_events(events, spans=needs_held)
     if s.fleet and not needs_held:
@@ -167,11 +171,13 @@ def rep_measure(
     figures["ideal_s"] = None if ideal is None else round6(ideal)
     figures["efficiency"] = round6(ideal / p99) if p99 and ideal is not None else None
     if not atomic_burst:
-        capacity = Capacity(workers, slots, job_seconds, wake_latency_s)
+        capacity = None
+        if job_seconds is not None:  # the ideal dispatcher needs the jobs' length
+            capacity = Capacity(workers, slots, job_seconds, wake_latency_s)
         steady = steady_figures(s, held=held, capacity=capacity, warmup_s=warmup_s)
         if steady is not None:
             figures["steady"] = steady
-            figures["efficiency"] = steady["efficiency"]
+            figures["efficiency"] = steady.get("efficiency")
     if s.fleet:
         figures["fleet"] = fleet_figures(s.fleet, start, s.last, jobs["completed"], held)
     if s.refreshes:
@@ -206,7 +212,7 @@ def summarise_reps(reps: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]
             )
     for stat in ("count", "got_mean"):
         out[f"takes_{stat}"] = across(rep.get("takes", {}).get(stat) for rep in reps)
-    for stat in ("jobs", "extra_wait_p99_s"):  # absent before issue 16: None
+    for stat in ("jobs", "extra_wait_p99_s"):  # absent before commit dba92ff: None
         out[f"held_{stat}"] = across((rep.get("held") or {}).get(stat) for rep in reps)
     for stat in STEADY_FIGURES:  # a profile's reps only: a burst's are None
         out[f"steady_{stat}"] = across((rep.get("steady") or {}).get(stat) for rep in reps)

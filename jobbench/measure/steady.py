@@ -1,4 +1,4 @@
-"""Steady-state figures of an arrival profile's rep (issue 16): per time window the arrival and
+"""Steady-state figures of an arrival profile's rep: per time window the arrival and
 completion rates, the queue depth, each worker's busy slots and deliveries, buffered and held
 jobs, and the queue wait, service and end-to-end latency; then a summary of the steady part
 (after a warm-up) beside the ideal dispatcher's, and a saturation verdict, so a rate the fleet

@@ -54,7 +54,7 @@ def start_embedded_queue(
     if seed is not None:
         argv += ["--seed", str(seed)]
     if api_key:
-        argv += ["--api-key", api_key]
+        argv.append(f"--api-key={api_key}")  # a key may begin with "-" (token_urlsafe)
     with log_path.open("wb") as log:  # the child keeps its own handle
         process = popen_own_group(
             argv, stdout=subprocess.PIPE, stderr=log, text=True, stdin=subprocess.DEVNULL

@@ -1,4 +1,4 @@
-"""The harness's own CPU over a rep (issue 18): the queue's process, each worker's process group
+"""The harness's own CPU over a rep: the queue's process, each worker's process group
 (the SDK's heartbeat child included) and this driver process (its threads included), from
 /proc (Linux; None elsewhere), as cores used on average between the rep's start and end; the
 machine's other processes are what /proc/stat's busy time leaves over.

@@ -2,7 +2,7 @@
 1-minute load average, sampled at the rep's start and end (Linux; None elsewhere).
 
 The figure covers every process on the machine, the harness's own workers and queue included:
-it says how loaded the box was, not what disturbed the rep (telling those apart is issue 18).
+it says how loaded the box was, not what disturbed the rep (procs/harness_cpu.py tells those apart).
 """
 
 from __future__ import annotations

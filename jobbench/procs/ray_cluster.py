@@ -1,4 +1,4 @@
-"""The connection to a Ray cluster (`--cluster ADDRESS`, issue 39): Ray imported only here, in
+"""The connection to a Ray cluster (`--cluster ADDRESS`): Ray imported only here, in
 procs/ray_workers.py and procs/ray_tasks.py (an import-linter contract holds it), as an optional
 extra, so a command without --cluster never pays for it and a machine without it gets one line
 saying what to install."""

@@ -1,4 +1,4 @@
-"""Worker processes on a Ray cluster (issue 39): each is supervised by a small actor on its node
+"""Worker processes on a Ray cluster (`--cluster`): each is supervised by a small actor on its node
 (`NodeWorker`), the actors placed by one placement group per scenario (one bundle per worker at
 most at once, SPREAD over the nodes). The driver holds a `ClusterWorker` per worker, with the
 face of a local `WorkerProcess` (procs/worker_handle.py), and a `ClusterPool` per scenario.

@@ -1,7 +1,7 @@
-"""The seam between the fake target and where its worker processes run (issue 39): a `Worker` is
+"""The seam between the fake target and where its worker processes run: a `Worker` is
 one worker process as the runner sees it, started here (procs/spawn.py `WorkerProcess`) or on a
 Ray cluster's node (procs/ray_workers.py `ClusterWorker`); a `WorkerPool` starts, stops and reads
-the CPU of a scenario's workers, and a `PoolFactory` opens one pool per scenario. core/fake/
+the CPU of a scenario's workers, and a `PoolFactory` opens one pool per scenario. core/real_workers/
 speaks only these, so it never learns Ray."""
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ def judge_behaviour(
 def worker_cpu_ms_per_job(rep: Rep) -> float | None:
     """The workers' CPU (every worker's process group) per completed job, in ms: what the
     candidate's own processes spend, spin and idle loops included. None where the harness
-    was not measured (live, simulated, files before issue 18) or no job completed."""
+    was not measured (live, simulated, files written before commit 6d5c4a0) or no job completed."""
     harness = rep.harness
     if harness is None or not rep.jobs.completed:
         return None

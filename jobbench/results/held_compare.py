@@ -13,8 +13,8 @@ HELD_KEYS = {"jobs": "held_jobs", "extra_wait_p99_s": "held_extra_wait_p99_s"}
 
 
 def held_comparison(base: ScenarioResult, cand: ScenarioResult) -> HeldComparison | None:
-    """A row's held figures, or None when neither side measured held jobs (results from before
-    issue 16): such a row writes no `held` key."""
+    """A row's held figures, or None when neither side measured held jobs (results written before
+    commit dba92ff): such a row writes no `held` key."""
     figures = {name: _figure(base, cand, key) for name, key in HELD_KEYS.items()}
     held = HeldComparison.model_validate(figures)
     measured = held.jobs.baseline is not None or held.jobs.candidate is not None

@@ -78,7 +78,7 @@ class JobOutcomes(Doc):
 class HeldFigure(Doc):
     """One figure of take-ahead's cost on each side, the median over its reps (the summary's);
     `difference`: B - A, since a side that takes no jobs ahead holds none (a ratio would divide
-    by 0). None: the side's reps lack it (a file from before issue 16, or no job was held)."""
+    by 0). None: the side's reps lack it (a file from before commit dba92ff, or no job was held)."""
 
     baseline: Number | None
     candidate: Number | None
@@ -102,7 +102,7 @@ class RowParams(Doc):
     job_seconds: Number
     latency: dict[str, LatencyValue] | None  # without the latency fields a variant sets
     submit_rate: str | None = None  # live only
-    inputs: int | None = None  # live only
+    inputs: int | None = None  # the user's job inputs (--input, --inputs); None: jobbench's
 
 
 class Row(Doc):

@@ -313,12 +313,12 @@ class Rep(Doc):
     faults: dict[str, int] | None = None  # injected faults by "route:kind" (absent: none)
     refreshes: int | None = None  # workers replaced at a job's asking (refresh_worker; absent: 0)
     lost_jobs: list[str] | None = None  # ids of the jobs a worker lost (jobs.lost counts them)
-    machine: Machine | None = None  # the machine's load during the rep (absent: before issue 14)
+    machine: Machine | None = None  # the machine's load in the rep (absent: before commit 776aa86)
     arrivals: ArrivalPacing | None = None  # an arrival profile's pacing (absent: a burst)
-    held: HeldCost | None = None  # take-ahead's cost (absent: before issue 16, or live)
+    held: HeldCost | None = None  # take-ahead's cost (absent: before commit dba92ff, or live)
     steady: Steady | None = None  # an arrival profile's steady state (absent: a burst)
     fleet: FleetFigures | None = None  # an autoscaled fleet's (absent: a fixed fleet)
-    harness: HarnessCpu | None = None  # the harness's CPU (absent: live, sim, before issue 18)
+    harness: HarnessCpu | None = None  # the harness's CPU (absent: live, sim, before 6d5c4a0)
     # --cluster: each worker's node ("node ID (IP)"), the fleet's scaled-up ones too (absent:
     # the workers ran on jobbench's machine)
     worker_nodes: dict[str, str] | None = None
@@ -378,7 +378,7 @@ class Params(Doc):
     policy: str | None
     latency: dict[str, LatencyValue] | None  # take / wake / hold / done; None: live
     submit_rate: str | None = None  # live only
-    inputs: int | None = None  # live only
+    inputs: int | None = None  # the user's job inputs (--input, --inputs); None: jobbench's
     faults: list[str] | None = None  # the queue's fault rules in force, when any
     worker_faults: list[str] | None = None  # kill:AT:wN / pause:AT:FOR:wN, when any
     # An autoscaled fleet's settings (fake_queue/queue/fleet.py)
@@ -447,6 +447,18 @@ class ClusterPlacement(Doc):
     worker_cpus: Number
     nodes: list[ClusterNodeInfo]
 
+    def joined(self, other: ClusterPlacement) -> ClusterPlacement:
+        """This placement with `other`'s workers added to their nodes (another row's)."""
+        nodes = {node.id: node for node in self.nodes}
+        for node in other.nodes:
+            mine = nodes.get(node.id)
+            if mine is None:
+                nodes[node.id] = node
+                continue
+            more = [worker for worker in node.workers if worker not in mine.workers]
+            nodes[node.id] = mine.model_copy(update={"workers": [*mine.workers, *more]})
+        return self.model_copy(update={"nodes": list(nodes.values())})
+
 
 class Environment(Doc):
     python: str
@@ -458,9 +470,12 @@ class Environment(Doc):
     cluster: ClusterPlacement | None = None  # a Ray cluster's run (--cluster); absent: local
 
     def learn(self, found: Mapping[str, Any]) -> None:
-        """Fill in what a session found out (`runpod`, `cpu_plan`) where nothing is known yet."""
+        """Fill in what a session found out (`runpod`, `cpu_plan`) where nothing is known yet;
+        a cluster's placement gathers every row's workers (each row places its own)."""
         for key, value in found.items():
-            if not getattr(self, key, None):
+            if key == "cluster" and self.cluster is not None and value:
+                self.cluster = self.cluster.joined(ClusterPlacement.model_validate(value))
+            elif not getattr(self, key, None):
                 setattr(self, key, value)
 
 

@@ -1,4 +1,4 @@
-"""The model worker's link to the queue over HTTP: `HttpLink` (model_policies.Link) makes
+"""The model worker's link to the queue over HTTP: `HttpLink` (policy_choice.Link) makes
 runpod 1.12.0's worker calls (same URLs, parameters and bodies; docs/protocol.md 1.2-1.3) with
 aiohttp, or with the lean client (raw_http) for takes and results; and `heartbeat`, the SDK's
 ping."""
@@ -15,8 +15,8 @@ from urllib.parse import urlencode
 import aiohttp
 
 from fake_queue import precise_loop
-from jobbench.workers.model_worker_config import Config
 from jobbench.workers.policy_base import Job, OnEnd, RateLimited, Run, log, post_each
+from jobbench.workers.policy_worker_config import Config
 from jobbench.workers.raw_http import RawClient, RawHttpError
 from jobbench.workers.run_job import RUNPOD_VERSION, run_handler, start_bench_runs
 from jobbench.workers.worker_cpu import WorkerCpu
@@ -85,7 +85,7 @@ class AnswerClock:
 
 
 class HttpLink:
-    """The worker-facing calls, with 1.12.0's URLs: model_policies.Link over aiohttp, or over
+    """The worker-facing calls, with 1.12.0's URLs: policy_choice.Link over aiohttp, or over
     the lean client (raw_http) for takes and results when given one. `cpu`: what the worker's
     own code adds to a job's steps (worker_cpu.SdkCodeCpu for the SDK-based models)."""
 

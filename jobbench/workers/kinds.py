@@ -169,7 +169,7 @@ def worker_process_spec(
     env.update({k: v for k, v in spec.env if k in VARIANT_MAY_SET})
     if spec.kind == "model":
         env[POLICY_ENV] = spec.policy or DEFAULT_POLICY
-        return [sys.executable, "-m", "jobbench.workers.model_worker"], env
+        return [sys.executable, "-m", "jobbench.workers.policy_worker"], env
     if spec.kind == "runpod":
         return [_program(spec.python or sys.executable, launched_in), str(RUNPOD_ENTRY)], env
     return _user_command(spec.command or "", env, launched_in)

@@ -6,7 +6,7 @@ One name per setting, jobbench's own: `JOBBENCH_POLICY` (the model worker's poli
 `JOBBENCH_SLOTS` (jobs one worker runs at once) and `JOBBENCH_TAKE_AHEAD` (K). The runpod SDK
 reads none of them: `runpod_entry.py` hands the SDK slots and K as its `concurrency_modifier` and
 `take_ahead` config keys, which is how an SDK build with take-ahead is given it; the model
-worker reads them itself (model_worker_config.py). A user command gets only the SDK's own
+worker reads them itself (policy_worker_config.py). A user command gets only the SDK's own
 RUNPOD_* variables (docs/workers.md).
 
 Here, below the layers that use these words (the scenario's checks, the sweep, the simulator,

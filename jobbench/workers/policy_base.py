@@ -1,5 +1,5 @@
 """What every model-worker policy (policy_sdk112 and the fixes built on it, policy_drain;
-model_policies picks one) shares: the `Link` protocol the policies reach the queue through, the
+policy_choice picks one) shares: the `Link` protocol the policies reach the queue through, the
 timeouts and pauses 1.12.0 guards its calls with, the rate-limited error log, and `Policy`, the
 base with the take and stop loops and the shutdown. Stdlib only, and no clock but the running
 loop's (virtual on a virtual-time loop).
@@ -102,7 +102,7 @@ class ErrorLog:
         print(f"{self.prefix}: {message}{more}", file=sys.stderr, flush=True)
 
 
-log = ErrorLog("model_worker")
+log = ErrorLog("policy_worker")
 
 
 class Policy:

@@ -15,8 +15,8 @@ reference table of section 2 is its benchmark):
 
 What the description leaves to the implementation, chosen here: the taker waits for the buffer
 to empty rather than re-checking every 1 s (a 1 s re-check would put a second between batches,
-and the branch measured within 0.7 % of the ideal take-ahead on the deep 1-worker row, issue
-38); held jobs are the worker's jobs (the heartbeat's job_id, job_in_progress=1) but, like
+and the branch measured within 0.7 % of the ideal take-ahead on the deep 1-worker row);
+held jobs are the worker's jobs (the heartbeat's job_id, job_in_progress=1) but, like
 1.12.0's progress, count against the slots only once.
 """
 

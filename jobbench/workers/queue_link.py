@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from fake_queue.queue.job_queue import JobError, JobQueue
+from fake_queue.api import JobError, JobQueue
 from jobbench.workers.policy_base import Job, OnEnd, Run, log
 from jobbench.workers.run_job import run_handler, start_bench_runs
 from jobbench.workers.worker_cpu import WorkerCpu

@@ -13,7 +13,7 @@ import httpx
 
 from fake_queue.http.server import RunningServer
 from jobbench.clients.bench_client import BenchClient
-from jobbench.core.fake.target import wait_until_polling
+from jobbench.core.real_workers.fake_target import wait_until_polling
 from jobbench.procs.spawn import WorkerProcess
 from jobbench.workers.kinds import worker_folder, worker_process_spec
 from jobbench.workers.spec import WorkerSpec

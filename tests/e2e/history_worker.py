@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from jobbench.workers import bench_handler, model_worker
+from jobbench.workers import bench_handler, policy_worker
 
 HERE = Path(__file__).resolve().parent
 if (HERE / "broken").exists():
@@ -24,4 +24,4 @@ def scaled(job: dict[str, Any]) -> tuple[float, float, int, bool]:
 
 
 bench_handler.job_spec = scaled
-sys.exit(model_worker.main())
+sys.exit(policy_worker.main())

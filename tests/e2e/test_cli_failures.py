@@ -107,7 +107,7 @@ def test_worker_dying_mid_run_exits_4_keeps_partial_result_and_leaves_no_process
 def test_failed_jobs_are_printed_with_their_share_and_exit_4_past_max_fail_ratio(
     tmp_path: Path,
 ) -> None:
-    """The issue's flaky handler: one job in ten raises. The table says so, and by default
+    """A flaky handler: one job in ten raises. The table says so, and by default
     (--max-fail-ratio 0) the run exits 4 (the limit itself: tests/unit/test_fail_ratio.py)."""
     inputs = tmp_path / "inputs.jsonl"
     jobs = [{"seconds": 0.05, **({"fail": 1} if i % 10 == 9 else {})} for i in range(20)]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from jobbench.render.words.explain import OWN_INPUTS_LEGEND, OWN_INPUTS_LINE
 from tests.e2e.helpers import run_jobbench
 
 FAST = ["--take-latency", "0.05", "--wake-latency", "0.005", "--hold", "2"]
@@ -113,6 +114,33 @@ def test_run_user_command_gets_inputs_and_runpod_env(tmp_path: Path) -> None:
     assert "rep 1/1" in stderr  # sparse plain progress when not a TTY
     # the worker runs on the CPUs the plan gave workers, never on the queue's
     assert json.loads(affinity.read_text()) == doc["environment"]["cpu_plan"]["workers"]
+
+
+def test_a_run_of_the_users_inputs_says_their_length_is_unknown(tmp_path: Path) -> None:
+    """A handler that returns at once on the user's input: no ideal or efficiency from
+    --job-seconds, a length the run never used, in the output, the result or the page."""
+    result = run_jobbench(
+        "run", "--worker", "model", "--input", '{"x": 1}', "--workers", "1", "--slots", "4",
+        "--burst", "16", "--reps", "1", *FAST, "--html", "page.html", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    said = " ".join((result.stdout + result.stderr).split())  # the terminal's lines wrap
+    assert "x 4 slots; 16 jobs (your inputs); 1 reps" in said and "0.5 s jobs" not in said
+    assert OWN_INPUTS_LINE in said and OWN_INPUTS_LEGEND in said
+    rest = said.replace(OWN_INPUTS_LINE, "").replace(OWN_INPUTS_LEGEND, "")
+    assert "efficiency" not in rest and "ideal" not in rest, said
+    doc = json.loads((tmp_path / "reports" / "run.json").read_text())
+    (scenario,) = doc["scenarios"]
+    assert scenario["params"]["inputs"] == 1 and scenario["ideal_s"] is None
+    assert scenario["summary"]["efficiency"] is None
+    (rep,) = scenario["reps"]
+    assert rep["jobs"]["completed"] == 16
+    assert rep["ideal_s"] is None and rep["efficiency"] is None
+    assert rep["time_to_p99_s"] > 0  # measured, as ever
+    assert scenario["predicted"]["efficiency"] is None  # the simulated run has none either
+    page = (tmp_path / "page.html").read_text()
+    assert "16 jobs (your inputs)" in page and "<dt>job length</dt>" in page
+    assert "<dt>ideal</dt>" not in page and "<dt>efficiency</dt>" not in page
 
 
 def test_run_against_an_already_running_queue_with_server(tmp_path: Path) -> None:

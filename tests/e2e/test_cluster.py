@@ -1,12 +1,15 @@
-"""`jobbench run --cluster` on a real Ray cluster of two nodes on this machine (issue 39): a head
-and a second node, two raylets on 127.0.0.1, started once for the module (Ray's own
-`ray.cluster_utils.Cluster`, in a temp folder and on ports of their own, so another Ray on the
-machine is never touched). In file order: a sweep's cells as tasks on both nodes, its documents
-a local sweep's byte for byte; a burst on workers spread over both nodes whose second node's
-raylet is killed mid-rep, which breaks the cluster, so it goes last. The suite keeps these two:
-Ray's processes fill this two-core machine, and each run on the cluster costs about 10 s of CPU.
-benchmarks/cluster/ holds the rest (a burst of real SDK workers from a shared checkout, Ctrl-C
-of a run); the cluster's flags and a missing Ray are tests/unit/test_ray_cluster.py.
+"""`jobbench run --cluster` and the commands that run lanes on a real Ray cluster of two nodes on
+this machine: a head and a second node, two raylets on 127.0.0.1, started once for the module
+(Ray's own `ray.cluster_utils.Cluster`, in a temp folder and on ports of their own, so another
+Ray on the machine is never touched). In file order: a sweep's cells as tasks on both nodes, its
+documents a local sweep's byte for byte; compare and an A/A gate with their rows in lanes, each
+row's two sides on the same nodes; a trend whose pairs of commits run at once, stopped by Ctrl-C
+and run again; a node lost under a gate in lanes (the test then gives the cluster a fresh second
+node); a burst on workers spread over both nodes whose second node's raylet is killed mid-rep,
+which breaks the cluster, so it goes last. Ray's processes fill this two-core machine, and each
+run on the cluster costs about 10 s of CPU: benchmarks/cluster/ holds the rest (a burst of real
+SDK workers from a shared checkout, Ctrl-C of a run); the cluster's flags and a missing Ray are
+tests/unit/test_ray_cluster.py.
 
 Each test reads the run's key from a live worker's environment (none is given: the run makes
 one) and then looks for it in every file the run left and in what it printed. Nothing may be
@@ -19,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -34,6 +38,8 @@ from ray import cluster_utils as ray_cluster_utils
 
 from jobbench.clients.bench_client import BenchClient
 from tests.e2e.helpers import run_jobbench, start_jobbench
+from tests.e2e.test_sdk_history import SCENARIO as HISTORY_ROW
+from tests.e2e.test_sdk_history import build_history, shas
 from tests.machine_share import MachineShare
 
 GCS_PORT = 6410  # the head's; the other ports are Ray's picks
@@ -102,6 +108,7 @@ def two_node_cluster() -> Iterator[dict[str, Any]]:
             made.wait_for_nodes()
             yield {
                 "address": f"127.0.0.1:{GCS_PORT}",
+                "made": made,
                 "second": second,
                 "node_tmp": node_tmp,
                 "env": {k: env[k] for k in ("RAY_TMPDIR", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")},
@@ -171,18 +178,34 @@ def worker_env(cluster: dict[str, Any], name: str, timeout_s: float = 60) -> str
 def until_every_worker_holds_jobs(
     cluster: dict[str, Any], key: str, workers: int, timeout_s: float = 60
 ) -> None:
-    """Until the run's queue sees each of its `workers` holding a job: a rep's burst has reached
-    them all (the queue's address from a worker's take URL)."""
-    take_url = urlsplit(worker_env(cluster, "RUNPOD_WEBHOOK_GET_JOB"))
+    """Until a queue of the run (a worker's take URL names it) sees each of its `workers`
+    holding a job: a rep's burst has reached them all. A run in lanes has a queue a row and
+    side; the one with `workers` workers is looked for."""
+    deadline = time.monotonic() + timeout_s
     held: list[int] = []
-    with contextlib.closing(BenchClient(f"{take_url.scheme}://{take_url.netloc}", key)) as queue:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            held = [seen.get("held", 0) for seen in queue.workers().values()]
-            if len(held) == workers and all(held):
-                return
-            time.sleep(0.05)
-    raise AssertionError(f"not every worker held a job within {timeout_s} s: {held}")
+    while time.monotonic() < deadline:
+        for queue_url in queues_of_workers(cluster):
+            # A queue of another side's key refuses it, and a rep's queue may be gone.
+            with (
+                contextlib.closing(BenchClient(queue_url, key)) as queue,
+                contextlib.suppress(Exception),
+            ):
+                held = [seen.get("held", 0) for seen in queue.workers().values()]
+                if len(held) == workers and all(held):
+                    return
+        time.sleep(0.05)
+    raise AssertionError(f"no queue saw {workers} workers each holding a job within {timeout_s} s")
+
+
+def queues_of_workers(cluster: dict[str, Any]) -> set[str]:
+    """The queues the live workers on the nodes take from (scheme://host:port)."""
+    found = set()
+    for process in workers_on_nodes(cluster):
+        with contextlib.suppress(psutil.Error):
+            url = urlsplit(str(process.environ().get("RUNPOD_WEBHOOK_GET_JOB") or ""))
+            if url.netloc:
+                found.add(f"{url.scheme}://{url.netloc}")
+    return found
 
 
 class Stderr:
@@ -300,6 +323,103 @@ def test_a_cluster_comparison_runs_rows_in_lanes_each_rows_sides_on_the_same_nod
             used |= set(a_rep["worker_nodes"].values())
     assert len(used) == 2  # the two-worker row spread over both nodes
     assert_nothing_left(cluster)
+
+
+# ---- trend --cluster: pairs of commits at once, stopped and resumed ------------------------------
+def test_a_cluster_trend_runs_pairs_of_commits_at_once_and_a_ctrl_c_leaves_nothing(
+    cluster: dict[str, Any], tmp_path: Path
+) -> None:
+    """Six commits, three pairs of neighbours, one one-worker row: the four CPUs hold every
+    pair's row at once. Ctrl-C while they run stops every worker on both nodes; the same trend
+    again runs the pairs side by side, each pair's two commits on the same node."""
+    repo = tmp_path / "sdk"
+    build_history(repo, [1.0] * 3 + [1.5] * 3)
+    env = {**cluster["env"], "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    trend = (
+        "trend", "v0..HEAD", "--repo", str(repo), *HISTORY_ROW, "--reps", "2",
+        "--cluster", cluster["address"], "--format", "json",
+    )  # fmt: skip
+    proc = start_jobbench(*trend, cwd=tmp_path, env=env)
+    said = Stderr(proc)
+    said.wait_for("3 pairs of commits at once")
+    worker_env(cluster, "RUNPOD_AI_API_KEY")  # a pair's workers are up on a node
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(60) == 130, str(said)
+    assert "every commit that finished is kept" in str(said)
+    assert_nothing_left(cluster)
+
+    done = run_jobbench(*trend, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "3 pairs of commits at once (3 lanes)" in done.stderr, done.stderr
+    doc = json.loads(done.stdout)
+    assert [len(commit["rows"]) for commit in doc["commits"]] == [1] * 6, doc["commits"]
+    reps = []
+    for left, right in zip(shas(repo)[::2], shas(repo)[1::2]):
+        sides = [
+            json.loads((tmp_path / "reports" / f"sdk-{sha[:12]}.json").read_text())
+            for sha in (left, right)
+        ]
+        a_reps, b_reps = (side["scenarios"][0]["reps"] for side in sides)
+        assert len(a_reps) == len(b_reps) == 2
+        for a_rep, b_rep in zip(a_reps, b_reps):
+            assert a_rep["worker_nodes"] == b_rep["worker_nodes"]  # a pair meets one machine
+        reps += a_reps + b_reps
+    # Pairs overlapped: a rep ran while another pair's did (the lanes' count, at its start).
+    assert max(rep["lanes"] for rep in reps) >= 2, [rep["lanes"] for rep in reps]
+    assert_nothing_left(cluster)
+
+
+# ---- a node lost with rows in lanes --------------------------------------------------------------
+def test_a_node_lost_under_a_gate_in_lanes_stops_every_row_and_names_it(
+    cluster: dict[str, Any], tmp_path: Path
+) -> None:
+    """Both rows of an A/A gate in lanes, the two-worker row on both nodes: the second node's
+    raylet killed mid-rep ends the call (exit 4) naming the worker and its node, every lane's
+    processes stopped on the node that stayed, both results saved and marked incomplete. The
+    cluster gets a fresh second node for the test after."""
+    # The two-worker row's reps long enough (400 jobs of 0.05 s) for the kill to land in one.
+    longer = LANES_SUITE.replace(
+        "burst = 32, job_seconds = 0.02", "burst = 400, job_seconds = 0.05"
+    )
+    (tmp_path / "jobbench.toml").write_text(longer)
+    proc = start_jobbench(
+        "gate", "main", "main", "--suite", "rows", "--reps", "3",
+        "--cluster", cluster["address"], cwd=tmp_path, env=cluster["env"],
+    )  # fmt: skip
+    said = Stderr(proc)
+    said.wait_for("2 lanes")
+    key = key_of_a_worker(cluster)
+    until_every_worker_holds_jobs(cluster, key, workers=2)  # the two-worker row's rep is on
+    second = cluster["second"]
+    second.kill_raylet()
+    try:
+        assert proc.wait(120) == 4, str(said)
+        err = str(said)
+        assert f"node {second.node_id[:12]} (127.0.0.1)" in err and "was lost with its node" in err
+        for label in ("main", "main-b"):
+            doc = json.loads((tmp_path / "reports" / f"{label}.json").read_text())
+            assert doc["complete"] is False, label
+        lost = [
+            worker
+            for side in ("main", "main-b")
+            for node in json.loads((tmp_path / "reports" / f"{side}.json").read_text())[
+                "environment"
+            ]["cluster"]["nodes"]
+            if node["id"] == second.node_id
+            for worker in node["workers"]
+        ]
+        assert_key_nowhere(key, tmp_path, printed=err)
+        assert_nothing_left(cluster, lost=lost)
+    finally:
+        # The lost node's disk goes with it (here both nodes share this machine's): its
+        # workers' folders must not count against the next test.
+        for folder in cluster["node_tmp"].glob("jobbench-node-*"):
+            shutil.rmtree(folder, ignore_errors=True)
+        cluster["made"].remove_node(second, allow_graceful=False)
+        cluster["second"] = cluster["made"].add_node(
+            num_cpus=NODE_CPUS, node_ip_address="127.0.0.1"
+        )
+        cluster["made"].wait_for_nodes()
 
 
 def test_a_node_lost_mid_rep_is_reported_and_leaves_nothing(

@@ -125,9 +125,9 @@ def test_every_rep_shows_the_machine_load_it_recorded(folder: Path) -> None:
 
 def test_report_command_reads_a_comparison_file_and_a_rep(folder: Path) -> None:
     out = folder / "again.html"
-    code = report_command(ReportRequest("x-vs-y", out, folder / "reports", rep=1))
+    code = report_command(ReportRequest("x-vs-y", out, out=folder / "reports", rep=1))
     assert code == 0
     page = out.read_text()
     assert "A = x: rep 1 of 2" in page and "B = y: rep 1 of 2" in page
     with pytest.raises(UsageError, match="--rep 3"):
-        report_command(ReportRequest("x", out, folder / "reports", rep=3))
+        report_command(ReportRequest("x", out, out=folder / "reports", rep=3))

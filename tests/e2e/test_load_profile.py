@@ -1,7 +1,7 @@
-"""An arrival profile through the fake queue and real worker processes (core/fake/rep_drive.py,
-core/fake/submit_pacer.py): the real SDK worker and a user's command run under a profile as the
-model worker does, every job arrives and is done. When each wave went out is bounded with the
-machine to itself: benchmarks/timed/test_pacing_timing.py."""
+"""An arrival profile through the fake queue and real worker processes
+(core/real_workers/rep_drive.py, core/real_workers/submit_pacer.py): the real SDK worker and a
+user's command run under a profile as the model worker does, every job arrives and is done. When
+each wave went out is bounded with the machine to itself: benchmarks/timed/test_pacing_timing.py."""
 
 from __future__ import annotations
 

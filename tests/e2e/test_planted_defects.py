@@ -4,7 +4,7 @@ scaled-down suites: the gate must fail closed, exit 1 with a reason naming what 
 breaks.
 
 Here is the defect judged by a figure of the reps that count: an uneven split (a behaviour
-rule, issue 35). The defects judged by a fact, failed jobs and a hang, need no quiet machine:
+rule). The defects judged by a fact, failed jobs and a hang, need no quiet machine:
 tests/e2e/test_planted_failures.py. Those judged by a measured time or CPU (a spinning core, a
 late start, a stall) and the comment-only change it must pass need the reps a false-alarm rate
 asks for: benchmarks/timed/test_gate_timing.py, run by benchmarks/timed_checks.py."""

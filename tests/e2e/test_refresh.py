@@ -1,10 +1,10 @@
-"""refresh_worker as RunPod does it (core/fake/refresh_drive.py, fake_queue/queue/job_queue.py
-`refresh`): the real runpod SDK in a user command asks for a refresh, from its handler's return or
-its start config; the run stops that worker once its jobs are done (or sees it exit by itself),
-starts a fresh process in its place, and the rep completes every job, counting the refreshes. A
-worker that starts in milliseconds (stdlib, asking as the SDK does) shows the same between reps, in
-an autoscaled fleet and under `jobbench workers`. And a `--server` queue that serves another
-endpoint id is refused before any worker starts."""
+"""refresh_worker as RunPod does it (core/real_workers/refresh_drive.py,
+fake_queue/queue/job_queue.py `refresh`): the real runpod SDK in a user command asks for a refresh,
+from its handler's return or its start config; the run stops that worker once its jobs are done (or
+sees it exit by itself), starts a fresh process in its place, and the rep completes every job,
+counting the refreshes. A worker that starts in milliseconds (stdlib, asking as the SDK does) shows
+the same between reps, in an autoscaled fleet and under `jobbench workers`. And a `--server` queue
+that serves another endpoint id is refused before any worker starts."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The HTML report in a real browser: headless Chromium loads it from disk (file://), logs no
 console message (the page has no scripts, so any message is an error or a blocked fetch), and
-draws a picture that is not blank, in light and in dark mode. At 1,400 px, the window of the
-issue 14 report, nothing overflows and no label is clipped: a script measures the laid-out page
+draws a picture that is not blank, in light and in dark mode. At 1,400 px, the window the
+page is laid out for, nothing overflows and no label is clipped: a script measures the laid-out page
 (LAYOUT_CHECK) in a copy whose policy lets it run, every rep's <details> opened.
 
 Needs Chromium on PATH (Debian: `apt-get install -y chromium`); without it these tests are
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from jobbench.core.fake.rep_drive import RepEnd
+from jobbench.core.real_workers.rep_drive import RepEnd
 from tests.e2e.helpers import run_jobbench
 from tests.machine_share import MachineShare
 from tests.programs import CHROMIUM, needs

@@ -1,7 +1,8 @@
-"""The watchdog and faults end to end (core/fake/watchdog.py, core/fake/rep_drive.py): the real CLI,
-the embedded queue and real worker processes. A worker paused by hand is flagged and its rep set
-aside; one that never comes back fails the run in seconds, naming it, its partial rep kept; faults
-asked for are measured; jobs lost without them fail the run, naming them."""
+"""The watchdog and faults end to end (core/real_workers/watchdog.py,
+core/real_workers/rep_drive.py): the real CLI, the embedded queue and real worker processes. A
+worker paused by hand is flagged and its rep set aside; one that never comes back fails the run in
+seconds, naming it, its partial rep kept; faults asked for are measured; jobs lost without them fail
+the run, naming them."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ facts = {
     "data": Path(sys.argv[2]).read_text(),
 }
 Path(sys.argv[1], os.environ["RUNPOD_POD_ID"] + ".json").write_text(json.dumps(facts))
-os.execv(sys.executable, [sys.executable, "-m", "jobbench.workers.model_worker"])
+os.execv(sys.executable, [sys.executable, "-m", "jobbench.workers.policy_worker"])
 """
 
 
@@ -84,7 +84,7 @@ def test_model_workers_run_in_their_own_folders_and_leave_the_users_untouched(
     workers = [
         child
         for child in psutil.Process(proc.pid).children()
-        if "jobbench.workers.model_worker" in child.cmdline()
+        if "jobbench.workers.policy_worker" in child.cmdline()
     ]
     for worker in workers:
         env = worker.environ()

@@ -1,4 +1,4 @@
-"""A revision range of a git checkout -> its commits (core/history/commits.py): the first-parent
+"""A revision range of a git checkout -> its commits (core/sdk_history/commits.py): the first-parent
 line from the start, tags, thinning, and a one-line error for each range that cannot be run."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.history.commits import (
+from jobbench.core.sdk_history.commits import (
     base_worker,
     commit_worker,
     commits_between,

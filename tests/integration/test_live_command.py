@@ -18,17 +18,18 @@ from fake_queue.http.server import RunningServer
 from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.live_burst import LiveBurst
 from jobbench.commands.run import RunRequest, live_plan
-from jobbench.core.live.target import LiveSession, LiveTarget
+from jobbench.core.live.live_target import LiveSession, LiveTarget
 from jobbench.core.run.loop import add_rep, run_plans
-from jobbench.core.run.target import Plan
+from jobbench.core.run.target_seam import Plan
 from jobbench.core.scenario.checks import Bound
 from jobbench.core.scenario.config import RunConfig, Scenario
-from jobbench.errors import Interrupted, UsageError
+from jobbench.errors import EXIT_USAGE, Interrupted, UsageError
 from jobbench.measure import metrics
 from jobbench.measure.figures import PhaseSamples
 from jobbench.measure.live_metrics import live_rep_measure
 from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.model import ScenarioResult, to_json
+from tests.unit.cli import run_cli
 from tests.unit.test_live_metrics import record
 
 SPAN = {"submission_span_s": {"median": 0.09, "min": 0.09, "max": 0.09}}
@@ -108,13 +109,27 @@ def request(**overrides: Any) -> RunRequest:
         ("job_seconds", math.nan),
         ("job_seconds", math.inf),
         ("burst", 0),
-        ("reps", 0),
-        ("label", "../up"),
     ],
 )
 def test_live_flags_get_the_checks_of_fake_queue_runs(flag: str, value: Any) -> None:
     with pytest.raises(UsageError, match="--" + flag.replace("_", "-")):
         live_plan(request(**{flag: value}))
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"), [("--reps", "0"), ("--label", "../up"), ("--max-fail-ratio", "2")]
+)
+def test_a_live_runs_flags_are_checked_as_they_are_read_as_any_runs_are(
+    flag: str,
+    value: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    args = ["run", "--endpoint", "http://127.0.0.1:9/v2/x", flag, value]
+    assert run_cli(monkeypatch, *args, cwd=tmp_path) == EXIT_USAGE
+    assert capsys.readouterr().err.startswith(f"error: {flag} ")
+    assert not list(tmp_path.iterdir())
 
 
 def entry_of(plan: Plan) -> ScenarioResult:

@@ -28,9 +28,9 @@ from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.live_burst import BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 from jobbench.clients.live_records import BurstRecord
-from jobbench.core.live.target import LiveTarget
+from jobbench.core.live.live_target import LiveTarget
 from jobbench.core.run.loop import run_plans
-from jobbench.core.run.target import Plan
+from jobbench.core.run.target_seam import Plan
 from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK
 from jobbench.measure.live_metrics import arrivals_block
@@ -51,7 +51,7 @@ def served(start_server: Callable[..., RunningServer], tmp_path: Path) -> Iterat
     env |= {"JOBBENCH_POLICY": "drain", "JOBBENCH_SLOTS": "8"}
     with (tmp_path / "w1.log").open("wb") as log:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "jobbench.workers.model_worker"],
+            [sys.executable, "-m", "jobbench.workers.policy_worker"],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

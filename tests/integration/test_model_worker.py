@@ -1,4 +1,4 @@
-"""The policy-model worker (python -m jobbench.workers.model_worker) against the fake queue.
+"""The policy-model worker (python -m jobbench.workers.policy_worker) against the fake queue.
 
 Real worker processes, the server at 1/10 scale (take 50 ms, wake 5 ms, hold 2 s), 8 slots.
 What each policy does is checked from the server's event log: take sizes, exactly-once, and
@@ -36,7 +36,7 @@ from tests.task_runs import HandlerTasks
 
 pytestmark = pytest.mark.e2e
 
-WORKER = [sys.executable, "-m", "jobbench.workers.model_worker"]
+WORKER = [sys.executable, "-m", "jobbench.workers.policy_worker"]
 TAKE, WAKE, SLOTS = 0.05, 0.005, 8
 # The queue logs `deliver` as a take's answer leaves; a stop signal before the worker has read
 # it cancels that take with its jobs unseen (they stay in progress at the queue). A moment to

@@ -17,16 +17,16 @@ import psutil
 import pytest
 
 from fake_queue.http.server import RunningServer
-from jobbench.clients.endpoint import Endpoint
+from jobbench.clients.bench_client import BenchClient
 from jobbench.commands.locust import LocustRequest, locust_env
 from jobbench.commands.workers import WorkersRequest, workers_command
-from jobbench.core.fake.target import FakeSession
+from jobbench.core.real_workers.fake_target import FakeSession
 from jobbench.core.run.loop import stop_sessions
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import WorkerError
 from jobbench.procs import spawn
-from jobbench.procs.embedded_queue import EmbeddedQueue
+from jobbench.procs.embedded_queue import EmbeddedQueue, start_embedded_queue
 from jobbench.procs.groups import group_alive
 from jobbench.procs.signals import interrupts_deferred, sigterm_as_interrupt
 from jobbench.procs.spawn import STOP_GRACE_S, WorkerProcess, stop_group
@@ -63,6 +63,18 @@ def test_embedded_queue_stop_leaves_no_member_of_its_group() -> None:
         assert not group_alive(process.pid)
     finally:
         kill_group(process.pid)
+
+
+def test_an_embedded_queue_takes_a_key_that_begins_with_a_dash(tmp_path: Path) -> None:
+    """A run's own key comes from secrets.token_urlsafe, whose alphabet holds "-": one in 64
+    begins with it, and must not read as a flag of the queue's command line."""
+    key = "-k3y_made-by-token-urlsafe"
+    queue = start_embedded_queue(tmp_path / "queue.log", api_key=key)
+    try:
+        with contextlib.closing(BenchClient(queue.base_url, key)) as client:
+            assert client.workers() == {}
+    finally:
+        queue.stop()
 
 
 @pytest.mark.parametrize(
@@ -127,22 +139,24 @@ def test_deferred_sigterm_becomes_the_interrupt_after_the_block_or_is_dropped() 
 
 
 @pytest.mark.parametrize(
-    ("target", "locust_worker", "sent"),
+    ("endpoint", "locust_worker", "sent"),
     [
         (None, False, None),  # the embedded fake queue: never the user's real key
-        (Endpoint("https://api.runpod.ai/v2/x", "live-key"), False, "live-key"),
+        ("https://api.runpod.ai/v2/x", False, "live-key"),
         (None, True, "real-key"),  # a Locust worker node: its master may be on a live endpoint
     ],
 )
 def test_locust_sends_the_runpod_key_only_where_it_may_be_live(
-    target: Endpoint | None,
+    endpoint: str | None,
     locust_worker: bool,
     sent: str | None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("RUNPOD_API_KEY", "real-key")
     monkeypatch.delenv("JOBBENCH_API_KEY", raising=False)
-    env = locust_env(LocustRequest(target, Scenario("s"), locust_worker=locust_worker))
+    key = "live-key" if endpoint else None
+    request = LocustRequest(endpoint=endpoint, api_key=key, locust_worker=locust_worker)
+    env = locust_env(request)
     bearer = env.get("JOBBENCH_API_KEY") or env.get("RUNPOD_API_KEY")  # the locustfile's order
     assert bearer == sent
 

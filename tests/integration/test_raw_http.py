@@ -192,7 +192,7 @@ def test_a_pipeline_cut_short_loses_one_post_and_sends_the_unread_ones_again(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from jobbench.workers import http_link
-    from jobbench.workers.model_worker_config import Config
+    from jobbench.workers.policy_worker_config import Config
 
     monkeypatch.setattr(http_link, "DONE_RETRY_PAUSES_S", (0.01, 0.01))
 

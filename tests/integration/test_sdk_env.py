@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.fake.target import FakeTarget
+from jobbench.core.real_workers.fake_target import FakeTarget
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sdk.deps import declared_dependencies
 from jobbench.core.sdk.env import env_key, envs_root, with_sdk_env

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.core.sweep import run as sweep_run
+from jobbench.core.sweep import sweep_run as sweep_run
 from jobbench.procs import signals
 from tests.unit.cli import run_cli
 
 GRID = (
     "sweep", "--workers", "1,2,3,4", "--slots", "4,8", "--take-ahead", "0,4", "--burst", "32",
     "--job-seconds", "0.02", "--take-latency", "0.02", "--wake-latency", "0.005", "--hold", "2",
-)  # fmt: skip  # 16 cells: enough for a pool (core/sweep/run.INLINE_CELLS)
+)  # fmt: skip  # 16 cells: enough for a pool (core/sweep/sweep_run.INLINE_CELLS)
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])

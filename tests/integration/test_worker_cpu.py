@@ -12,8 +12,8 @@ import httpx
 from fake_queue.http.server import RunningServer
 from jobbench.workers import policies
 from jobbench.workers.http_link import HttpLink
-from jobbench.workers.model_worker import own_code_cpu
-from jobbench.workers.model_worker_config import Config
+from jobbench.workers.policy_worker import own_code_cpu
+from jobbench.workers.policy_worker_config import Config
 from jobbench.workers.worker_cpu import (
     SDK_ANSWER_CPU_PER_JOB_S,
     SDK_JOB_END_CPU_S,

@@ -57,6 +57,51 @@ def test_sizes_beyond_the_bounds_are_refused_naming_the_flag_and_the_fix(
     assert not list(tmp_path.iterdir())  # nothing ran, nothing was written
 
 
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--max-fail-ratio", "1.5"], "--max-fail-ratio 1.5: use a fraction like 0.01"),
+        (["--target", "live"], "--target 'live': use fake or sim (a live endpoint is --endpoint"),
+        (["--format", "xml"], "--format xml: use one of table, json, bmf, github-action-benchmark"),
+        (["--label", "a/b"], "--label 'a/b': use a plain file name like main or pr-123"),
+        (["--reps", "0"], "--reps 0: must be a whole number >= 1"),
+    ],
+)
+def test_a_value_one_flag_checks_alone_is_refused_as_it_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    args: list[str],
+    line: str,
+) -> None:
+    assert run_cli(monkeypatch, *MODEL, *args, cwd=tmp_path) == EXIT_USAGE
+    assert one_error_line(capsys).startswith(f"error: {line}")
+    assert not list(tmp_path.iterdir())  # nothing ran, nothing was written
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["compare", "a", "b", "--format", "xml"], "--format xml: use one of table, markdown,"),
+        (["gate", "a", "b", "--target", "live"], "--target 'live': use fake or sim"),
+        (["gate", "a", "b", "--budget", "soon"], "--budget 'soon': write a duration like 30m"),
+        (["trend", "a..b", "--format", "csv"], "--format csv: use one of table, json, bmf,"),
+        (["sweep", "--processes", "0"], "--processes 0: use 1 or more (default: one per CPU)"),
+        (["sweep", "--label", ".x"], "--label '.x': use a plain file name like main or pr-123"),
+    ],
+)
+def test_each_command_refuses_such_a_value_in_the_same_words(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    args: list[str],
+    line: str,
+) -> None:
+    assert run_cli(monkeypatch, *args, cwd=tmp_path) == EXIT_USAGE
+    assert one_error_line(capsys).startswith(f"error: {line}")
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_fleet_that_does_not_fit_in_memory_says_how_many_do(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

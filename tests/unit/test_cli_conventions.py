@@ -16,7 +16,8 @@ from fake_queue.options import SERVE_FLAGS, OptionsError, parse_options
 from jobbench import __version__
 from jobbench.cli import app
 from jobbench.cli.conventions import not_an_option, similar
-from jobbench.cli.values import number, whole_number
+from jobbench.commands.requests.flag import number, whole_number
+from jobbench.workers.policies import POLICIES
 from tests.unit.cli import run_cli
 
 GROUP = typer.main.get_command(app)
@@ -119,6 +120,13 @@ def opts_of(command: str) -> list[str]:
 def test_no_flag_is_spelled_twice_within_a_command(command: str) -> None:
     opts = [*opts_of(command), "-h", "--help"]
     assert len(opts) == len(set(opts)), sorted(o for o in opts if opts.count(o) > 1)
+
+
+@pytest.mark.parametrize("command", ["run", "sweep", "workers", "locust"])
+def test_the_policy_help_names_every_policy_the_flag_takes(command: str) -> None:
+    (policy,) = [p for p in GROUP.commands[command].params if "--policy" in p.opts]
+    help_text = getattr(policy, "help", None) or ""
+    assert [name for name in POLICIES if name not in help_text] == [], help_text
 
 
 SHORT = {

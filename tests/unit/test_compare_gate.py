@@ -130,7 +130,7 @@ def test_significant_slowdown_beyond_threshold_is_a_regression() -> None:
 
 
 def test_a_stalled_baseline_rep_is_set_aside_and_the_slowdown_still_flagged() -> None:
-    """The missed regression of the issue: one baseline rep stalled to 81 s."""
+    """A slowdown beside one baseline rep stalled to 81 s (docs/ci.md): still flagged."""
     base = [*steady(23.2, 4), 81.0, *steady(23.2, 5)]
     comparison = compare_docs(doc("a", base), doc("b", steady(38.2, 10)))
     assert judge(comparison, GateConfig()) == EXIT_REGRESSION

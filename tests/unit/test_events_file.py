@@ -15,7 +15,7 @@ import pytest
 import jobbench.core.run.loop
 import jobbench.results.events_file
 from jobbench.core.run.loop import run_plans
-from jobbench.core.run.target import Plan
+from jobbench.core.run.target_seam import Plan
 from jobbench.core.scenario.config import RunConfig
 from jobbench.errors import Interrupted
 from jobbench.procs.signals import sigterm_as_interrupt

@@ -1,4 +1,4 @@
-"""The `fixes` suite (docs/fixes.md): every fix of issue 38 on one table. A suite that names
+"""The `fixes` suite (docs/fixes.md): every fix on one table. A suite that names
 variants has compare run those that are neither side and set all of them side by side
 (results/side_by_side.py, render/text/side_by_side_text.py); simulated here, in this process."""
 

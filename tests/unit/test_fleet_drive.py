@@ -1,4 +1,4 @@
-"""The fake target's executor of fleet orders (core/fake/fleet_drive.py): a started worker's
+"""The fake target's executor of fleet orders (core/real_workers/fleet_drive.py): a started worker's
 process is spawned no earlier than the queue's modelled cold start allows, however long the
 queue took to answer. A fresh-clone run once read a start 12 ms before its cold start was over:
 the runner's clock had been read before a burst was submitted and the fleet asked."""
@@ -9,7 +9,7 @@ import time
 from typing import Any, cast
 
 from jobbench.clients.bench_client import BenchClient
-from jobbench.core.fake.fleet_drive import FleetDrive
+from jobbench.core.real_workers.fleet_drive import FleetDrive
 from jobbench.procs.spawn import WorkerProcess
 
 COLD_NS = 40_000_000

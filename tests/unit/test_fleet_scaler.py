@@ -1,6 +1,6 @@
-"""The autoscaled fleet's rules (fake_queue/queue/fleet.py), each on scripted arrivals in virtual
-time (core/sim/engine.py): the unmodified queue and model policies, the platform deciding, so every
-decision's instant is exact. Scaled-down latencies: take 0.05 s, wake 0.01 s, hold 2 s.
+"""The autoscaled fleet's rules (fake_queue/queue/autoscaled_fleet.py), each on scripted arrivals in
+virtual time (core/sim/engine.py): the unmodified queue and model policies, the platform deciding,
+so every decision's instant is exact. Scaled-down latencies: take 0.05 s, wake 0.01 s, hold 2 s.
 
 The Scaler seam (fake_queue/queue/scalers.py) last: a third rule, planted in the registry, is
 read from a spec, names its scenario, decides a simulated rep's scale-ups and reads in the
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from fake_queue.queue.fleet import FleetSettings, FleetSettingsError
+from fake_queue.queue.autoscaled_fleet import FleetSettings, FleetSettingsError
 from fake_queue.queue.latency import Distribution, LatencyModel
 from fake_queue.queue.scalers import SCALERS, Decision, Scaler, ScalerSettings, Seen
 from jobbench.core.scenario.build import build_scenario
@@ -21,7 +21,7 @@ from jobbench.core.scenario.config import Scenario, scenario_name
 from jobbench.core.scenario.fleet_spec import parse_autoscale
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.core.sim.engine import simulate_rep
-from jobbench.core.sim.fleet import MODEL_PROCESS_START_S
+from jobbench.core.sim.sim_workers import MODEL_PROCESS_START_S
 from jobbench.errors import UsageError
 from jobbench.render.words.explain import fleet_settings_text
 

@@ -107,7 +107,7 @@ def test_held_jobs_and_their_extra_wait_show_side_by_side_in_every_format(
 
 
 def test_a_row_without_held_figures_writes_no_held_key_and_shows_no_columns() -> None:
-    """Results from before issue 16 have no held figures: nothing is invented for them."""
+    """Results written before commit dba92ff have no held figures: nothing is invented for them."""
     comparison = compare_docs(
         suite_doc("a", {"deep": steady(10.0, 5)}), suite_doc("b", {"deep": steady(10.0, 5)})
     )

@@ -15,11 +15,11 @@ import pytest
 
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.resolve import resolve
-from jobbench.core.run.target import Plan
+from jobbench.core.run.target_seam import Plan
 from jobbench.core.scenario.config import RunConfig
 from jobbench.core.scenario.project import load_project
 from jobbench.errors import Interrupted, RunFailed, UsageError
-from jobbench.render.text.history import SavedRun, render_history
+from jobbench.render.text.history_text import SavedRun, render_history
 from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.history import archive, saved_labels, worth_keeping
 from jobbench.results.model import Comparison

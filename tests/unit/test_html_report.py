@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from jobbench.commands.report import ReportRequest, report_command
-from jobbench.core.fake.rep_drive import RepEnd
-from jobbench.core.fake.target import note_rep_end
+from jobbench.core.real_workers.fake_target import note_rep_end
+from jobbench.core.real_workers.rep_drive import RepEnd
 from jobbench.core.run.loop import add_rep
 from jobbench.errors import ResultsError
 from jobbench.measure import metrics, stats
@@ -33,7 +33,7 @@ from jobbench.procs.machine import (
 )
 from jobbench.render.page import charts, svg, thinning
 from jobbench.render.page.charts import Ideal, Plotted
-from jobbench.render.page.lanes import count_over_time, slot_rows
+from jobbench.render.page.slot_rows import count_over_time, slot_rows
 from jobbench.render.page.timeline import timeline
 from jobbench.results.events_file import EventsWriter
 from jobbench.results.model import Environment, ScenarioResult, TargetBlock
@@ -103,7 +103,7 @@ def test_missing_or_corrupt_result_is_a_results_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(ResultsError, match="jobbench run --label nope"):
-        report_command(ReportRequest("nope", tmp_path / "r.html", tmp_path))
+        report_command(ReportRequest("nope", tmp_path / "r.html", out=tmp_path))
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ResultsError, match="not a readable JSON result"):
         report_command(ReportRequest(str(tmp_path / "bad.json"), tmp_path / "r.html"))

@@ -147,17 +147,15 @@ def test_judge_exits_4_only_over_the_max_fail_ratio(tmp_path: Path) -> None:
 
 
 def test_locust_argv_and_the_json_file_name(tmp_path: Path) -> None:
-    from jobbench.core.scenario.config import Scenario
-
-    req = LocustRequest(None, Scenario("s"), headless=True, run_time="5s", extra=("RunUser",))
+    req = LocustRequest(headless=True, run_time="5s", extra=("RunUser",))
     argv = locust_argv(req, "http://127.0.0.1:1/v2/local", tmp_path / "locust")
     assert argv[1:3] == ["-m", "locust"] and "--headless" in argv and argv[-1] == "RunUser"
     assert argv[argv.index("--json-file") + 1] == str(tmp_path / "locust")
-    mine = LocustRequest(None, Scenario("s"), json_file=Path("out/stats.json"))
+    mine = LocustRequest(json_file=Path("out/stats.json"))
     assert json_paths(mine, tmp_path) == (Path("out/stats"), Path("out/stats.json"))
     ui = locust_argv(mine, "http://127.0.0.1:1/v2/local", Path("out/stats"))
     assert ui[ui.index("--web-host") + 1] == "127.0.0.1" and "--headless" not in ui
-    worker = LocustRequest(None, Scenario("s"), locust_worker=True, extra=("--master-host", "h"))
+    worker = LocustRequest(locust_worker=True, extra=("--master-host", "h"))
     assert locust_argv(worker, None, tmp_path)[-3:] == ["--worker", "--master-host", "h"]
 
 

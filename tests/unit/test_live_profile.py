@@ -17,7 +17,7 @@ from jobbench.clients.endpoint import Endpoint
 from jobbench.clients.live_burst import BurstPlan, LiveBurst
 from jobbench.clients.live_http import Answer, LiveHttp
 from jobbench.clients.live_records import BurstRecord, HealthSample, JobRecord
-from jobbench.core.live.target import LiveTarget, due_times, live_scenario_name
+from jobbench.core.live.live_target import LiveTarget, due_times, live_scenario_name
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.load import Wave
 from jobbench.measure.arrival_pacing import LATE_S, pacing_figures

@@ -18,7 +18,7 @@ import pytest
 import jobbench.core.run.loop
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.queue_figures import scenario_entry
-from jobbench.core.run.target import Plan, Progress, RepOutcome
+from jobbench.core.run.target_seam import Plan, Progress, RepOutcome
 from jobbench.core.scenario.config import RunConfig, Scenario
 from jobbench.errors import Interrupted, JobbenchError, RunFailed
 from jobbench.procs import lane_stop

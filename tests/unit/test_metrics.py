@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from jobbench.measure.figures import times_to
-from jobbench.measure.fleet import FLEET_FIGURES
+from jobbench.measure.fleet_figures import FLEET_FIGURES
 from jobbench.measure.metrics import (
     STEADY_FIGURES,
     ideal_time,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from fake_queue.queue.latency import Distribution, LatencyModel
-from jobbench.core.fake.target import FakeSession
+from jobbench.core.real_workers.fake_target import FakeSession
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim import predict as predict_module
 from jobbench.core.sim.engine import simulate_rep

@@ -121,7 +121,7 @@ def test_handlers_kept_puts_back_what_a_library_replaced() -> None:
 
 
 def test_cells_go_in_batches_that_still_fill_every_cpu_of_the_cluster() -> None:
-    from jobbench.core.sweep.run import CHUNK, cluster_batch
+    from jobbench.core.sweep.sweep_run import CHUNK, cluster_batch
 
     assert cluster_batch(3, slots=16) == 1  # fewer cells than slots: one a task
     assert cluster_batch(24, slots=16) == 2  # 12 tasks, near the 16 slots
@@ -179,3 +179,33 @@ def test_a_cluster_has_room_for_as_many_rows_as_its_cpus_hold_the_largest_first(
     assert pools.room([1, 1, 1, 1, 1, 1]) == 4
     assert pools.room([9]) == 1  # never none: a row too big for it fails to place, as before
     assert ClusterPools(info, 0.5, ("tmp",)).room([4, 4, 1]) == 2
+
+
+@pytest.mark.parametrize(
+    ("cpus", "lanes", "pairs", "at_once"),
+    [
+        (4.0, "auto", 3, 3),  # a one-worker row: each pair's row on a CPU of its own
+        (4.0, "auto", 8, 4),  # no more than the CPUs hold
+        (4.0, 2, 3, 2),  # --lanes caps the lanes of every pair together
+        (4.0, "auto", 1, 1),  # one pair: nothing to run beside it
+        (None, "auto", 3, 1),  # on this machine pairs take turns (their rows in lanes)
+    ],
+)
+def test_a_trend_runs_as_many_pairs_at_once_as_the_cluster_holds_rows_of(
+    tmp_path: Path, cpus: float | None, lanes: int | str, pairs: int, at_once: int
+) -> None:
+    from jobbench.core.real_workers.fake_target import FakeTarget
+    from jobbench.core.scenario.build import build_scenario
+    from jobbench.core.scenario.project import Suite
+    from jobbench.core.sdk_history.setup import Setup
+    from jobbench.core.sdk_history.trend_run import pairs_at_once
+    from jobbench.procs.ray_workers import ClusterPools  # imports Ray
+
+    row = build_scenario(workers=1, burst=8, job_seconds=0.1)
+    setup = Setup(tmp_path, Suite("one", (row,)), row.worker, 1, tmp_path, lanes=lanes)
+    target = FakeTarget()
+    if cpus is not None:
+        nodes = (ray_cluster.ClusterNode("n0", "10.0.0.1", cpus),)
+        info = ray_cluster.ClusterInfo("10.0.0.1:6379", nodes, "10.0.0.2")
+        target = FakeTarget(pools=ClusterPools(info, 1.0, ("tmp",)), placed_on="10.0.0.1:6379")
+    assert pairs_at_once(target, setup, pairs) == at_once

@@ -1,8 +1,8 @@
-"""The runner's rules for a refresh (core/fake/refresh_drive.py), on stand-ins for the queue's view
-and the worker processes: stop once it holds nothing, a fresh process in the same place after the
-exit, which exits count (after the stop, or rc 0 by itself) and which are deaths, what is not
-watched meanwhile, and what a fleet's own stop or the rep's end changes. The real thing, with real
-SDK workers and a real queue: tests/e2e/test_refresh.py."""
+"""The runner's rules for a refresh (core/real_workers/refresh_drive.py), on stand-ins for the
+queue's view and the worker processes: stop once it holds nothing, a fresh process in the same place
+after the exit, which exits count (after the stop, or rc 0 by itself) and which are deaths, what is
+not watched meanwhile, and what a fleet's own stop or the rep's end changes. The real thing, with
+real SDK workers and a real queue: tests/e2e/test_refresh.py."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from jobbench.core.fake import refresh_drive
-from jobbench.core.fake.refresh_drive import Refreshes
+from jobbench.core.real_workers import refresh_drive
+from jobbench.core.real_workers.refresh_drive import Refreshes
 from jobbench.errors import WorkerError
 
 SENT: list[tuple[int, int]] = []  # (pgid, signal) sent to a stand-in's group, in order

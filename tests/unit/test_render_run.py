@@ -21,8 +21,8 @@ from rich.console import Console
 
 from fake_queue.queue.latency import Distribution, LatencyModel
 from jobbench.clients.live_records import BurstRecord
-from jobbench.core.fake.rep_drive import RepEnd
-from jobbench.core.fake.target import note_rep_end
+from jobbench.core.real_workers.fake_target import note_rep_end
+from jobbench.core.real_workers.rep_drive import RepEnd
 from jobbench.core.run.loop import add_rep, mark_failed
 from jobbench.core.run.queue_figures import measure_rep, scenario_entry
 from jobbench.core.scenario.config import Scenario
@@ -34,7 +34,13 @@ from jobbench.measure.live_metrics import live_rep_measure
 from jobbench.render.page import html_tables
 from jobbench.render.text.terminal import render_result, scenario_footer, scenario_table
 from jobbench.render.words.cells import fmt
-from jobbench.render.words.explain import FAKE_LEGEND, LIVE_LEGEND, gap_line, scenario_title
+from jobbench.render.words.explain import (
+    FAKE_LEGEND,
+    IDEAL_LEGEND,
+    LIVE_LEGEND,
+    gap_line,
+    scenario_title,
+)
 from jobbench.render.words.summary import ROWS
 from jobbench.results.model import Environment, Result, ScenarioResult, TargetBlock
 from jobbench.results.store import new_document
@@ -402,7 +408,7 @@ def legend_of(text: str) -> str:
 def test_one_legend_under_the_tables_defines_every_figure_they_show() -> None:
     text = rendered(complete_run())
     legend = legend_of(text)
-    assert legend == " ".join(" ".join(FAKE_LEGEND).split())
+    assert legend == " ".join(" ".join((*FAKE_LEGEND, IDEAL_LEGEND)).split())
     assert text.count(FAKE_LEGEND[0].split(";")[0]) == 1  # once, not per scenario
     assert text.index("1w-6j-0.2s") < text.index("time to X %:") < text.index("saved")
     for term in (

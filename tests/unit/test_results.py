@@ -208,6 +208,30 @@ def test_what_the_code_sets_is_written_and_checked() -> None:
         entry.reps[0].time_to_p99_s = "fast"  # type: ignore[assignment]
 
 
+def test_a_clusters_placement_gathers_the_workers_of_every_row() -> None:
+    """Rows in lanes each place their workers; the result's cluster block names them all."""
+    doc = read_result(DATA / "result-6ebcdd1.json")
+
+    def placed(*nodes: tuple[str, list[str]]) -> dict[str, Any]:
+        return {
+            "address": "10.0.0.5:6379",
+            "queue_host": "10.0.0.2",
+            "worker_cpus": 1,
+            "nodes": [{"id": n, "ip": "10.0.0.7", "cpus": 2, "workers": w} for n, w in nodes],
+        }
+
+    doc.environment.learn({"cluster": placed(("a", ["one-w0"]), ("b", []))})
+    doc.environment.learn({"cluster": placed(("a", ["two-w1"]), ("b", ["two-w0"]))})
+    doc.environment.learn({"cluster": placed(("c", ["three-w0"]))})  # a node that joined
+    cluster = doc.environment.cluster
+    assert cluster is not None
+    assert {node.id: node.workers for node in cluster.nodes} == {
+        "a": ["one-w0", "two-w1"],
+        "b": ["two-w0"],
+        "c": ["three-w0"],
+    }
+
+
 def test_report_renders_comparison_1_and_2_files(tmp_path: Path) -> None:
     for name in ("comparison1-old-a-vs-old-b.json", "old-a-vs-old-b.json"):
         report_command(ReportRequest(str(DATA / name), tmp_path / "r.html"))

@@ -19,11 +19,9 @@ from fake_queue import precise_loop
 from fake_queue.queue import virtual_clock
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.errors import UsageError
-from jobbench.workers.model_policies import make_policy
-from jobbench.workers.model_worker import run_loop
-from jobbench.workers.model_worker_config import ConfigError, load_config
 from jobbench.workers.policies import POLICIES, SDK_BASED, TAKES_AHEAD
 from jobbench.workers.policy_base import Job, OnEnd, Policy, Run
+from jobbench.workers.policy_choice import make_policy
 from jobbench.workers.policy_job_cache import (
     JobCachePolicy,
     empty_backoff_s,
@@ -31,6 +29,8 @@ from jobbench.workers.policy_job_cache import (
 )
 from jobbench.workers.policy_sdk112 import FULL_RECHECK_S
 from jobbench.workers.policy_sdk_take_ahead import SdkTakeAheadPolicy
+from jobbench.workers.policy_worker import run_loop
+from jobbench.workers.policy_worker_config import ConfigError, load_config
 
 TAKE_S, HOLD_S, DONE_S = 0.5, 20.0, 0.01
 

@@ -17,7 +17,7 @@ from jobbench.core.run.queue_figures import measure_rep
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.worker import worker_spec
 from jobbench.core.sim import engine as sim
-from jobbench.core.sim import target as sim_target
+from jobbench.core.sim import sim_target as sim_target
 from jobbench.results import store
 from tests.unit.cli import run_cli
 

@@ -1,4 +1,4 @@
-"""`jobbench run --target sim` (core/sim/target.py, core/sim/engine.py): the real CLI in this
+"""`jobbench run --target sim` (core/sim/sim_target.py, core/sim/engine.py): the real CLI in this
 process, where starting any process fails the test (tests/unit/conftest.py), so a simulated run
 provably starts none. It gives the model's cells, names the model a runpod worker ran as, is marked
 simulated in the result, the table and the page, and repeats bit for bit for one seed."""

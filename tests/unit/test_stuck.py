@@ -1,12 +1,12 @@
-"""Why a rep could not finish (core/fake/stuck.py), from the queue's views of the workers as the
-runner's watch looks see them: each likely cause is named with its figures, and a rep with
+"""Why a rep could not finish (core/real_workers/stuck.py), from the queue's views of the workers as
+the runner's watch looks see them: each likely cause is named with its figures, and a rep with
 none says so rather than nothing."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from jobbench.core.fake.stuck import StuckWatch
+from jobbench.core.real_workers.stuck import StuckWatch
 
 
 def seen(held: int, polling: int = 0) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from jobbench.commands import run as run_module
-from jobbench.core.run.target import Plan
+from jobbench.core.run.target_seam import Plan
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim.engine import simulate_rep
 from jobbench.core.sweep.grid import (
@@ -113,7 +113,7 @@ def test_policies_that_do_not_go_with_a_take_ahead_are_skipped_and_counted(
 def test_the_policy_axis_gives_cells_for_every_policy_and_one_heatmap_with_each_k(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # Each fix's policy beside main's and the SDK's (issue 38): a cell each per fleet, and with
+    # Each fix's policy beside main's and the SDK's (docs/fixes.md): a cell each per fleet, and with
     # --x policy one map whose axis names each policy with its K, not one half-empty map per K.
     policies = "drain,take-ahead,sdk-take-ahead,job-cache,sdk-1.12"
     args = (*SMALL, "--policy", policies, "--slots", "8", "--x", "policy", "--y", "workers")

@@ -15,10 +15,10 @@ from pathlib import Path
 import asv.step_detect  # noqa: F401
 import pytest
 
-from jobbench.core.history.bisect import Search, run_bisect
-from jobbench.core.history.step import SKIP, Step
-from jobbench.core.history.store import checkout_commit, worker_identity
-from jobbench.core.history.trend_run import _Clock, neighbour_pairs, scattered
+from jobbench.core.sdk_history.bisect_search import Search, run_bisect
+from jobbench.core.sdk_history.commit_results import checkout_commit, worker_identity
+from jobbench.core.sdk_history.step import SKIP, Step
+from jobbench.core.sdk_history.trend_run import _Clock, neighbour_pairs, scattered
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 from jobbench.measure.stats import median_interval
 from jobbench.render.text.trend_text import render_points

@@ -1,5 +1,5 @@
-"""The watchdog's rules (core/fake/watchdog.py) on scripted views of the queue: what is a stall,
-when a stall ends, when a worker is given up, which jobs are lost."""
+"""The watchdog's rules (core/real_workers/watchdog.py) on scripted views of the queue: what is a
+stall, when a stall ends, when a worker is given up, which jobs are lost."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from fake_queue.queue.latency import LatencyModel
-from jobbench.core.fake.watchdog import Watchdog, lost_jobs, maybe_lost
+from jobbench.core.real_workers.watchdog import Watchdog, lost_jobs, maybe_lost
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.workers.spec import WorkerSpec

@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobbench.core.run.target import Progress
+from jobbench.core.run.target_seam import Progress
 from jobbench.core.scenario.checks import whole_or_auto
 from jobbench.procs import lane_stop
 from jobbench.procs.signals import interrupts_deferred
@@ -176,7 +176,7 @@ def run_rows(count: int, run_row: Callable[[int], None], lanes: Lanes) -> None:
             lanes.started()  # a row that ended before its start ended
             lane_stop.unbind()
 
-    interrupted = False
+    interrupted: BaseException | None = None
     with ThreadPoolExecutor(max_workers=min(count, lanes.lanes), thread_name_prefix="lane") as pool:
         futures: list[Future[None]] = []
         try:
@@ -189,14 +189,17 @@ def run_rows(count: int, run_row: Callable[[int], None], lanes: Lanes) -> None:
                 done, pending = wait(pending, timeout=_WAKE_S, return_when=FIRST_EXCEPTION)
                 if any(f.exception() is not None for f in done):
                     break
-        except KeyboardInterrupt:
-            interrupted = True
+                # These rows may be one lane of a larger run (a trend's commits side by side
+                # on a cluster): that run's stop reaches them through this thread.
+                lane_stop.check()
+        except (KeyboardInterrupt, lane_stop.LaneStopped) as exc:
+            interrupted = exc
         finally:
             stop.set()
-            with interrupts_deferred(redeliver=not interrupted):  # every lane's clean-up whole
+            with interrupts_deferred(redeliver=interrupted is None):  # every clean-up whole
                 wait(futures)
-    if interrupted:
-        raise KeyboardInterrupt
+    if interrupted is not None:
+        raise interrupted
     errors = [f.exception() for f in futures if f.exception() is not None]
     first = next((e for e in errors if not isinstance(e, lane_stop.LaneStopped)), None)
     if first is not None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from jobbench.core.run.lanes import Lanes, lanes_for, run_rows
 from jobbench.core.run.settle import Settler
-from jobbench.core.run.target import Plan, Progress, Session
+from jobbench.core.run.target_seam import Plan, Progress, Session
 from jobbench.errors import (
     INTERRUPTED,
     CandidateFailed,
@@ -61,7 +61,7 @@ def run_plans(
     settle: Settler | None = None,
     candidate: int | None = None,
     beside_from: int | None = None,
-    lanes: int | str = 1,
+    lanes: int | str | Lanes = 1,
 ) -> list[Result]:
     """Run every plan's scenarios; with several plans, reps alternate A, B, A, B... `settle`
     (two plans, `--reps auto`) decides after each pair past the first reps whether a row needs
@@ -72,7 +72,8 @@ def run_plans(
     `variants`): a rep their own workers cut short ends only that variant's scenario, its result
     marked incomplete with the reason, and the others go on. Any other failure raises.
     `lanes` (a number, or `auto`: one a row) runs the rows side by side as far as every plan's
-    target has room (core/run/lanes.py)."""
+    target has room (core/run/lanes.py); given as Lanes, the run shares them with the runs
+    beside it (a trend's commits side by side on a cluster)."""
     for plan in plans:
         plan.target.preflight(plan.config.scenarios, progress)
     first = plans[0]
@@ -193,8 +194,10 @@ def _describe(exc: Exception) -> str:
     return str(exc) if isinstance(exc, JobbenchError) else f"{type(exc).__name__}: {exc}"
 
 
-def _lanes(plans: list[Plan], asked: int | str, progress: Progress) -> Lanes:
-    """The run's lanes, said when there are several."""
+def _lanes(plans: list[Plan], asked: int | str | Lanes, progress: Progress) -> Lanes:
+    """The run's lanes, said when there are several (shared ones are the caller's to say)."""
+    if isinstance(asked, Lanes):
+        return asked
     rows = len(plans[0].config.scenarios)
     room = min(plan.target.lanes_room(plan.config.scenarios) for plan in plans)
     lanes = Lanes(lanes_for(asked, rows, room), progress)

@@ -1,8 +1,8 @@
 """What a scenario run on a queue of ours makes of its result, the same for both targets that
-have one (the fake target's worker processes, core/fake/target.py, and the simulator's virtual
-time, core/sim/engine.py): the scenario's entry before any rep, and each rep's figures from the
-queue's event log, the scenario's parameters passed to measure/metrics.py in one place. A live
-endpoint has neither (core/live/target.py: no queue log, client-side figures)."""
+have one (the fake target's worker processes, core/real_workers/fake_target.py, and the simulator's
+virtual time, core/sim/engine.py): the scenario's entry before any rep, and each rep's figures from
+the queue's event log, the scenario's parameters passed to measure/metrics.py in one place. A live
+endpoint has neither (core/live/live_target.py: no queue log, client-side figures)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,14 @@ from jobbench.results.model import ScenarioResult
 
 
 def scenario_entry(s: Scenario, sdk: dict[str, Any] | None) -> ScenarioResult:
-    """A queue-backed scenario's result entry before any rep."""
+    """A queue-backed scenario's result entry before any rep: no ideal for an arrival profile
+    (its ideal is each rep's steady one) or for jobs of the user's inputs (their length is
+    not known)."""
+    job_s = s.job_length_s
     ideal = (
-        metrics.ideal_time(s.burst, s.workers, s.slots, s.job_seconds, s.latency.wake.mean)
-        if s.is_burst
-        else None  # an arrival profile's ideal is not defined yet (issue 16)
+        metrics.ideal_time(s.burst, s.workers, s.slots, job_s, s.latency.wake.mean)
+        if s.is_burst and job_s is not None
+        else None
     )
     return ScenarioResult.model_validate(
         {
@@ -50,7 +53,7 @@ def measure_rep(
         workers=s.workers,
         slots=s.slots,
         burst=s.load.jobs,
-        job_seconds=s.job_seconds,
+        job_seconds=s.job_length_s,
         wake_latency_s=s.latency.wake.mean,
         worker_ids=worker_ids,
         atomic_burst=s.is_burst,

@@ -17,7 +17,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
-from fake_queue.queue.latency import LatencyModel
+from fake_queue.api import LatencyModel
 from jobbench.core.scenario.checks import (
     BURST,
     check_count,

@@ -10,8 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from fake_queue.queue.fleet import FleetSettings
-from fake_queue.queue.latency import LatencyModel, LatencySpecError
+from fake_queue.api import FleetSettings, LatencyModel, LatencySpecError
 from jobbench.core.scenario.checks import check_memory
 from jobbench.core.scenario.faults import WorkerFault
 from jobbench.core.scenario.load import Burst, Load
@@ -38,8 +37,8 @@ class Scenario:
     slots_by_default: bool = False  # a suite row gave no slots: a command worker must not run it
     # An arrival profile (core/scenario/load_profiles.py); None: the burst
     load_spec: str | None = None
-    # An autoscaled fleet (fake_queue/queue/fleet.py; `workers` is its max, as build_scenario
-    # reads it); None: `workers` always on.
+    # An autoscaled fleet (fake_queue/queue/autoscaled_fleet.py; `workers` is its max, as
+    # build_scenario reads it); None: `workers` always on.
     fleet: FleetSettings | None = None
 
     def __post_init__(self) -> None:
@@ -83,6 +82,19 @@ class Scenario:
     def job_inputs(self) -> list[Any]:
         return list(self.inputs) if self.inputs else [{"seconds": self.job_seconds}]
 
+    @property
+    def job_length_s(self) -> float | None:
+        """How long each job lasts, as far as jobbench knows: `job_seconds` when it writes the
+        inputs (the bench handler sleeps that long); None when they are the user's (--input,
+        --inputs), whose handler takes what it takes. The ideal and the efficiency need it."""
+        return None if self.inputs else self.job_seconds
+
+    def describe_jobs(self) -> str:
+        """`16 x 0.5 s jobs`, or `16 jobs (your inputs)` when their length is not known."""
+        if self.job_length_s is None:
+            return f"{self.burst} jobs (your inputs)"
+        return f"{self.burst} x {self.job_length_s:g} s jobs"
+
     def params(self) -> dict[str, Any]:
         """The parameters a result records and comparisons match on."""
         return {
@@ -96,6 +108,9 @@ class Scenario:
             "latency": self.latency.to_json(),
             **({"load": self.load_spec} if self.load_spec is not None else {}),
             **({"fleet": self.fleet.to_json()} if self.fleet is not None else {}),
+            # Only when set, as the faults: a run of the user's inputs never pairs with one of
+            # jobbench's, and older results still pair.
+            **({"inputs": len(self.inputs)} if self.inputs else {}),
             **self.fault_params(),
         }
 

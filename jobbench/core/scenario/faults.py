@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fake_queue.queue.faults import FaultSpecError, parse_fault
+from fake_queue.api import FaultSpecError, parse_fault
 from jobbench.errors import UsageError
 
 WORKER_FAULT_HINT = (

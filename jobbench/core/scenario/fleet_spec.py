@@ -19,8 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from fake_queue.queue.fleet import FleetSettings, FleetSettingsError
-from fake_queue.queue.latency import LatencySpecError, parse_distribution
+from fake_queue.api import FleetSettings, FleetSettingsError, LatencySpecError, parse_distribution
 from fake_queue.queue.scalers import SCALERS
 from jobbench.errors import UsageError
 

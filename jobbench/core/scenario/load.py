@@ -1,5 +1,5 @@
 """The Load seam: when a rep's jobs are submitted. Today the atomic burst; arrival profiles
-(issue 16) are further kinds of Load, and each Target applies whatever waves a Load gives."""
+are further kinds of Load, and each Target applies whatever waves a Load gives."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Arrival profiles (issue 16): the spelling of a Load on the command line and in suites, and
+"""Arrival profiles: the spelling of a Load on the command line and in suites, and
 the intended submit time of every job it makes. One profile is one or more stages, joined by
 `,`, each starting when the one before ends (k6's stages):
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fake_queue.queue.latency import LatencyModel, LatencySpecError
+from fake_queue.api import LatencyModel, LatencySpecError
 from jobbench.core.scenario.build import build_scenario, check_scenario_faults, row_terms
 from jobbench.core.scenario.checks import REPS, check_count, toml_terms
 from jobbench.core.scenario.config import Scenario, check_fits
@@ -71,7 +71,8 @@ class Project:
     variants: dict[str, Variant]
     suites: dict[str, Suite]
     source: Path | None = None
-    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)  # core/sweep/project.py reads
+    # What core/sweep/sweep_tables.py reads.
+    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 # The reference fleet (4 workers x 32 slots, 0.5 s jobs, the reference latencies) at a quarter,
@@ -133,7 +134,7 @@ FIXED_TAKE_S = 0.03
 BUILTIN_VARIANTS = {
     "main": Variant("main", WorkerSpec(kind="model", policy=DRAIN)),
     "pr": Variant("pr", WorkerSpec(kind="model", policy=TAKE_AHEAD, take_ahead=32)),
-    # The fixes of issue 38 (docs/fixes.md): the PR's take-ahead and #429's job cache on the
+    # The fixes on one table (docs/fixes.md): the PR's take-ahead and #429's job cache on the
     # SDK's own mechanics, with runpod 1.12.0's own loops on them as their baseline, and main's
     # policy on a server with the faster take.
     "sdk-main": Variant("sdk-main", WorkerSpec(kind="model", policy=SDK_112)),

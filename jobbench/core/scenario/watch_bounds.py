@@ -1,7 +1,7 @@
 """How long the watchdog lets a worker be quiet (docs/reliability.md, "The watchdog"): the
 stall, give-up and overdue bounds, from the scenario alone. The fake target's watchdog
-(core/fake/watchdog.py) and its wait for the workers to poll use them; the simulator ends a rep
-whose model hangs at the same give-up bound (core/sim/engine.py)."""
+(core/real_workers/watchdog.py) and its wait for the workers to poll use them; the simulator ends a
+rep whose model hangs at the same give-up bound (core/sim/engine.py)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ is trusted after, by the scenario, the targets and the worker processes.
 
 The two checks that stay elsewhere are about something else: whether the installed runpod SDK
 can take ahead (workers/kinds.py check_take_ahead_support, a fact of the environment found by
-probing it), and a worker process reading its own environment (workers/model_worker_config.py),
+probing it), and a worker process reading its own environment (workers/policy_worker_config.py),
 which a user may start by hand; that one applies the same rule, policies.take_ahead_problem.
 """
 

@@ -18,24 +18,27 @@ import time
 from asyncio import Future
 from collections.abc import Callable, Iterable, Iterator
 
+from fake_queue.api import (
+    CompactEvents,
+    Event,
+    Fleet,
+    JobQueue,
+    LatencySampler,
+    virtual_clock,
+    worker_index,
+)
 from fake_queue.protocol import CANCELLED, COMPLETED, FAILED, TIMED_OUT
-from fake_queue.queue import virtual_clock
-from fake_queue.queue.event_log import CompactEvents
-from fake_queue.queue.fleet import Fleet, worker_index
-from fake_queue.queue.job_queue import JobQueue
-from fake_queue.queue.jobs import Event
-from fake_queue.queue.latency import LatencySampler
 from jobbench.core.run.queue_figures import measure_rep
-from jobbench.core.run.target import RepOutcome
+from jobbench.core.run.target_seam import RepOutcome
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.watch_bounds import watch_bounds
-from jobbench.core.sim.fleet import SimWorkers, process_start_s
 from jobbench.core.sim.sdk_costs import SdkCosts
+from jobbench.core.sim.sim_workers import SimWorkers, process_start_s
 from jobbench.errors import RunFailed, UsageError
 from jobbench.measure.conservation import check_conservation
-from jobbench.workers.model_policies import make_policy
 from jobbench.workers.policies import NO_TAKE_AHEAD, SDK_112, SDK_BASED, take_ahead_problem
 from jobbench.workers.policy_base import Policy
+from jobbench.workers.policy_choice import make_policy
 from jobbench.workers.policy_sdk112 import AS_THE_LOOP_KEEPS_IT
 from jobbench.workers.queue_link import QueueLink
 from jobbench.workers.spec import WorkerSpec

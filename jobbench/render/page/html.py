@@ -19,11 +19,12 @@ from jobbench.measure.series import RepSeries
 from jobbench.render.page import charts, html_tables, steady_charts
 from jobbench.render.page.charts import Figure, Ideal, Plotted
 from jobbench.render.page.every_rep import Budget, Scene, every_rep
-from jobbench.render.page.fleet_lane import FleetSide, fleet_lane
+from jobbench.render.page.fleet_timeline import FleetSide, fleet_timeline
 from jobbench.render.page.rep_strip import StripSide
 from jobbench.render.page.steady_charts import SteadySide
 from jobbench.render.page.style import CSS
 from jobbench.render.page.timeline import timeline
+from jobbench.render.words.explain import jobs_text
 from jobbench.results.compare import gated_metric
 from jobbench.results.model import (
     Comparison,
@@ -164,10 +165,10 @@ def _params_line(entry: ScenarioResult) -> str:
     p = entry.params
     lat = p.latency
     if lat is None:  # a live endpoint: the platform's latencies, not a model's
-        return f"live endpoint; {p.burst} jobs of {p.job_seconds} s"
+        return f"live endpoint; {jobs_text(entry)}"
     return (
-        f"{p.workers} workers x {p.slots} slots, {p.burst} jobs of "
-        f"{p.job_seconds} s; take latency {_latency(lat, 'take')} s, wake "
+        f"{p.workers} workers x {p.slots} slots, {jobs_text(entry)}; "
+        f"take latency {_latency(lat, 'take')} s, wake "
         f"{_latency(lat, 'wake')} s, hold {_latency(lat, 'hold')} s"
     )
 
@@ -254,9 +255,9 @@ def _plots(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
     x_max = _x_max(plotted, entries[0].ideal_s)
     slots = entries[0].params.slots or 1
     timelines = [timeline(p, slots, x_max, text) for p, text in zip(plotted, rep_texts)]
-    lanes = _fleet_lanes(sides, entries, x_max)
+    fleets = _fleet_timelines(sides, entries, x_max)
     figures = [
-        *([("Fleet", _pair(lanes))] if lanes else []),
+        *([("Fleet", _pair(fleets))] if fleets else []),
         ("Slot timeline", _pair(timelines)),
         ("Completion", _figure(charts.completion(plotted, _ideal(entries[0]), x_max))),
         ("Queue depth", _figure(charts.queue_depth(plotted, x_max))),
@@ -276,18 +277,19 @@ def _plots(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:
     )
 
 
-def _fleet_lanes(
+def _fleet_timelines(
     sides: Sequence[SideReport], entries: list[ScenarioResult], x_max: float
 ) -> list[Figure]:
-    """An autoscaled fleet's lane per side (render/page/fleet_lane.py), for the plotted rep."""
-    lanes = []
+    """An autoscaled fleet's timeline per side (render/page/fleet_timeline.py), for the plotted
+    rep."""
+    fleets = []
     for side, entry in zip(sides, entries):
         number = side.plotted_rep(entry.name) or len(entry.reps)
         rep = entry.reps[number - 1] if 0 < number <= len(entry.reps) else None
         if rep is not None and rep.fleet is not None:
             text = f"rep {number} of {len(entry.reps)}"
-            lanes.append(fleet_lane(FleetSide(side.cls, side.label, rep.fleet, text), x_max))
-    return lanes
+            fleets.append(fleet_timeline(FleetSide(side.cls, side.label, rep.fleet, text), x_max))
+    return fleets
 
 
 def _steady_plots(sides: Sequence[SideReport], entries: list[ScenarioResult]) -> str:

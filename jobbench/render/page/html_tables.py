@@ -22,12 +22,14 @@ from jobbench.render.words.cells import (
     noise,
 )
 from jobbench.render.words.explain import (
+    OWN_INPUTS_LINE,
     fleet_line,
     gap_line,
     harness_line,
     held_line,
     predicted_line,
     profile_ideal_lines,
+    ran_own_inputs,
     refresh_line,
 )
 from jobbench.render.words.resilience import HEAD, rep_notes, resilience_rows
@@ -77,7 +79,9 @@ def facts(entry: ScenarioResult, label: str) -> str:
         ("ideal", fmt(ideal, "s") + " (wake + ceil(burst / (workers x slots)) x job)"),
         ("efficiency", fmt(eff, "%") + " (ideal / time to 99 %, median)"),
     ]
-    if is_profile(entry):  # the perfect dispatcher's steady latency, not a drain's limit
+    if ran_own_inputs(entry):  # no job length, so neither figure
+        items = [("job length", OWN_INPUTS_LINE.removeprefix("job length "))]
+    elif is_profile(entry):  # the perfect dispatcher's steady latency, not a drain's limit
         lines = profile_ideal_lines(entry)
         items = [(line.split(" ", 1)[0], line.split(" ", 1)[1]) for line in lines]
     items += [

@@ -1,4 +1,4 @@
-"""An arrival profile's rep over time (issue 16), from its `steady` windows (measure/steady.py):
+"""An arrival profile's rep over time, from its `steady` windows (measure/steady.py):
 end-to-end latency per window beside the ideal dispatcher's, the queue depth with the jobs in
 take-ahead buffers and those held while a slot was free elsewhere, and the spread of jobs
 across workers (each window's most and fewest deliveries to one worker). One or two sides on

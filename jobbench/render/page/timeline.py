@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from jobbench.measure.series import RepSeries, Take
 from jobbench.render.page import svg, thinning
 from jobbench.render.page.charts import WIDTH, Figure, Plotted
-from jobbench.render.page.lanes import Row, count_over_time, merge_close, slot_rows
+from jobbench.render.page.slot_rows import Row, count_over_time, merge_close, slot_rows
 
 MAX_ROWS = 320  # slot rows drawn at most; past this only the first workers are shown
 TRACK = 12.0  # px of a worker's take track

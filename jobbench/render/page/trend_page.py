@@ -14,7 +14,7 @@ from pathlib import Path
 from jobbench.render.page import svg
 from jobbench.render.page.html import CSP
 from jobbench.render.page.style import CSS
-from jobbench.render.words import trend as words
+from jobbench.render.words import commit_changes as words
 from jobbench.results.compare import METRICS
 from jobbench.results.trend import ChangePoint, Commit, Series
 

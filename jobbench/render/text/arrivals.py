@@ -1,6 +1,6 @@
-"""The words for an arrival profile's rep (core/fake/submit_pacer.py): how late the driver sent its
-submissions, and the end-to-end latency, which is what a profile's rep is read by (a burst's
-time to 99 % measures a drain; a steady rate's jobs end as they arrive)."""
+"""The words for an arrival profile's rep (core/real_workers/submit_pacer.py): how late the driver
+sent its submissions, and the end-to-end latency, which is what a profile's rep is read by (a
+burst's time to 99 % measures a drain; a steady rate's jobs end as they arrive)."""
 
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ from jobbench.render.words.explain import (
     ideal_lines,
     legend,
     predicted_line,
+    ran_own_inputs,
     refresh_line,
     scenario_title,
 )
@@ -203,7 +204,8 @@ def render_result(doc: Result, console: Console, saved_to: str | None = None) ->
         console.print()
     if doc.scenarios:  # what each figure is, once for every table above
         profile = any(is_profile(entry) for entry in doc.scenarios)
-        console.print(Text("\n".join(legend(live, profile)), style="dim"))
+        own_inputs = all(ran_own_inputs(entry) for entry in doc.scenarios)
+        console.print(Text("\n".join(legend(live, profile, own_inputs)), style="dim"))
         console.print()
     if live:
         console.print(f"target {doc.target.endpoint} (live)", highlight=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from jobbench.render.words import trend as words
+from jobbench.render.words import commit_changes as words
 from jobbench.results.trend import ChangePoint, Commit
 
 HEAD = ("commit", "subject", "row", "metric", "before", "after", "change", "", "strength")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_queue.queue.latency import TAKE_EXTRA, LatencySpecError, parse_distribution
+from fake_queue.api import TAKE_EXTRA, LatencySpecError, parse_distribution
 from fake_queue.queue.scalers import SCALERS
 from jobbench.measure.analytic import NO_CLOSED_FORM, expected_time_s
 from jobbench.measure.concurrency import below_slots_text
@@ -35,9 +35,23 @@ FAKE_LEGEND = (
     "job); end-to-end: submit until done.",
     "takes: job-take requests answered; mean take size: jobs per take; split: jobs each worker "
     "served.",
+)
+IDEAL_LEGEND = (
     "ideal: every slot busy from the first wake, nothing between waves; it and efficiency assume "
     "each job lasts the job length (--job-seconds) and each worker runs its slots (--slots) at "
-    "once (docs/workers.md).",
+    "once (docs/workers.md)."
+)
+# Jobs of the user's inputs (--input, --inputs) last what their handler takes: no length to
+# build an ideal on, and one taken from the log's take-to-done spans would count the take's
+# answer and the done report as the job's, the very overhead an efficiency is to show.
+OWN_INPUTS_LEGEND = (
+    "your inputs (--input, --inputs): jobbench does not know how long a job of them runs, so "
+    "their scenario has no ideal and no efficiency; take to done is each job's run with the "
+    "take's answer and the done report around it."
+)
+OWN_INPUTS_LINE = (
+    "job length unknown: the jobs ran your inputs (--input, --inputs), so no ideal and no "
+    "efficiency"
 )
 LIVE_LEGEND = (
     "time to X %: from the first accepted /run until X % of the jobs were seen ended "
@@ -69,10 +83,27 @@ def phase_title(phase: str, live: bool) -> str:
     return PHASE_NAMES[live][phase]
 
 
-def legend(live: bool, profile: bool = False) -> tuple[str, ...]:
+def legend(live: bool, profile: bool = False, own_inputs: bool = False) -> tuple[str, ...]:
     """What every figure of the run table is, one clause each (once, under the tables);
-    `profile`: some scenario ran an arrival profile, whose steady rows need theirs."""
-    return (LIVE_LEGEND if live else FAKE_LEGEND) + (PROFILE_LEGEND if profile else ())
+    `profile`: some scenario ran an arrival profile, whose steady rows need theirs;
+    `own_inputs`: every scenario ran the user's inputs, so none has an ideal to explain."""
+    table: tuple[str, ...] = LIVE_LEGEND
+    if not live:
+        table = (*FAKE_LEGEND, OWN_INPUTS_LEGEND if own_inputs else IDEAL_LEGEND)
+    return table + (PROFILE_LEGEND if profile else ())
+
+
+def ran_own_inputs(entry: ScenarioResult) -> bool:
+    """Its jobs ran the user's inputs (--input, --inputs), whose length jobbench does not know."""
+    return entry.params.inputs is not None
+
+
+def jobs_text(entry: ScenarioResult) -> str:
+    """`1024 jobs of 0.5 s`, or `16 jobs (your inputs)`, whose length is not known."""
+    p = entry.params
+    if ran_own_inputs(entry):
+        return f"{p.burst} jobs (your inputs)"
+    return f"{p.burst} jobs of {p.job_seconds} s"
 
 
 def worker_title(entry: ScenarioResult) -> str:
@@ -168,8 +199,11 @@ def _mean_latency(entry: ScenarioResult, name: str) -> float | None:
 
 def ideal_lines(entry: ScenarioResult) -> list[str]:
     """The ideal with its formula and this scenario's numbers, and the efficiency against what
-    the latency model expects of each policy; none for a live endpoint (no ideal)."""
+    the latency model expects of each policy; none for a live endpoint (no ideal); for jobs of
+    the user's inputs, why there is none."""
     p, ideal = entry.params, entry.ideal_s
+    if ran_own_inputs(entry) and not is_live(entry):
+        return [OWN_INPUTS_LINE]
     if is_profile(entry):
         return profile_ideal_lines(entry)
     if ideal is None or p.workers is None or p.slots is None:
@@ -262,7 +296,7 @@ def predicted_line(entry: ScenarioResult) -> str | None:
 
 
 def gap_line(entry: ScenarioResult) -> str | None:
-    """The gap to the ideal, explained (issue 18): of the points of efficiency a burst's rep
+    """The gap to the ideal, explained: of the points of efficiency a burst's rep
     falls short of the ideal by, the latency model with this policy accounts for what its
     simulated figure loses (the policy-aware bound), the harness (or, for a runpod worker, the
     SDK against its model) for the rest:

@@ -1,8 +1,8 @@
 """The simulator's workers: model policies on the virtual-time loop, a fixed set of them, or an
-autoscaled fleet's (fake_queue/queue/fleet.py), whose orders this executes as the fake target's
-runner executes them with processes: a start order's worker boots (the executor reports its start,
-then its process start-up passes) and polls; a stop order's is shut down (SIGTERM's part: no more
-takes, held jobs still run and post) and reported stopped once its policy has ended."""
+autoscaled fleet's (fake_queue/queue/autoscaled_fleet.py), whose orders this executes as the fake
+target's runner executes them with processes: a start order's worker boots (the executor reports its
+start, then its process start-up passes) and polls; a stop order's is shut down (SIGTERM's part: no
+more takes, held jobs still run and post) and reported stopped once its policy has ended."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Callable
 from functools import partial
 
-from fake_queue.queue.fleet import Fleet, Order
+from fake_queue.api import Fleet, Order
 from jobbench.errors import RunFailed
 from jobbench.workers.policies import SDK_112
 from jobbench.workers.policy_base import Policy

@@ -3,8 +3,8 @@ whose rows are slower than GOOD's by the gate's rule.
 
 The first step confirms that BAD is slower than GOOD (else there is nothing to find: exit 2).
 Then a binary search: each step judges the commit halfway between the last good and the first
-slower one known against GOOD (core/history/step.py), so n commits take about log2(n) steps, plus
-the first; a commit that cannot run is skipped and its nearest neighbour taken instead, as `git
+slower one known against GOOD (core/sdk_history/step.py), so n commits take about log2(n) steps,
+plus the first; a commit that cannot run is skipped and its nearest neighbour taken instead, as `git
 bisect skip` does. A step that stays unsettled after `--reps auto` added its reps ends the search
 (exit 3) naming the range left, as does `--budget` spent. The first slower commit's change is
 against its parent, from the reps of the two steps that judged them (or of its own step, when
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from jobbench.core.history.step import SKIP, Step, Stepper, change_against
+from jobbench.core.sdk_history.step import SKIP, Step, Stepper, change_against
 from jobbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 from jobbench.results.trend import Commit
 

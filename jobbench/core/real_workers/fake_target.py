@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from jobbench.clients.bench_client import BenchClient, split_server
-from jobbench.core.fake.fleet_drive import FleetDrive
-from jobbench.core.fake.local_pool import LocalPools
-from jobbench.core.fake.refresh_drive import Refreshes
-from jobbench.core.fake.rep_drive import RepDrive, RepEnd
+from jobbench.core.real_workers.fleet_drive import FleetDrive
+from jobbench.core.real_workers.local_pool import LocalPools
+from jobbench.core.real_workers.refresh_drive import Refreshes
+from jobbench.core.real_workers.rep_drive import RepDrive, RepEnd
 from jobbench.core.run.queue_figures import measure_rep, scenario_entry
-from jobbench.core.run.target import Progress, RepOutcome
+from jobbench.core.run.target_seam import Progress, RepOutcome
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.core.sdk.env import with_sdk_env
@@ -96,13 +96,17 @@ class FakeSession:
     # Where the workers run (procs/worker_handle.py): this machine, or a Ray cluster's nodes.
     pools: PoolFactory = field(default_factory=LocalPools)
     queue_host: str = "127.0.0.1"  # the embedded queue's bind address: one the workers reach
+    # The row's lane is its name within one run; runs side by side (a trend's pairs on a
+    # cluster) each add a scope of their own, so their rows never share a placement group.
+    lane_scope: str = ""
     queue: EmbeddedQueue | None = None
     pool: WorkerPool | None = None
     client: BenchClient | None = None
     endpoint_url: str = ""
     workers: list[Worker] = field(default_factory=list)
     scaled: list[Worker] = field(default_factory=list)  # started by the fleet this rep
-    refreshes: Refreshes | None = None  # refresh_worker carried out (core/fake/refresh_drive.py)
+    # refresh_worker carried out (core/real_workers/refresh_drive.py)
+    refreshes: Refreshes | None = None
     logs_kept: bool = False  # a failed scenario's logs stay for the error message to point at
     faults_in_force: tuple[str, ...] = ()  # the queue's rules: the scenario's or the server's
     _faults_before: list[str] | None = None  # another server's own rules, put back at the end
@@ -174,7 +178,7 @@ class FakeSession:
             self.client.set_fleet(fleet.to_json(), fleet.id_prefix, self.seed)
         cpus = self.cpu_plan.workers if self.cpu_plan is not None else None
         self.pool = self.pools.open(
-            self.workdir, self.scenario.max_workers, cpus, lane=self.scenario.name
+            self.workdir, self.scenario.max_workers, cpus, lane=self.lane_scope + self.scenario.name
         )
         self.refreshes = Refreshes(self.client, [self.workers, self.scaled], self._spawn_workers)
         self._spawn_workers(self.workers, self._worker_ids())
@@ -403,6 +407,7 @@ class FakeTarget:
     queue_host: str = "127.0.0.1"  # the embedded queue's bind address
     # Where the workers run, in the header's words (a Ray cluster's address); None: here.
     placed_on: str | None = None
+    lane_scope: str = ""  # FakeSession.lane_scope of every session
 
     def describe(self) -> TargetBlock:
         return TargetBlock(kind="fake", endpoint=self.server_url or "embedded")
@@ -431,8 +436,8 @@ class FakeTarget:
             where += f", workers on the Ray cluster at {self.placed_on}"
         return (
             f"{where}, take {s.latency.take.describe()} s, wake {s.latency.wake.describe()} s; "
-            f"{s.workers} x {s.worker.describe()} x {s.slots} slots; {s.burst} x "
-            f"{s.job_seconds:g} s jobs; {reps} reps{more}"
+            f"{s.workers} x {s.worker.describe()} x {s.slots} slots; "
+            f"{s.describe_jobs()}; {reps} reps{more}"
         )
 
     def session(self, scenario: Scenario, label: str, progress: Progress) -> FakeSession:
@@ -448,4 +453,5 @@ class FakeTarget:
             ready=self.ready.get(scenario.worker),
             pools=self.pools,
             queue_host=self.queue_host,
+            lane_scope=self.lane_scope,
         )

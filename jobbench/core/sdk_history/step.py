@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobbench.core.fake.target import FakeTarget
-from jobbench.core.history.setup import Setup
-from jobbench.core.history.store import CommitStore, Saved
+from jobbench.core.real_workers.fake_target import FakeTarget
 from jobbench.core.run.loop import run_plans
 from jobbench.core.run.settle import Settler
-from jobbench.core.run.target import Progress
+from jobbench.core.run.target_seam import Progress
+from jobbench.core.sdk_history.commit_results import CommitStore, Saved
+from jobbench.core.sdk_history.setup import Setup
 from jobbench.errors import Interrupted, ResultsError, RunFailed, UsageError
 from jobbench.results.compare import compare_docs
 from jobbench.results.gate import GateConfig, judge

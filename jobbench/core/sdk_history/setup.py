@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jobbench.core.history.commits import base_worker, check_repo, commit_worker
-from jobbench.core.history.store import commit_label
 from jobbench.core.run.lanes import AUTO
-from jobbench.core.run.target import Plan, Target
+from jobbench.core.run.target_seam import Plan, Target
 from jobbench.core.scenario.build import build_scenario
 from jobbench.core.scenario.checks import REPS, check_count, check_writable_folder
 from jobbench.core.scenario.config import LatencyFlags, RunConfig, Scenario
 from jobbench.core.scenario.project import Suite, Variant, apply_variant, load_project, pick_suite
+from jobbench.core.sdk_history.commit_results import commit_label
+from jobbench.core.sdk_history.commits import base_worker, check_repo, commit_worker
 from jobbench.errors import UsageError
 from jobbench.results.trend import Commit
 from jobbench.workers.spec import WorkerSpec

@@ -1,8 +1,8 @@
 """One fake-queue rep from its first submission to its end: the load's waves submitted on time, the
-workers' faults (--worker-fault) applied on time, the watchdog (core/fake/watchdog.py) looking on,
-until every job is terminal, or every one left is lost, or the rep has to stop: a worker died or
-hung, or the rep ran past its timeout. Every way out returns a RepEnd: the rep is measured and kept
-either way, and its `error` (if any) ends the run once the rep is saved."""
+workers' faults (--worker-fault) applied on time, the watchdog (core/real_workers/watchdog.py)
+looking on, until every job is terminal, or every one left is lost, or the rep has to stop: a worker
+died or hung, or the rep ran past its timeout. Every way out returns a RepEnd: the rep is measured
+and kept either way, and its `error` (if any) ends the run once the rep is saved."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobbench.clients.bench_client import BenchClient
-from jobbench.core.fake.fleet_drive import FleetDrive
-from jobbench.core.fake.refresh_drive import Refreshes
-from jobbench.core.fake.stuck import StuckWatch
-from jobbench.core.fake.submit_pacer import SubmitPacer
-from jobbench.core.fake.watchdog import Watchdog, lost_jobs, maybe_lost
-from jobbench.core.run.target import Progress
+from jobbench.core.real_workers.fleet_drive import FleetDrive
+from jobbench.core.real_workers.refresh_drive import Refreshes
+from jobbench.core.real_workers.stuck import StuckWatch
+from jobbench.core.real_workers.submit_pacer import SubmitPacer
+from jobbench.core.real_workers.watchdog import Watchdog, lost_jobs, maybe_lost
+from jobbench.core.run.target_seam import Progress
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.faults import WorkerFault
 from jobbench.core.scenario.watch_bounds import watch_bounds
@@ -57,7 +57,7 @@ class RepEnd:
     error: RunFailed | None = None
     machine: dict[str, Any] | None = None  # the machine's load over the rep (procs/machine.py)
     harness: dict[str, Any] | None = None  # the harness's own CPU (procs/harness_cpu.py)
-    # An arrival profile's pacing (core/fake/submit_pacer.py)
+    # An arrival profile's pacing (core/real_workers/submit_pacer.py)
     arrivals: dict[str, Any] | None = None
     # On a cluster, each worker's node, a fleet's scaled-up workers included (none: here).
     worker_nodes: dict[str, str] | None = None
@@ -122,7 +122,8 @@ class RepDrive:
     logs: str = ""
     queue_pid: int | None = None  # the embedded queue's (None: --server's, not ours to read)
     fleet: FleetDrive | None = None  # an autoscaled fleet's orders, executed (None: fixed)
-    refreshes: Refreshes | None = None  # refresh_worker carried out (core/fake/refresh_drive.py)
+    # refresh_worker carried out (core/real_workers/refresh_drive.py)
+    refreshes: Refreshes | None = None
     # Each running worker's process group's CPU seconds, wherever it runs (its pool's).
     cpu_seconds: Callable[[list[Worker]], dict[str, float]] = lambda _workers: {}
     _reported: set[str] = field(default_factory=set)  # ended fleet workers told to the queue
@@ -290,8 +291,8 @@ class RepDrive:
         return self.refreshes.restarts if self.refreshes is not None else 0
 
     def _refresh(self, view: dict[str, Any], now: float, end: RepEnd) -> set[str]:
-        """Refreshes carried out as far as they can be (core/fake/refresh_drive.py); returns the
-        workers not to watch meanwhile. A fresh worker that never polls ends the rep."""
+        """Refreshes carried out as far as they can be (core/real_workers/refresh_drive.py); returns
+        the workers not to watch meanwhile. A fresh worker that never polls ends the rep."""
         if self.refreshes is None:
             return set()
         fleet_stops = self.fleet.stopping if self.fleet is not None else set()

@@ -28,7 +28,7 @@ from jobbench.procs import lane_stop
 from jobbench.procs.worker_handle import Worker
 
 # A stopped worker holds no job and only has to exit: past this it is killed. A fresh one has
-# as long as a worker's first start (core/fake/target.py READY_TIMEOUT_S) to poll.
+# as long as a worker's first start (core/real_workers/fake_target.py READY_TIMEOUT_S) to poll.
 GRACE_S = 10.0
 READY_S = 90.0
 POLL_S = 0.05

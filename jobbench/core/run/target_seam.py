@@ -1,8 +1,8 @@
 """The Target seam: where a plan's reps run. The one run loop (core/run/loop.py) asks a Target for a
 Session per scenario and a Session for reps. Three Targets implement it: `FakeTarget`, the fake
-queue with a fleet of real worker processes (core/fake/target.py); `SimTarget`, the same queue and
-model policies in virtual time (core/sim/target.py); and `LiveTarget`, an endpoint over RunPod's
-client API (core/live/target.py)."""
+queue with a fleet of real worker processes (core/real_workers/fake_target.py); `SimTarget`, the
+same queue and model policies in virtual time (core/sim/sim_target.py); and `LiveTarget`, an
+endpoint over RunPod's client API (core/live/live_target.py)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class Session(Protocol):
         ...
 
     def environment(self) -> dict[str, Any]:
-        """What the result's `environment` learns from this session (runpod, cpu_plan)."""
+        """What the result's `environment` learns from the session (runpod, cpu_plan)."""
         ...
 
     def run_rep(self, rep: int, reps: int) -> RepOutcome: ...
@@ -63,7 +63,7 @@ class Session(Protocol):
 
     @property
     def logs_folder(self) -> Path | None:
-        """Where this session's logs are (None: it has none), named when a run fails."""
+        """Where the session's logs are (None: it has none), named when a run fails."""
         ...
 
 

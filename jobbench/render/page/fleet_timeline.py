@@ -1,7 +1,7 @@
-"""The fleet lane (an autoscaled fleet's rep, above the slot timelines): the fleet's size over
+"""The fleet's timeline (an autoscaled fleet's rep, above the slot timelines): the fleet's size over
 time (workers billed), then a row per worker: its cold start (the modelled delay, then its
 process booting), polling with its idle spans lighter, its stop (SIGTERM until it exited).
-From the result's `fleet` block alone (measure/fleet.py): no events needed."""
+From the result's `fleet` block alone (measure/fleet_figures.py): no events needed."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class FleetSide:
     rep_text: str
 
 
-def fleet_lane(side: FleetSide, x_max: float) -> Figure:
+def fleet_timeline(side: FleetSide, x_max: float) -> Figure:
     workers = list(side.fleet.workers.items())[:MAX_WORKERS]
     end = max(float(side.fleet.rest_s), x_max)
     height = 34 + SIZE_H + 10 + len(workers) * ROW_H + 44

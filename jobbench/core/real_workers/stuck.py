@@ -1,9 +1,10 @@
 """Why a fake-queue rep could not finish, from what the runner saw of its workers while it ran: the
 queue's view of each worker at every watch look (fake_queue.queue.watch: the jobs it held, whether a
 take of it was waiting) and how many jobs were queued then. Read when the rep runs past its timeout
-(core/fake/rep_drive.py), so that the error names a likely cause, not only the count of jobs left:
+(core/real_workers/rep_drive.py), so that the error names a likely cause, not only the count of
+jobs left:
 
-- jobs held by a stalled worker (the watchdog's, core/fake/watchdog.py);
+- jobs held by a stalled worker (the watchdog's, core/real_workers/watchdog.py);
 - workers below their declared slots: jobs were queued, yet none held as many jobs as its
   slots at any look (a runpod handler started without a `concurrency_modifier` runs one job
   at a time);

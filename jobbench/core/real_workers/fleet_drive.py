@@ -1,9 +1,9 @@
-"""The fake target's executor of an autoscaled fleet's orders (fake_queue/queue/fleet.py decides,
-the runner acts, as RunPod's platform starts and stops containers): a start order's worker process
-is spawned when its cold start's modelled part is over (its real start-up follows), a stop
+"""The fake target's executor of an autoscaled fleet's orders (fake_queue/queue/autoscaled_fleet.py
+decides, the runner acts, as RunPod's platform starts and stops containers): a start order's worker
+process is spawned when its cold start's modelled part is over (its real start-up follows), a stop
 order's gets SIGTERM (its SDK's own shutdown finishes and posts the jobs it holds) and is
 reported stopped once its process has exited. Every process it starts is in `processes`, the
-session's list, so each is cleaned up on every way out (core/fake/target.py)."""
+session's list, so each is cleaned up on every way out (core/real_workers/fake_target.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ class FleetDrive:
     stopped: set[str] = field(default_factory=set)  # exited after the fleet stopped them
     anomalies: list[dict[str, Any]] = field(default_factory=list)
     states: dict[str, dict[str, Any]] = field(default_factory=dict)  # the fleet's, last look
-    # An exit that is a refresh's (core/fake/refresh_drive.py): its replacement is started there.
+    # An exit that is a refresh's (core/real_workers/refresh_drive.py): its replacement is started
+    # there.
     expects_exit: Callable[[str, int], bool] = lambda _worker, _code: False
     _due: list[tuple[float, str]] = field(default_factory=list)  # (runner's monotonic s, worker)
     _stopping: dict[str, float] = field(default_factory=dict)  # worker: SIGTERM sent at

@@ -1,4 +1,4 @@
-"""Open-loop submission for an arrival profile (issue 16; wrk2 and k6 are the anchors): a
+"""Open-loop submission for an arrival profile (wrk2 and k6 are the anchors): a
 thread of its own sends each wave of the load at its intended time, whatever the workers and
 the queue do, and records how late each went out. A slow driver shows as lateness, never as
 a lower offered load.

@@ -1,8 +1,8 @@
 """The policy-model worker: a compact asyncio worker that speaks runpod 1.12.0's worker HTTP
 protocol (same URLs, parameters and bodies; docs/protocol.md 1.2-1.3) and schedules
-takes by one policy of docs/latency-model.md (see model_policies).
+takes by one policy of docs/latency-model.md (see policy_choice).
 
-    python -m jobbench.workers.model_worker
+    python -m jobbench.workers.policy_worker
 
 Environment: the SDK's RUNPOD_WEBHOOK_GET_JOB, RUNPOD_WEBHOOK_POST_OUTPUT, RUNPOD_POD_ID,
 RUNPOD_AI_API_KEY, RUNPOD_WEBHOOK_PING, RUNPOD_PING_INTERVAL (ms), plus JOBBENCH_POLICY
@@ -12,8 +12,8 @@ SIGTERM/SIGINT: stop taking, finish running and held jobs, post their results, e
 configuration: exit 2. Stdlib and aiohttp only: N workers must not pay for jobbench's CLI
 imports.
 
-This module is the process: it reads the environment (model_worker_config), opens the HTTP
-link (http_link) and runs the policy (model_policies) until a stop signal (procs.signals).
+This module is the process: it reads the environment (policy_worker_config), opens the HTTP
+link (http_link) and runs the policy (policy_choice) until a stop signal (procs.signals).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from jobbench.workers.http_link import (
     HttpLink,
     heartbeat,
 )
-from jobbench.workers.model_policies import make_policy
-from jobbench.workers.model_worker_config import Config, ConfigError, load_config
 from jobbench.workers.policies import SDK_BASED
+from jobbench.workers.policy_choice import make_policy
+from jobbench.workers.policy_worker_config import Config, ConfigError, load_config
 from jobbench.workers.raw_http import RawClient
 from jobbench.workers.run_job import RUNPOD_VERSION
 from jobbench.workers.worker_cpu import SdkCodeCpu, WorkerCpu
@@ -104,7 +104,7 @@ def main() -> int:
         try:
             config = load_config(os.environ)
         except ConfigError as exc:
-            print(f"model_worker: invalid configuration: {exc}", file=sys.stderr)
+            print(f"policy_worker: invalid configuration: {exc}", file=sys.stderr)
             return EXIT_CONFIG
         with contextlib.suppress(KeyboardInterrupt):  # signalled before it took anything
             run_loop(config.policy)(serve(config))

@@ -1,5 +1,5 @@
 """The model worker's configuration: its environment (the SDK's RUNPOD_* variables and
-JOBBENCH_POLICY, JOBBENCH_SLOTS, JOBBENCH_TAKE_AHEAD; see model_worker) read into a `Config`, or
+JOBBENCH_POLICY, JOBBENCH_SLOTS, JOBBENCH_TAKE_AHEAD; see policy_worker) read into a `Config`, or
 a `ConfigError` naming the variable and the fix. Stdlib only.
 
 A user may run the worker by hand, so its environment is checked here, by the rule the CLI's

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from jobbench.core.run.queue_figures import scenario_entry
-from jobbench.core.run.target import Progress, RepOutcome
+from jobbench.core.run.target_seam import Progress, RepOutcome
 from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim.engine import EVENTS_MAX_JOBS, check_simulable, simulate_rep
 from jobbench.results.model import ScenarioResult, TargetBlock
@@ -95,8 +95,8 @@ class SimTarget:
         worker = s.worker.describe() + ("" if s.worker.kind == "model" else f" as model {policy}")
         return (
             f"{WHERE}, take {s.latency.take.describe()} s, wake {s.latency.wake.describe()} s; "
-            f"{s.workers} x {worker} x {s.slots} slots; {s.burst} x "
-            f"{s.job_seconds:g} s jobs; {reps} reps{more}"
+            f"{s.workers} x {worker} x {s.slots} slots; "
+            f"{s.describe_jobs()}; {reps} reps{more}"
         )
 
     def session(self, scenario: Scenario, label: str, progress: Progress) -> SimSession:

@@ -1,7 +1,7 @@
 """An autoscaled fleet's figures (docs/fleet.md), from its events in the queue's log
-(fake_queue/queue/fleet.py): every decision and worker state change, the fleet's size over time,
-what it cost (worker-seconds billed from each scale-up decision, a cold start included, to the
-worker's stop; the active workers for the whole rep), its cold starts, how soon it scaled up,
+(fake_queue/queue/autoscaled_fleet.py): every decision and worker state change, the fleet's size
+over time, what it cost (worker-seconds billed from each scale-up decision, a cold start included,
+to the worker's stop; the active workers for the whole rep), its cold starts, how soon it scaled up,
 and what the scaler saw of the queue beside the jobs take-ahead held out of its sight.
 
 Pure: given the events (each a dict as logged) and the rep's held jobs (measure/held.py)."""
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_queue.queue.fleet import worker_index
+from fake_queue.api import worker_index
 from jobbench.measure.held import Holds
 
 NS_PER_S = 1e9

@@ -15,7 +15,7 @@ from jobbench.clients.endpoint import Endpoint, describe_rate
 from jobbench.clients.live_burst import RUN_WINDOW, BurstPlan, LiveBurst
 from jobbench.clients.live_http import LiveHttp
 from jobbench.clients.live_records import BurstRecord
-from jobbench.core.run.target import Progress, RepOutcome
+from jobbench.core.run.target_seam import Progress, RepOutcome
 from jobbench.core.scenario.config import Scenario, load_tag
 from jobbench.core.scenario.load import Wave
 from jobbench.errors import Interrupted, JobbenchError, RunFailed
