@@ -19,6 +19,13 @@ as the trend sorts a commit's reps (trend.counted: the gate's rule). Cases:
   point of its direction is at its commit (+-0); other marks are counted per 100 commits.
 Intervals: Wilson 95 %. The gate's threshold (5 %) is trend's: a step of exactly 5 % is marked
 when its estimate from the reps lands above it.
+
+    python benchmarks/change_points.py --levels OUT/trends/runpod-history.json
+
+`--levels` instead draws each row's histories at the levels of a saved trend (its document,
+`jobbench trend --json`): commit i's reps are the pool's times the row's median at commit i
+over its first, and each move of 20 % or more between neighbouring commits is a step to mark.
+What a real history's steps would get were each commit's noise the pool's, at 1, 3 and 5 reps.
 """
 
 from __future__ import annotations
@@ -181,6 +188,51 @@ def load_pools(path: Path) -> dict[str, tuple[str, Pool]]:
     return pools
 
 
+BIG_STEP = 0.20  # a saved trend's moves counted as its steps (--levels)
+
+
+def trend_levels(path: Path) -> dict[str, list[float]]:
+    """Each row's median at each commit of a saved trend document that measured it, oldest
+    first, over its first."""
+    medians: dict[str, list[float]] = {}
+    for commit in json.loads(path.read_text())["commits"]:
+        for row, figures in commit["rows"].items():
+            medians.setdefault(row, []).append(float(figures["median"]))
+    return {row: [m / values[0] for m in values] for row, values in medians.items()}
+
+
+def run_levels(
+    task: tuple[str, Pool, str, list[float], int, int, int],
+) -> tuple[str, int, Tally, Tally]:
+    """A row's histories at a saved trend's levels: the moves of BIG_STEP or more, and those
+    between the threshold and it, each marked at its commit or not; marks where the level
+    moved within the threshold."""
+    row, pool, metric, levels, reps, histories, seed = task
+    rng = random.Random(f"{seed}-{row}-levels-{reps}")
+    moves = {at: levels[at] / levels[at - 1] for at in range(1, len(levels))}
+    big = {at: f for at, f in moves.items() if abs(f - 1) >= BIG_STEP}
+    small = {at: f for at, f in moves.items() if Rule().threshold < abs(f - 1) < BIG_STEP}
+    tallies = (Tally(), Tally())
+    for _ in range(histories):
+        found = marks(history(pool, metric, levels, reps, rng))
+        for tally, steps, rest in ((tallies[0], big, small), (tallies[1], small, big)):
+            _count(tally, len(levels), steps, {at: d for at, d in found.items() if at not in rest})
+    return row, reps, *tallies
+
+
+def print_levels(results: list[tuple[str, int, Tally, Tally]]) -> None:
+    print("\n### A saved trend's levels: its moves marked at their commit [95 %]\n")
+    print("| row | reps a commit | moves of 20 % or more | marked | moves of 5-20 % | marked "
+          "| marks where it moved 5 % or less, per 100 commits |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for row, reps, big, small in results:
+        print(f"| {row} | {reps} | {big.steps // big.histories} "
+              f"| {share(big.found, big.steps) if big.steps else '-'} "
+              f"| {small.steps // small.histories} "
+              f"| {share(small.found, small.steps) if small.steps else '-'} "
+              f"| {per_100(big.other, big.places)} |")  # fmt: skip
+
+
 def print_tables(cells: list[Cell], lengths: Sequence[int]) -> None:
     print("\n### A/A: false change points per 100 commits\n")
     print("| row | commits | reps a commit | false change points per 100 commits [95 %] "
@@ -215,6 +267,8 @@ def main() -> None:
     parser.add_argument("--histories", type=int, default=20, help="per step, place and cell")
     parser.add_argument("--aa-histories", type=int, default=100, help="A/A histories per cell")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=os.cpu_count(), help="processes")
+    parser.add_argument("--levels", type=Path, help="a saved trend document: its rows' levels")
     args = parser.parse_args()
     began, cpu = time.monotonic(), time.process_time()
     print("## trend's change points on resampled real reps\n")
@@ -232,15 +286,26 @@ def main() -> None:
         print(f"| {row} | {metric} | {' + '.join(str(len(k)) for k in pool)} "
               f"| {robust_spread(every):.2%} |")  # fmt: skip
     lengths = [int(x) for x in args.lengths.split(",")]
-    tasks = [
-        (row, pool, metric, length, reps, args.aa_histories, args.histories, args.seed)
-        for row, (metric, pool) in pools.items()
-        for length in lengths
-        for reps in (int(x) for x in args.reps.split(","))
-    ]
-    with ProcessPoolExecutor(max_workers=os.cpu_count()) as workers:
-        cells = list(workers.map(run_cell, tasks))
-    print_tables(cells, lengths)
+    reps_list = [int(x) for x in args.reps.split(",")]
+    with ProcessPoolExecutor(max_workers=args.workers) as workers:
+        if args.levels is not None:
+            levels = trend_levels(args.levels)
+            jobs = [
+                (row, pool, metric, levels[row], reps, args.histories, args.seed)
+                for row, (metric, pool) in pools.items()
+                if row in levels
+                for reps in reps_list
+            ]
+            print(f"levels: {args.levels}, {args.histories} histories a row and reps")
+            print_levels(list(workers.map(run_levels, jobs)))
+        else:
+            tasks = [
+                (row, pool, metric, length, reps, args.aa_histories, args.histories, args.seed)
+                for row, (metric, pool) in pools.items()
+                for length in lengths
+                for reps in reps_list
+            ]
+            print_tables(list(workers.map(run_cell, tasks)), lengths)
     children = os.times()
     print(f"\n{time.monotonic() - began:.0f} s wall, "
           f"{time.process_time() - cpu + children.children_user:.0f} s CPU")  # fmt: skip

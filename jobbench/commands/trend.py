@@ -162,6 +162,7 @@ def _summary(trend: TrendRun, path: Path) -> str:
 
 def _rule(setup: Setup, gate: GateConfig) -> str:
     return (
-        f"{setup.reps} reps a row per commit; change points by asv's step detection, "
-        f"a change of more than {gate.max_regression:.0%} (docs/history.md)"
+        f"{setup.reps} reps a row per commit; change points by the L1 Potts model with a "
+        f"penalty from the row's noise, a change of more than {gate.max_regression:.0%} "
+        "(docs/history.md)"
     )

@@ -3,9 +3,9 @@ the document `jobbench trend --json` prints and saves.
 
 A commit's value of a row is the median of its reps that count, by the gate's rule
 (decision.sort_out: runner-flagged reps and outliers set aside). Where a row's level steps is
-found over those medians by airspeed velocity's step detection (results/level_steps.py: the L1
-Potts model, its penalty chosen by an information criterion), then every step whose size is
-within the gate's threshold is dropped, the smallest first. What is said of a point comes from
+found over those medians by the L1 Potts model (verdict/level_steps.py: asv's exact solver,
+each jump's penalty set from the row's rep-to-rep noise), then every step whose size is within
+the gate's threshold is dropped, the smallest first. What is said of a point comes from
 the reps themselves: before and after are the medians of every counted rep between it and its
 neighbouring change points, each with a distribution-free 95 % interval, and the change is the
 Hodges-Lehmann estimate after / before - 1 with its interval, as the gate quotes a change.
@@ -133,7 +133,7 @@ def change_points(series: Series, threshold: float) -> list[ChangePoint]:
     points = series.points
     if len(points) < MIN_COMMITS:
         return []
-    cuts = step_cuts([p.median for p in points], [len(p.clean) for p in points])
+    cuts = step_cuts([p.clean for p in points])
     return settled(series, cuts, threshold)
 
 

@@ -1,10 +1,11 @@
-"""SDK history without processes: change points over commits (asv's step detection, then the
-gate's figures), the trend document, the interleaving order, and the bisection's search and its
-ends."""
+"""SDK history without processes: change points over commits (the L1 Potts model with a
+penalty from the row's noise, then the gate's figures), the trend document, the interleaving
+order, and the bisection's search and its ends."""
 
 from __future__ import annotations
 
 import io
+import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,6 +133,71 @@ def test_every_step_far_outside_the_noise_is_marked_whatever_its_neighbours(
     assert [(p.index, p.direction) for p in found] == steps
     for point in found:
         assert point.noise_multiple > 20  # the row's reps are within 0.3 % of each other
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_three_close_steps_are_each_marked(seed: int) -> None:
+    # +25 %, +25 % the next commit, -20 % two after, the last at the range's end: a level of
+    # one commit between the first two and of two between the last two.
+    row = series([1.0] * 6 + [1.25, 1.5625, 1.5625, 1.25], noise=0.01, seed=seed)
+    found = change_points(row, threshold=0.05)
+    assert [(p.index, p.direction) for p in found] == [(6, "slower"), (7, "slower"),
+                                                       (9, "faster")]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_step_at_the_last_commit_is_marked(seed: int) -> None:
+    # +10 % (10 times the noise, 3 reps a commit) three commits from the end, then +10 % again
+    # at the last.
+    row = series([1.0] * 6 + [1.1] * 3 + [1.21], noise=0.01, seed=seed)
+    found = change_points(row, threshold=0.05)
+    assert [(p.index, p.direction) for p in found] == [(6, "slower"), (9, "slower")]
+
+
+@pytest.mark.parametrize(
+    ("levels", "steps"),
+    [
+        ([1.0] * 9 + [1.25], [(9, "slower")]),
+        ([1.25] + [1.0] * 9, [(1, "faster")]),
+        ([1.0] * 4 + [1.25] * 2 + [1.0] * 4, [(4, "slower"), (6, "faster")]),
+        ([1.0] * 6 + [1.25, 1.5625, 1.5625, 1.25], [(6, "slower"), (7, "slower"),
+                                                    (9, "faster")]),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("seed", range(5))
+def test_a_25_percent_step_at_one_rep_is_marked_among_1_percent_noise(
+    levels: list[float], steps: list[tuple[int, str]], seed: int
+) -> None:
+    found = change_points(series(levels, noise=0.01, reps=1, seed=seed), threshold=0.05)
+    assert [(p.index, p.direction) for p in found] == steps
+
+
+def heavy_tailed(seed: int, draw: str, reps: int = 3, count: int = 10) -> Series:
+    """`count` commits at one level, each rep times exp(x): x is 3 % times Student's t with 2
+    degrees of freedom (no finite variance: beyond 10 times that in 1 % of reps), or 1 % times
+    a normal draw that one rep in five takes six times as wide."""
+    rng = random.Random(seed)
+
+    def student() -> float:
+        chi2 = rng.gauss(0, 1) ** 2 + rng.gauss(0, 1) ** 2
+        return 0.03 * rng.gauss(0, 1) / math.sqrt(chi2 / 2)
+
+    def contaminated() -> float:
+        return 0.01 * rng.gauss(0, 1) * (6 if rng.random() < 0.2 else 1)
+
+    noise = student if draw == "student" else contaminated
+    points = tuple(Point(i, tuple(math.exp(noise()) for _ in range(reps))) for i in range(count))
+    return Series("row", "time_to_p99_s", points)
+
+
+@pytest.mark.parametrize("draw", ["student", "contaminated"])
+def test_heavy_tailed_noise_alone_has_no_change_point(draw: str) -> None:
+    # The penalty is priced from the reps' robust spread, and a commit whose reps disagree
+    # counts for less: two wide draws of a commit's three move its median as a step would.
+    marked = [
+        seed for seed in range(200) if change_points(heavy_tailed(seed, draw), threshold=0.05)
+    ]
+    assert marked == []
 
 
 def test_real_reps_at_one_level_have_no_change_point() -> None:
