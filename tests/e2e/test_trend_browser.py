@@ -47,7 +47,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("trend")
     notes = [
         "120 commits, 113 measured",
-        "5 reps a row per commit; change points by the L1 Potts model with a penalty from the noise",
+        "5 reps a row per commit; change points by the L1 Potts model",
     ]
     return write_trend_page(
         folder / "trend.html", "runpod-python v1.0.0..main", commits, series, points, notes
