@@ -10,8 +10,9 @@ A rep's anomalies are of two kinds:
   shows a behaviour more often than its baseline is judged for it. An unknown kind is taken as
   behaviour, so a new kind of anomaly can never hide a candidate's fault.
 
-Beside the anomalies, two figures of the workers are compared like the latency: their CPU per
-completed job and how unevenly the jobs spread over them (results/compare.py METRICS).
+Beside the anomalies, three figures of the workers are compared like the latency: their CPU per
+completed job, how unevenly the jobs spread over them and their requests per completed job
+(results/compare.py METRICS).
 """
 
 from __future__ import annotations
@@ -125,6 +126,13 @@ def worker_cpu_ms_per_job(rep: Rep) -> float | None:
     if not cores:
         return None
     return sum(cores) * harness.wall_s / rep.jobs.completed * 1000
+
+
+def requests_per_job(rep: Rep) -> float | None:
+    """The workers' requests the queue logged per completed job (measure/requests.py): what
+    the candidate's own loops ask of the platform. None where the queue's log was not read
+    (live, files before it) or no job completed."""
+    return None if rep.requests is None else rep.requests.per_job
 
 
 def split_imbalance(rep: Rep) -> float | None:

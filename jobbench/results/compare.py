@@ -12,6 +12,7 @@ from jobbench.measure import stats
 from jobbench.results.behaviour import (
     is_measurement,
     rep_behaviour,
+    requests_per_job,
     side_behaviour,
     split_imbalance,
     worker_cpu_ms_per_job,
@@ -54,7 +55,8 @@ class Metric:
     label: str  # what it is, for headers and legends
     pooled: bool = False  # the side's figure is over every job of every rep, not a median
     # Compared only where a rep of the baseline has it (the workers' CPU: not live or
-    # simulated; the split: two workers or more), so rows that cannot have it do not list it.
+    # simulated; the split: two workers or more; the requests: not live), so rows that cannot
+    # have it do not list it.
     where_measured: bool = False
     # Reps far from the others are set aside as outliers (a disturbed measurement); a figure of
     # the workers' own (their CPU, the split) is judged whole: a far rep is their doing too.
@@ -86,6 +88,12 @@ METRICS: dict[str, Metric] = {
     "split_imbalance": Metric(
         split_imbalance,
         "busiest worker's jobs / the mean (1 = even)",
+        where_measured=True,
+        outliers=False,
+    ),
+    "requests_per_job": Metric(
+        requests_per_job,
+        "workers' requests per completed job",
         where_measured=True,
         outliers=False,
     ),

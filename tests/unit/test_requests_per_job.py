@@ -1,10 +1,12 @@
 """The workers' requests per completed job (measure/requests.py, docs/metrics.md "Requests per
 job"): counted from hand-built event logs worked out on paper and from a simulated rep, carried
-into the result and its summary."""
+into the result and its summary, and judged by the gate's row check like the workers' CPU."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import pytest
 
 from fake_queue.queue.faults import WORKER_ROUTES
 from fake_queue.queue.latency import Distribution, LatencyModel
@@ -12,7 +14,10 @@ from jobbench.core.scenario.config import Scenario
 from jobbench.core.sim.engine import simulate_rep
 from jobbench.measure.events import COUNTED_ROUTES
 from jobbench.measure.metrics import rep_measure, summarise_reps
+from jobbench.results.behaviour import requests_per_job
+from jobbench.results.decision import CHECKS_PER_ROW
 from jobbench.results.model import Rep
+from jobbench.results.row_checks import FIGURE_RULES, judge_figure
 from jobbench.workers.spec import WorkerSpec
 
 T0 = 3_000_000_000  # burst start (ns)
@@ -101,5 +106,30 @@ def test_the_summary_and_the_gates_reader_carry_the_figure() -> None:
     reps = [rep_measure(every_kind_of_request(), **PARAMS).figures for _ in range(3)]
     reps[1] = {**reps[1], "requests": {**reps[1]["requests"], "per_job": 5.0}}
     assert summarise_reps(reps)["requests_per_job"] == {"median": 4.0, "min": 4.0, "max": 5.0}
-    rep = Rep.model_validate(reps[0])
-    assert rep.requests is not None and rep.requests.per_job == 4.0
+    rep = Rep.model_validate({**reps[0], "phases": reps[0]["phases"]})
+    assert requests_per_job(rep) == 4.0
+    assert requests_per_job(rep.model_copy(update={"requests": None})) is None
+
+
+RULE = next(rule for rule in FIGURE_RULES if rule.metric == "requests_per_job")
+
+
+def test_a_candidate_that_takes_a_job_at_a_time_is_a_regression() -> None:
+    base = [1.031 + 0.002 * (i % 3) for i in range(10)]  # a take a 32-job batch
+    cand = [2.0 + 0.003 * (i % 4) for i in range(10)]  # a take a job
+    finding = judge_figure(base, cand, RULE, 1e-4)
+    assert finding is not None and finding.verdict == "regression"
+    assert finding.reason.startswith("workers' requests per job: 2 against 1.03 for the baseline")
+    early = judge_figure(base[:5], cand[:5], RULE, 1e-4)  # five reps a side cannot show it yet
+    assert early is not None and early.verdict == "inconclusive"
+
+
+@pytest.mark.parametrize("factor", [1.0, 1.15])
+def test_requests_within_the_tolerance_are_not_judged(factor: float) -> None:
+    base = [1.031 + 0.002 * (i % 3) for i in range(10)]
+    assert judge_figure(base, [v * factor for v in base], RULE, 1e-4) is None
+
+
+def test_the_checks_level_is_shared_by_every_check_of_a_row() -> None:
+    checks = 2 + len(FIGURE_RULES)  # correctness and behaviour, then each figure's
+    assert checks == CHECKS_PER_ROW
