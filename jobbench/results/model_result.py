@@ -334,7 +334,7 @@ class Rep(Doc):
     # the workers ran on jobbench's machine)
     worker_nodes: dict[str, str] | None = None
     below_slots: list[WorkerBelowSlots] | None = None  # fake: workers below --slots (absent: none)
-    requests: Requests | None = None  # the workers' requests (absent: live, or before them)
+    requests: Requests | None = None  # the workers' requests (absent: live, or older files)
 
 
 class Spread(Doc):
