@@ -36,10 +36,11 @@ from jobbench.core.scenario.config import RunConfig
 from jobbench.core.scenario.project import BUILTIN_SUITES, DEFAULT_SUITE
 from jobbench.render.text.plain_progress import PlainProgress
 from jobbench.results.model import Rep, ScenarioResult
-from jobbench.results.rep_metrics import METRICS, split_imbalance, worker_cpu_ms_per_job
+from jobbench.results.rep_metrics import METRICS
 from jobbench.verdict.behaviour import rep_behaviour
 from jobbench.verdict.comparison import rep_flags
 from jobbench.verdict.correctness import rep_bad
+from jobbench.verdict.row_checks import FIGURE_RULES
 from jobbench.workers.spec import WorkerSpec
 
 POLICIES = {
@@ -60,9 +61,10 @@ BURN = "import time\nwhile True:\n    time.time()\n"  # one busy core, like a ne
 def figures(rep: Rep, flag: str | None) -> dict[str, Any]:
     return {
         **{name: METRICS[name].read(rep) for name in GATED},
-        # The workers' own figures the gate's checks compare (verdict/row_checks.py).
-        "worker_cpu_ms_per_job": worker_cpu_ms_per_job(rep),
-        "split_imbalance": split_imbalance(rep),
+        # The workers' own figures the gate's checks compare (verdict/row_checks.py): their
+        # CPU per job, the split and their requests per job (pools made before have no
+        # requests_per_job; gate_error_rates.py then leaves that check out).
+        **{rule.metric: METRICS[rule.metric].read(rep) for rule in FIGURE_RULES},
         # How its jobs ended and what its workers did (verdict/correctness.py, behaviour.py).
         "jobs": rep.jobs.submitted,
         "bad": rep_bad(rep.jobs),

@@ -23,7 +23,7 @@ project = planted.project  # the planted variants' jobbench.toml, a fixture here
     ("candidate", "suite", "max_reps", "named"),
     [
         # a core busy for nothing: a check of the workers' own CPU, whose share of the false
-        # alarm rate (a fifth, over four checks) fully separated reps reach at 10 a side
+        # alarm rate (a fifth, over five checks) fully separated reps reach at 10 a side
         ("spin", "burst", 12, r"(?i)cpu"),
         ("late-start", "trickle", 8, r"slower in trickle"),
         # 14: a baseline that stalls once in 10 reps (seen on a CI run) leaves 9 of 10 short

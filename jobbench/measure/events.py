@@ -26,6 +26,11 @@ from fake_queue.protocol import COMPLETED, FAILED, TERMINAL
 
 # Jobs a worker actually ran to an answer: the ones with a meaningful claim -> done service time.
 SERVED = frozenset({COMPLETED, FAILED})
+# The worker routes whose every handled request the log records (a take, a job-done), so a
+# request of theirs a fault answered in the handler's place is counted beside them; a `delay`
+# fault's request goes on to its handler and is logged there. A job-stream chunk the queue
+# took, a heartbeat and a job-stop poll are not logged at all: requests_per_job leaves them out.
+COUNTED_ROUTES = frozenset({"job-take", "job-take-batch", "job-done"})
 
 
 # The per-job records are plain slotted dataclasses, not frozen ones: a frozen one's __init__
@@ -82,6 +87,10 @@ class EventScan:
     faulted: set[str] = field(default_factory=set)  # jobs a fault hit (a job-done refused...)
     fleet: list[Mapping[str, Any]] = field(default_factory=list)  # an autoscaled fleet's events
     refreshes: int = 0  # workers the platform replaced at their job's asking (refresh_worker)
+    # From the rep's first submission on, in log order: job-done posts (an answer, a progress
+    # update, one the queue ignored as late) and takes or job-dones a fault answered instead.
+    posts: int = 0
+    refused: int = 0
 
     def recovered(self) -> int:
         """Jobs a fault hit that still completed: what the worker survived."""
@@ -140,6 +149,8 @@ def scan_events(events: Iterable[Mapping[str, Any]], *, spans: bool = True) -> E
             # this rep's, and a run it served held a slot from its deliver to here.
             ran = held.pop(job, None)
             status = e.get("status")
+            if status in SERVED and submitted:  # only a worker's job-done serves a job
+                s.posts += 1
             if job in submitted and status in TERMINAL:
                 worker = e.get("worker")
                 worker = None if worker is None else str(worker)
@@ -155,13 +166,19 @@ def scan_events(events: Iterable[Mapping[str, Any]], *, spans: bool = True) -> E
         elif ev == "take":
             s.takes.append(_take(e, t))
         elif ev == "ignored":  # a second answer for a job that had one: it ran twice
+            s.posts += 1 if submitted else 0
             ended = final.get(job)
             if ended is not None and ended.served and not e.get("progress"):
                 s.doubled.add(job)
         elif ev == "fault":
-            s.faults[f"{e.get('route')}:{e.get('kind')}"] += 1
+            route, kind = e.get("route"), str(e.get("kind"))
+            s.faults[f"{route}:{kind}"] += 1
+            if route in COUNTED_ROUTES and not kind.startswith("delay") and submitted:
+                s.refused += 1
             if "job" in e:
                 s.faulted.add(job)
+        elif ev == "progress":
+            s.posts += 1 if submitted else 0
         elif ev in FLEET_EVENTS:
             s.fleet.append(e)
         elif ev == "refresh":

@@ -26,6 +26,7 @@ from jobbench.measure.figures import (
 )
 from jobbench.measure.fleet_figures import FLEET_FIGURES, alive_spans, fleet_figures
 from jobbench.measure.held import held_cost, holds
+from jobbench.measure.requests import request_figures
 from jobbench.measure.stats import outliers, summary
 from jobbench.measure.steady import Capacity, steady_figures
 
@@ -160,6 +161,7 @@ def rep_measure(
     if not brief:
         figures["phases"] = samples.figures()
     figures["takes"] = _take_stats(s.takes, start)
+    figures["requests"] = request_figures(s, start, jobs["completed"])  # requests.py
     if held is not None and not brief:
         served_by = (f.worker for f in s.final.values() if f.served)
         busy_s = busy_slot_ns(spans, slots) / NS_PER_S
@@ -212,6 +214,8 @@ def summarise_reps(reps: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]
             )
     for stat in ("count", "got_mean"):
         out[f"takes_{stat}"] = across(rep.get("takes", {}).get(stat) for rep in reps)
+    # absent from live reps and from results before it: None
+    out["requests_per_job"] = across((rep.get("requests") or {}).get("per_job") for rep in reps)
     for stat in ("jobs", "extra_wait_p99_s"):  # absent before commit dba92ff: None
         out[f"held_{stat}"] = across((rep.get("held") or {}).get(stat) for rep in reps)
     for stat in STEADY_FIGURES:  # a profile's reps only: a burst's are None

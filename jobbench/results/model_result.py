@@ -66,6 +66,17 @@ class Takes(Doc):
     latency: PhaseStats | None
 
 
+class Requests(Doc):
+    """The workers' requests in a fake-queue or simulated rep that the queue's log records
+    (measure/requests.py): takes, job-done posts, requests a fault answered instead, and all
+    of them per completed job (None: no job completed)."""
+
+    takes: int
+    posts: int
+    refused: int
+    per_job: Number | None
+
+
 class Split(Doc):
     jobs_per_worker: dict[str, int]
     max_min_ratio: Number | None
@@ -323,6 +334,7 @@ class Rep(Doc):
     # the workers ran on jobbench's machine)
     worker_nodes: dict[str, str] | None = None
     below_slots: list[WorkerBelowSlots] | None = None  # fake: workers below --slots (absent: none)
+    requests: Requests | None = None  # the workers' requests (absent: live, or older files)
 
 
 class Spread(Doc):

@@ -29,7 +29,8 @@ class Metric:
     label: str  # what it is, for headers and legends
     pooled: bool = False  # the side's figure is over every job of every rep, not a median
     # Compared only where a rep of the baseline has it (the workers' CPU: not live or
-    # simulated; the split: two workers or more), so rows that cannot have it do not list it.
+    # simulated; the split: two workers or more; the requests: not live), so rows that cannot
+    # have it do not list it.
     where_measured: bool = False
     # Reps far from the others are set aside as outliers (a disturbed measurement); a figure of
     # the workers' own (their CPU, the split) is judged whole: a far rep is their doing too.
@@ -58,6 +59,13 @@ def worker_cpu_ms_per_job(rep: Rep) -> float | None:
     return sum(cores) * harness.wall_s / rep.jobs.completed * 1000
 
 
+def requests_per_job(rep: Rep) -> float | None:
+    """The workers' requests the queue logged per completed job (measure/requests.py): what
+    the candidate's own loops ask of the platform. None where the queue's log was not read
+    (live, files before it) or no job completed."""
+    return None if rep.requests is None else rep.requests.per_job
+
+
 def split_imbalance(rep: Rep) -> float | None:
     """The busiest worker's jobs over the mean (1 is an even split; with n workers, n is every
     job on one). None with fewer than two workers or no job served."""
@@ -84,6 +92,12 @@ METRICS: dict[str, Metric] = {
     "split_imbalance": Metric(
         split_imbalance,
         "busiest worker's jobs / the mean (1 = even)",
+        where_measured=True,
+        outliers=False,
+    ),
+    "requests_per_job": Metric(
+        requests_per_job,
+        "workers' requests per completed job",
         where_measured=True,
         outliers=False,
     ),

@@ -10,8 +10,9 @@ A rep's anomalies are of two kinds:
   shows a behaviour more often than its baseline is judged for it. An unknown kind is taken as
   behaviour, so a new kind of anomaly can never hide a candidate's fault.
 
-Beside the anomalies, two figures of the workers are compared like the latency: their CPU per
-completed job and how unevenly the jobs spread over them (results/rep_metrics.py METRICS).
+Beside the anomalies, three figures of the workers are compared like the latency: their CPU per
+completed job, how unevenly the jobs spread over them and their requests per completed job
+(results/rep_metrics.py METRICS).
 """
 
 from __future__ import annotations

@@ -29,10 +29,10 @@ if TYPE_CHECKING:  # the rule itself needs no documents (benchmarks/gate_error_r
     from jobbench.results.model import MetricComparison
 
 # The correctness and behaviour checks a row is judged on before its speed (row_checks.py: how
-# the jobs ended, the workers' behaviour, their CPU per job, the split) share a fifth of the
-# call's false-alarm rate; the speed and cost tests keep the rest.
+# the jobs ended, the workers' behaviour, their CPU per job, the split, their requests per job)
+# share a fifth of the call's false-alarm rate; the speed and cost tests keep the rest.
 CHECKS_SHARE = 0.2
-CHECKS_PER_ROW = 4
+CHECKS_PER_ROW = 5
 MIN_CLEAN_REPS = 3  # a side with fewer reps that count has no test at all
 # `--reps auto` tests a row when its reps a side reach the next point of a geometric schedule
 # (5, 7, 10, 13, 17, 23, 30 from 5), not after every pair: each test spends a share of the
@@ -226,7 +226,7 @@ def look_levels(rule: Rule, look: int, *, rows: int, costed: int) -> Levels:
     point of the schedule `--reps auto` reaches) in a call of `rows` rows, `costed` of which
     are judged on their cost too. The call's family-wise false-alarm rate is shared by every
     test it makes: the speed and cost tests (rows + costed, Bonferroni) four fifths of it, each
-    row's four checks the rest, and each test spends its share over its looks as share /
+    row's checks (CHECKS_PER_ROW) the rest, and each test spends its share over its looks as share /
     (look (look + 1)); the pass test's bound at twice the threshold spends the miss rate the
     same way. The looks of a test sum to at most its share however long the row runs (1/2 +
     1/6 + ... = 1), so adding reps until something is significant inflates neither rate. The

@@ -1,11 +1,13 @@
 """What a row is judged on before its speed (docs/ci.md, "Correctness and behaviour first"):
 how its jobs ended, the behaviour its workers showed (stalls, a worker spinning a core), their
-CPU per job and how evenly the jobs spread. Each can make a row a regression, or inconclusive
-with the finding named, whatever its speed; none can make a slower row pass.
+CPU per job, how evenly the jobs spread and how many requests they made per job. Each can make
+a row a regression, or inconclusive with the finding named, whatever its speed; none can make a
+slower row pass.
 
 These checks take a fixed share of the call's family-wise false-alarm rate (decision.py
-CHECKS_SHARE), split evenly over the rows and the four checks, and spent over a row's looks like
-the speed test's (decision.look_levels), so the gate's 1 % per call holds with them.
+CHECKS_SHARE), split evenly over the rows and the checks (decision.CHECKS_PER_ROW), and spent
+over a row's looks like the speed test's (decision.look_levels), so the gate's 1 % per call
+holds with them.
 """
 
 from __future__ import annotations
@@ -34,10 +36,16 @@ class FigureRule:
 
 # +50 % CPU per job is far outside the run-to-run noise of a worker's CPU; the floor keeps a
 # model worker's ~0.1 ms a job from being judged on fractions of a tick. A split 25 % more
-# uneven than the baseline's means some workers idle while one holds the jobs.
+# uneven than the baseline's means some workers idle while one holds the jobs. A job costs at
+# least its job-done and a share of a take (1 + 1/K requests on a burst taken K at a time, about
+# 2 in a trickle, where each take is woken by one job); a rep's count moves by a take or two,
+# so 20 % more is a change of the workers' loops (a take per job where a batch was taken
+# doubles it); the floor, a request more every ten jobs, keeps a row of a few jobs from being
+# judged on one take.
 FIGURE_RULES = (
     FigureRule("worker_cpu_ms_per_job", 0.5, 0.5, "workers' CPU per job"),
     FigureRule("split_imbalance", 0.25, 0.0, "uneven split (busiest worker / mean)"),
+    FigureRule("requests_per_job", 0.2, 0.1, "workers' requests per job"),
 )
 
 

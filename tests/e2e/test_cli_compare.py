@@ -119,7 +119,8 @@ def test_bad_names_files_and_mismatched_results_exit_2(
     assert unknown.returncode == 2
     assert (
         "'nosuch' is not a result" in unknown.stderr
-        and "variants job-cache, main, pr, sdk-main, sdk-pr, server-fix" in unknown.stderr
+        and "variants job-cache, main, pr, sdk-main, sdk-pr, server-extra, server-fix"
+        in unknown.stderr
     )
     corrupt = tmp_path / "corrupt.json"
     corrupt.write_text("{not json")

@@ -70,10 +70,42 @@ def test_run_with_real_sdk_workers_writes_the_documented_result(tmp_path: Path) 
         for worker in {e["worker"] for e in takes}:
             own = sorted((e for e in takes if e["worker"] == worker), key=lambda e: e["arrived"])
             assert all(b["arrived"] - a["t"] >= 999_000 for a, b in pairwise(own))  # µs
+    for rep in scenario["reps"]:  # a job-done a job, and the takes: 4 with jobs, a few empty
+        requests = rep["requests"]
+        assert requests["posts"] == 32 and requests["refused"] == 0
+        assert 4 <= requests["takes"] <= 8 and 1.1 <= requests["per_job"] <= 1.25
     p99 = scenario["summary"]["time_to_p99_s"]
     assert p99["min"] <= p99["median"] <= p99["max"]
     lines = (tmp_path / "reports" / "sdk.events.jsonl").read_text().splitlines()
     assert {json.loads(line)["rep"] for line in lines} == {1, 2}
+
+
+def test_a_rep_counts_the_workers_requests_per_completed_job(tmp_path: Path) -> None:
+    """One drain worker of 8 slots and a burst of 32 jobs, in real processes: a take a batch of
+    8 (the one waiting for more when the last job ends is not in the rep's log) and a job-done
+    a job, so about one request and an eighth per job; the summary is over the reps."""
+    doc, _ = run_json(
+        "--worker", "model", "--policy", "drain", "--workers", "1", "--slots", "8",
+        "--burst", "32", "--job-seconds", "0.02", "--reps", "3", "--label", "requests",
+        *FAST, cwd=tmp_path,
+    )  # fmt: skip
+    (scenario,) = doc["scenarios"]
+    values = []
+    for rep in scenario["reps"]:
+        requests = rep["requests"]
+        assert requests["takes"] == rep["takes"]["count"]
+        assert 4 <= requests["takes"] <= 5  # a poll whose hold ran out in the rep at most
+        assert requests["posts"] == 32 and requests["refused"] == 0
+        assert requests["per_job"] == round((requests["takes"] + 32) / 32, 6)
+        values.append(requests["per_job"])
+    summary = scenario["summary"]["requests_per_job"]
+    assert (summary["min"], summary["max"]) == (min(values), max(values))
+    assert sorted(values)[1] == summary["median"]
+    page = run_jobbench("report", "requests", "--html", "page.html", cwd=tmp_path)
+    assert page.returncode == 0, page.stderr
+    html = (tmp_path / "page.html").read_text()
+    row = html[html.index("requests per job</") :].split("</tr>")[0]
+    assert f">{summary['median']:.3f}<" in row
 
 
 def test_run_user_command_gets_inputs_and_runpod_env(tmp_path: Path) -> None:

@@ -42,7 +42,9 @@ def test_the_fixes_suite_has_every_row_and_every_fix() -> None:
         "qd2-64j-8s",
     ]
     assert suite.variants == FIX_VARIANTS
-    assert FIX_VARIANTS == ("main", "pr", "sdk-main", "sdk-pr", "job-cache", "server-fix")
+    assert FIX_VARIANTS == (
+        "main", "pr", "sdk-main", "sdk-pr", "job-cache", "server-fix", "server-extra"
+    )  # fmt: skip
     workers = {name: BUILTIN_VARIANTS[name].worker for name in FIX_VARIANTS}
     assert [(w.policy, w.take_ahead) for w in workers.values()] == [
         (DRAIN, 0),
@@ -51,8 +53,11 @@ def test_the_fixes_suite_has_every_row_and_every_fix() -> None:
         (SDK_TAKE_AHEAD, 32),
         (JOB_CACHE, 0),
         (DRAIN, 0),  # main's policy, on a server whose take is fast
+        (DRAIN, 0),  # main's policy, on a server that hands a take the PR's K more
     ]
+    # Each half of a server-side fix alone, the other as RunPod's queue has it.
     assert BUILTIN_VARIANTS["server-fix"].latency == {"take": 0.03}
+    assert BUILTIN_VARIANTS["server-extra"].latency == {"take_extra": 32}
     assert [figure.title for figure in FIGURES] == list(FIVE)
 
 
@@ -67,7 +72,8 @@ def test_compare_main_pr_on_the_fixes_suite_sets_every_fix_side_by_side(
         assert json.loads((reports / f"{name}.json").read_text())["target"]["kind"] == "sim"
     table = (reports / "main-vs-pr.fixes.md").read_text().splitlines()
     assert table[2] == (
-        "| scenario | figure | main | pr | sdk-main | sdk-pr | job-cache | server-fix |"
+        "| scenario | figure | main | pr | sdk-main | sdk-pr | job-cache | server-fix "
+        "| server-extra |"
     )
     lines = {
         tuple(cell.strip() for cell in row.split("|")[1:3]): row
@@ -76,6 +82,9 @@ def test_compare_main_pr_on_the_fixes_suite_sets_every_fix_side_by_side(
     }
     deep = lines["4w-1024j-0.5s", "time to 99 %"]
     assert "7.550 s" in deep and "4.050 s *" in deep  # drain, and the ideal take-ahead 32
+    for name in FIX_VARIANTS:  # each variant's server, as its result records it
+        latency = json.loads((reports / f"{name}.json").read_text())["scenarios"][0]["params"]
+        assert latency["latency"].get("take_extra", 0) == (32 if name == "server-extra" else 0)
     for title in ("steady e2e p99", "held jobs", "split (Jain)"):
         assert ("4w-90pct-poisson-76jps", title) in lines
     assert ("4w-90pct-poisson-76jps", "time to 99 %") not in lines  # a profile's: its length

@@ -329,6 +329,7 @@ def test_summarise_reps_median_min_max_skipping_none() -> None:
         *phases,
         "takes_count",
         "takes_got_mean",
+        "requests_per_job",
         "held_jobs",
         "held_extra_wait_p99_s",
         *(f"steady_{name}" for name in STEADY_FIGURES),

@@ -189,10 +189,14 @@ def test_each_row_is_the_median_min_and_max_of_the_reps() -> None:
     counts = sorted(rep.takes.count or 0 for rep in entry.reps)
     row = next(cells(line) for line in lines if line.startswith("takes"))
     assert row == ["takes", *(str(n) for n in (counts[2], counts[0], counts[-1]))]
+    per_job = sorted(rep.requests.per_job or 0 for rep in entry.reps if rep.requests)
+    row = next(cells(line) for line in lines if line.startswith("requests per job"))
+    assert len(per_job) == len(entry.reps) and per_job[0] > 1  # a job-done a job, and takes
+    assert row[1:] == [fmt(v, "ratio") for v in (per_job[2], per_job[0], per_job[-1])]
     # rows in the documented order, one per figure the summary has
     titles = [cells(line)[0] for line in lines[2:]]
     assert titles[:3] == ["time to 50 %", "time to 99 %", "time to 100 %"]
-    assert titles[-1] == "efficiency" and len(titles) == 13
+    assert titles[-1] == "efficiency" and len(titles) == 14
 
 
 def test_a_figure_no_rep_has_is_left_out_of_the_table() -> None:

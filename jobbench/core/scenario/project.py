@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fake_queue.api import LatencyModel, LatencySpecError
+from fake_queue.api import TAKE_EXTRA, LatencyModel, LatencySpecError
 from jobbench.core.scenario.build import build_scenario, check_scenario_faults, row_terms
 from jobbench.core.scenario.checks import REPS, check_count, toml_terms
 from jobbench.core.scenario.config import Scenario, check_fits
@@ -128,23 +128,37 @@ AUTOSCALE_ROWS = (
     ("rc32-64j-8s", "request-count=32,active=1", None, 64, 8.0),
 )
 
-# A server-side fix (docs/latency-model.md, "A server-side fix"): a take that finds jobs queued
-# answered in tens of milliseconds instead of the platform's half second.
+# The take-ahead pull request's K: the jobs a worker takes beyond its free slots, as the PR's
+# benchmark ran it (32 slots a worker, take_ahead = 32; design.md section 2).
+PR_TAKE_AHEAD = 32
+# A server-side fix has two halves (docs/latency-model.md, "A server-side fix"), a variant each:
+# a take that finds jobs queued answered in tens of milliseconds instead of the platform's half
+# second, and a take handed more jobs than it asked, here the PR's K: the same buffer's worth
+# beside a worker's free slots, held because the server sent it rather than because the SDK
+# asked, so `server-extra` against `pr` says which side is better placed to hold it.
 FIXED_TAKE_S = 0.03
+SERVER_TAKE_EXTRA = PR_TAKE_AHEAD
 BUILTIN_VARIANTS = {
     "main": Variant("main", WorkerSpec(kind="model", policy=DRAIN)),
-    "pr": Variant("pr", WorkerSpec(kind="model", policy=TAKE_AHEAD, take_ahead=32)),
+    "pr": Variant("pr", WorkerSpec(kind="model", policy=TAKE_AHEAD, take_ahead=PR_TAKE_AHEAD)),
     # The fixes on one table (docs/fixes.md): the PR's take-ahead and #429's job cache on the
     # SDK's own mechanics, with runpod 1.12.0's own loops on them as their baseline, and main's
-    # policy on a server with the faster take.
+    # policy on a server with each half of a server-side fix.
     "sdk-main": Variant("sdk-main", WorkerSpec(kind="model", policy=SDK_112)),
-    "sdk-pr": Variant("sdk-pr", WorkerSpec(kind="model", policy=SDK_TAKE_AHEAD, take_ahead=32)),
+    "sdk-pr": Variant(
+        "sdk-pr", WorkerSpec(kind="model", policy=SDK_TAKE_AHEAD, take_ahead=PR_TAKE_AHEAD)
+    ),
     "job-cache": Variant("job-cache", WorkerSpec(kind="model", policy=JOB_CACHE)),
     "server-fix": Variant(
         "server-fix", WorkerSpec(kind="model", policy=DRAIN), latency={"take": FIXED_TAKE_S}
     ),
+    "server-extra": Variant(
+        "server-extra",
+        WorkerSpec(kind="model", policy=DRAIN),
+        latency={TAKE_EXTRA: SERVER_TAKE_EXTRA},
+    ),
 }
-FIX_VARIANTS = ("main", "pr", "sdk-main", "sdk-pr", "job-cache", "server-fix")
+FIX_VARIANTS = ("main", "pr", "sdk-main", "sdk-pr", "job-cache", "server-fix", "server-extra")
 # 32 slots is the SDK's design in the reference table, not a command's concurrency
 SEED_SCENARIOS = tuple(
     Scenario(n, workers=w, burst=b, job_seconds=j, metric=m, slots_by_default=True)
@@ -195,7 +209,7 @@ BUILTIN_SUITES = {
 # and the shallow burst, the steady rows at 25, 50 and 90 % of capacity, and the autoscaled fleet
 # on a deep burst and on the shallow burst of long jobs, where a buffer hides jobs from the
 # scaler. Three reps: the model workers' figures vary little rep to rep, and a real run of the
-# six variants takes long enough.
+# seven variants takes long enough.
 FIXES_SUITE = Suite(
     "fixes",
     (

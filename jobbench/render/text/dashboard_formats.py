@@ -31,6 +31,7 @@ EXPORTED = {
     "steady_e2e_p99_s": "s",
     "fleet_worker_s": "worker-s",
     "worker_cpu_ms_per_job": "ms",
+    "requests_per_job": "requests",
 }
 FORMATS = ("bmf", "github-action-benchmark")
 

@@ -33,8 +33,9 @@ FAKE_LEGEND = (
     "queue wait: submit until a take claimed the job; take to done: that claim until done (the "
     "take's answer, any wait in a take-ahead buffer, the handler, the done report: more than the "
     "job); end-to-end: submit until done.",
-    "takes: job-take requests answered; mean take size: jobs per take; split: jobs each worker "
-    "served.",
+    "takes: job-take requests answered; mean take size: jobs per take; requests per job: the "
+    "workers' takes and job-done posts per completed job (heartbeats not counted); split: jobs "
+    "each worker served.",
 )
 IDEAL_LEGEND = (
     "ideal: every slot busy from the first wake, nothing between waves; it and efficiency assume "

@@ -56,6 +56,7 @@ ROWS: tuple[SummaryRow, ...] = (
     *_phase_rows(),
     SummaryRow("takes", "takes_count", ""),
     SummaryRow("mean take size", "takes_got_mean", "jobs"),
+    SummaryRow("requests per job", "requests_per_job", "ratio"),  # the workers' (docs/metrics.md)
     # an arrival profile's (docs/load-profiles.md)
     SummaryRow("steady rate in", "steady_arrival_rate_jps", "jobs/s"),
     SummaryRow("steady rate out", "steady_completion_rate_jps", "jobs/s"),
