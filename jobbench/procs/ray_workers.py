@@ -423,9 +423,6 @@ class ClusterPool:
                     found[worker.worker_id] = float(seconds)
         return found
 
-    def node_of(self, worker_id: str) -> str | None:
-        return next((node for node, ids in self.placed.items() if worker_id in ids), None)
-
     def describe(self) -> dict[str, Any]:
         nodes = {node.node_id: node for node in self.cluster.nodes}
         return {
