@@ -71,7 +71,6 @@ SAMPLE_PERIOD_S = 0.2
 STOP_GRACE_S = 20.0  # jobbench stops its queue and workers on SIGTERM (3-5 s each at most)
 KILL_WAIT_S = 5.0
 LOG_TAIL_CHARS = 2000
-MIB = 2**20
 
 
 # ---- signals and child processes ----------------------------------------------------------
