@@ -136,7 +136,6 @@ class JobQueue(TakeLife):
         self._move(job, IN_QUEUE)
         job.worker, job.output, job.error = None, None, None
         job.delivered_ns = job.done_ns = None
-        job.retries += 1
         self.retried += 1
         self.queued.append(job)
         self.events.append({"t": at, "ev": "retry", "job": job.id})
