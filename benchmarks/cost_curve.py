@@ -50,6 +50,8 @@ from typing import Any
 import psutil
 from common import machine, print_machine
 
+from jobbench.procs.groups import signal_group
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = "jobbench.cost_curve/1"
 WORKERS = (1, 2, 4, 8, 16, 32, 64)
@@ -96,11 +98,6 @@ def interrupts_deferred() -> Iterator[None]:
             raise KeyboardInterrupt(f"signal {got[0]}")
 
 
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
 def stop_child(proc: subprocess.Popen[bytes], seen: Sequence[psutil.Process] = ()) -> None:
     """Stop a child that leads its own process group, and every process it started.
 
@@ -109,18 +106,18 @@ def stop_child(proc: subprocess.Popen[bytes], seen: Sequence[psutil.Process] = (
     exits 130), then its group is killed, then any of `seen` (the sampler's) still alive."""
     with interrupts_deferred():
         if proc.poll() is None:
-            _signal_group(proc.pid, signal.SIGTERM)
+            signal_group(proc.pid, signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(STOP_GRACE_S)
         if proc.poll() is None:
-            _signal_group(proc.pid, signal.SIGKILL)
+            signal_group(proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(KILL_WAIT_S)
         for child in seen:
             with contextlib.suppress(psutil.Error, OSError):
                 if child.is_running():  # psutil compares the start time: not a reused pid
                     if os.getpgid(child.pid) == child.pid:
-                        _signal_group(child.pid, signal.SIGKILL)
+                        signal_group(child.pid, signal.SIGKILL)
                     else:
                         child.kill()
 
