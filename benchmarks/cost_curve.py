@@ -51,6 +51,7 @@ import psutil
 from common import machine, print_machine
 
 from jobbench.procs.groups import signal_group
+from jobbench.render.page.svg import num as n
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = "jobbench.cost_curve/1"
@@ -492,11 +493,6 @@ def markdown_table(cells: Sequence[dict[str, Any]]) -> str:
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 FONT_PX = 12
 CHAR_PX = 6.8  # a generous glyph width at FONT_PX, for laying out legends
-
-
-def n(value: float) -> str:
-    text = f"{value:.1f}"
-    return text[:-2] if text.endswith(".0") else text
 
 
 def svg_text(x: float, y: float, body: str, anchor: str = "start", extra: str = "") -> str:
