@@ -33,7 +33,6 @@ from fake_queue.queue.jobs import (
     Job,
     JobError,
     Take,
-    WorkerSeen,
 )
 from fake_queue.queue.takes import TakeLife
 
@@ -42,7 +41,6 @@ __all__ = [
     "JobError",
     "JobQueue",
     "Take",
-    "WorkerSeen",
 ]
 
 
