@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import sys
@@ -43,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import machine
+from common import machine, wilson
 
 from jobbench.core.scenario.project import BUILTIN_SUITES, DEFAULT_SUITE
 from jobbench.measure.stats import robust_spread
@@ -145,16 +144,6 @@ def _count(tally: Tally, commits: int, steps: dict[int, float], found: dict[int,
     other = sum(1 for at in found if at not in steps)
     tally.other += other
     tally.any_other += other > 0
-
-
-def wilson(hits: int, n: int, scale: float = 1.0) -> tuple[float, float, float]:
-    """The share and its Wilson 95 % interval, times `scale`."""
-    if n == 0:
-        return math.nan, math.nan, math.nan
-    z, p = 1.96, hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return p * scale, max(0.0, centre - half) * scale, min(1.0, centre + half) * scale
 
 
 def share(hits: int, n: int) -> str:

@@ -244,6 +244,16 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
+def wilson(hits: int, n: int, scale: float = 1.0) -> tuple[float, float, float]:
+    """The share and its Wilson 95 % interval, times `scale`."""
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    z, p = 1.96, hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return p * scale, max(0.0, centre - half) * scale, min(1.0, centre + half) * scale
+
+
 def summary(values: Sequence[float]) -> dict[str, float]:
     s = sorted(values)
     return {

@@ -50,6 +50,9 @@ from typing import Any
 import psutil
 from common import machine, print_machine
 
+from jobbench.procs.groups import signal_group
+from jobbench.render.page.svg import num as n
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = "jobbench.cost_curve/1"
 WORKERS = (1, 2, 4, 8, 16, 32, 64)
@@ -71,7 +74,6 @@ SAMPLE_PERIOD_S = 0.2
 STOP_GRACE_S = 20.0  # jobbench stops its queue and workers on SIGTERM (3-5 s each at most)
 KILL_WAIT_S = 5.0
 LOG_TAIL_CHARS = 2000
-MIB = 2**20
 
 
 # ---- signals and child processes ----------------------------------------------------------
@@ -97,11 +99,6 @@ def interrupts_deferred() -> Iterator[None]:
             raise KeyboardInterrupt(f"signal {got[0]}")
 
 
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
 def stop_child(proc: subprocess.Popen[bytes], seen: Sequence[psutil.Process] = ()) -> None:
     """Stop a child that leads its own process group, and every process it started.
 
@@ -110,18 +107,18 @@ def stop_child(proc: subprocess.Popen[bytes], seen: Sequence[psutil.Process] = (
     exits 130), then its group is killed, then any of `seen` (the sampler's) still alive."""
     with interrupts_deferred():
         if proc.poll() is None:
-            _signal_group(proc.pid, signal.SIGTERM)
+            signal_group(proc.pid, signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(STOP_GRACE_S)
         if proc.poll() is None:
-            _signal_group(proc.pid, signal.SIGKILL)
+            signal_group(proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(KILL_WAIT_S)
         for child in seen:
             with contextlib.suppress(psutil.Error, OSError):
                 if child.is_running():  # psutil compares the start time: not a reused pid
                     if os.getpgid(child.pid) == child.pid:
-                        _signal_group(child.pid, signal.SIGKILL)
+                        signal_group(child.pid, signal.SIGKILL)
                     else:
                         child.kill()
 
@@ -496,11 +493,6 @@ def markdown_table(cells: Sequence[dict[str, Any]]) -> str:
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 FONT_PX = 12
 CHAR_PX = 6.8  # a generous glyph width at FONT_PX, for laying out legends
-
-
-def n(value: float) -> str:
-    text = f"{value:.1f}"
-    return text[:-2] if text.endswith(".0") else text
 
 
 def svg_text(x: float, y: float, body: str, anchor: str = "start", extra: str = "") -> str:

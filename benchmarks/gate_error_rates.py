@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 from concurrent.futures import ProcessPoolExecutor
@@ -37,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from common import wilson
 from scipy.stats import mannwhitneyu
 
 from jobbench.core.run.settle import DEFAULT_MAX_REPS
@@ -182,13 +182,11 @@ def old_rule_call(pools: list[Pool], rng: random.Random, case: Case, rule: Rule)
     return flagged
 
 
-def wilson(hits: int, n: int) -> str:
+def share(hits: int, n: int) -> str:
     if n == 0:
         return "-"
-    z, p = 1.96, hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return f"{p:.1%} [{max(0.0, centre - half):.1%}, {min(1.0, centre + half):.1%}]"
+    p, low, high = wilson(hits, n)
+    return f"{p:.1%} [{low:.1%}, {high:.1%}]"
 
 
 def cases(rule: Rule) -> list[Case]:
@@ -227,14 +225,14 @@ def study(task: tuple[str, list[Pool], list[Pool], Case, int, int, int]) -> list
     return [
         name,
         case.name,
-        wilson(any_row, calls),
-        wilson(any_check, calls),
-        wilson(per_row[weakest], calls) if case.shift else "-",
-        wilson(max(passed), calls) if case.shift else "-",
-        wilson(any_open, calls),
+        share(any_row, calls),
+        share(any_check, calls),
+        share(per_row[weakest], calls) if case.shift else "-",
+        share(max(passed), calls) if case.shift else "-",
+        share(any_open, calls),
         " / ".join(f"{r / calls:.1f}" for r in reps),
-        wilson(old_any, calls),
-        wilson(min(old_row), calls) if case.shift else "-",
+        share(old_any, calls),
+        share(min(old_row), calls) if case.shift else "-",
     ]
 
 

@@ -163,18 +163,15 @@ def _nothing() -> None:
     pass
 
 
-def run(
-    main: Coroutine[Any, Any, T], *, no_full_gc: bool = True, idle_collection: bool = False
-) -> T:
+def run(main: Coroutine[Any, Any, T], *, idle_collection: bool = False) -> T:
     """asyncio.run on the precise loop. `idle_collection`: young collections in idle time only
     (IdleCollector), for the queue, whose answers due together must not wait for one. Not for
     a model worker: at the harness's ceiling (16 workers on one CPU, never idle long) its forced
     collections of a bigger young generation cost about 5 % of the throughput (7 of 7 runs
     below the automatic ones', benchmarks/NOTES.md)."""
-    if no_full_gc:
-        gc.set_threshold(*GC_THRESHOLDS)
+    gc.set_threshold(*GC_THRESHOLDS)
     loop = new_event_loop()
-    collect_when_idle = idle_collection and no_full_gc and EPOLL and gc.isenabled()
+    collect_when_idle = idle_collection and EPOLL and gc.isenabled()
     if collect_when_idle:
         gc.disable()  # the selector collects the young generations (IdleCollector)
     try:

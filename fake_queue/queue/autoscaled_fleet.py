@@ -161,7 +161,6 @@ class Member:
     id: str
     active: bool
     state: str
-    decided_ns: int  # billed from here (RunPod bills a cold start); an active one: the rep's start
     claims: int = 0  # its takes that claimed jobs not yet delivered
     held: int = 0  # jobs delivered to it, not ended
     idle_since_ns: int | None = None
@@ -199,18 +198,16 @@ class Fleet:
         self._next_index = settings.active
         self._timer: asyncio.TimerHandle | None = None
         for worker in settings.active_ids():
-            self.members[worker] = Member(worker, True, DECIDED, 0)
+            self.members[worker] = Member(worker, True, DECIDED)
 
     # ---- the rep ---------------------------------------------------------------------------
     def begin(self, at: int) -> None:
-        """The rep's first submission: active workers are billed from now, the scaler starts
-        evaluating, first at once (a job queued with no worker running may start one)."""
+        """The rep's first submission: active workers are billed from now (the fleet_begin event
+        logged here), the scaler starts evaluating, first at once (a job queued with no worker
+        running may start one)."""
         if self.running:
             return
         self.running = True
-        for member in self.members.values():
-            if member.active:
-                member.decided_ns = at
         s = self.settings
         self._log(at, "fleet_begin", scaler=s.scaler, active=s.active, max=s.max_workers)
         self._evaluate()
@@ -284,7 +281,7 @@ class Fleet:
         worker = self.settings.worker_id(self._next_index)
         self._next_index += 1
         cold_ns = int(self.settings.cold_start.sample(self.rng) * 1e9)
-        member = Member(worker, False, DECIDED, at)
+        member = Member(worker, False, DECIDED)
         self.members[worker] = member
         self._log(at, "scale_up", worker=worker, reason=reason, start_at=at + cold_ns)
         self._order("start", worker, at + cold_ns)

@@ -33,7 +33,6 @@ from fake_queue.queue.jobs import (
     Job,
     JobError,
     Take,
-    WorkerSeen,
 )
 from fake_queue.queue.takes import TakeLife
 
@@ -42,7 +41,6 @@ __all__ = [
     "JobError",
     "JobQueue",
     "Take",
-    "WorkerSeen",
 ]
 
 
@@ -136,7 +134,6 @@ class JobQueue(TakeLife):
         self._move(job, IN_QUEUE)
         job.worker, job.output, job.error = None, None, None
         job.delivered_ns = job.done_ns = None
-        job.retries += 1
         self.retried += 1
         self.queued.append(job)
         self.events.append({"t": at, "ev": "retry", "job": job.id})

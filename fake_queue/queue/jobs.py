@@ -33,7 +33,6 @@ class Job:
     stream: list[Any] = field(default_factory=list)
     execution_timeout_s: float | None = None
     ttl_s: float = DEFAULT_TTL_S
-    retries: int = 0
     missed_pings: int = 0  # heartbeats since delivery that did not list it (fake_queue.queue.watch)
     timeout_handle: asyncio.TimerHandle | None = None
     watchers: list[asyncio.Future[None]] = field(default_factory=list)

@@ -169,15 +169,10 @@ class BenchClient:
         answer = self._call("GET", "/endpoint", missing_ok=True)
         return None if answer is None else str(answer["endpoint_id"])
 
-    def burst(
-        self, count: int, inputs: list[Any], late_s: float | list[float] = 0.0
-    ) -> dict[str, Any]:
-        """`count` jobs at once; `late_s`: the submission is that late, or each job is (a list:
-        an open-loop driver sending together the jobs it fell behind on)."""
-        body = burst_body(count, inputs)
-        if isinstance(late_s, list) or late_s > 0:
-            body["late_s"] = late_s
-        result: dict[str, Any] = self._call("POST", "/burst", body)
+    def burst(self, count: int, inputs: list[Any]) -> dict[str, Any]:
+        """`count` jobs at once (a rate profile's waves go by the submit pacer's own poster,
+        with their intended times)."""
+        result: dict[str, Any] = self._call("POST", "/burst", burst_body(count, inputs))
         return result
 
     def clock_offset_ns(self, pings: int = 8) -> tuple[int, int]:

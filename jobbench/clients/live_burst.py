@@ -160,7 +160,6 @@ class LiveBurst:
             await self._run_pacer.acquire()
             if self._stopping:
                 return
-            job.attempts += 1
             counts["run_requests"] += 1
             if job.first_sent_ns is None:  # a profile's lateness is the first attempt's
                 job.first_sent_ns = time.monotonic_ns()
@@ -185,7 +184,7 @@ class LiveBurst:
 
     def _accept(self, job: JobRecord, answer: Answer) -> None:
         job.outcome, job.id = "accepted", str(answer.body["id"])
-        job.sent_ns, job.accepted_ns = answer.sent_ns, answer.received_ns
+        job.sent_ns = answer.sent_ns
         job.last_pending_ns = answer.received_ns
         job_fields(job, answer.body)
         self._follower.add(job, answer.received_ns + int(POLL_INTERVAL_S * 1e9))

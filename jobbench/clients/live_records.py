@@ -17,8 +17,6 @@ class JobRecord:
     outcome: str = "unsent"  # unsent | accepted | unknown | rejected
     id: str | None = None
     sent_ns: int | None = None  # when the accepted /run was sent
-    accepted_ns: int | None = None
-    attempts: int = 0
     status: str = ""
     last_pending_ns: int | None = None  # last /status answer that was not terminal yet
     done_ns: int | None = None  # client-observed terminal time

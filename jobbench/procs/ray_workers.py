@@ -35,7 +35,7 @@ from jobbench.errors import RunFailed, UsageError, WorkerError
 from jobbench.procs.harness_cpu import group_cpu
 from jobbench.procs.ray_cluster import ClusterInfo, live_nodes
 from jobbench.procs.signals import interrupts_deferred
-from jobbench.procs.spawn import KILL_WAIT_S, STOP_GRACE_S, WorkerProcess
+from jobbench.procs.spawn import KILL_WAIT_S, STDERR_TAIL_BYTES, STOP_GRACE_S, WorkerProcess
 from jobbench.procs.worker_handle import MakeSpec, Worker, WorkerPool
 
 PLACE_TIMEOUT_S = 60.0  # the placement group's bundles reserved on the nodes
@@ -220,7 +220,7 @@ class ClusterWorker:
         if self._lost and not self.log_path.exists():
             return f"(its actor is gone: {self.node} was lost, with the worker's log)"
         with contextlib.suppress(OSError):
-            return self.log_path.read_bytes()[-2000:].decode(errors="replace")
+            return self.log_path.read_bytes()[-STDERR_TAIL_BYTES:].decode(errors="replace")
         return ""
 
     def check_alive(self, what: str = "died") -> None:
@@ -422,9 +422,6 @@ class ClusterPool:
                 if seconds is not None:
                     found[worker.worker_id] = float(seconds)
         return found
-
-    def node_of(self, worker_id: str) -> str | None:
-        return next((node for node, ids in self.placed.items() if worker_id in ids), None)
 
     def describe(self) -> dict[str, Any]:
         nodes = {node.node_id: node for node in self.cluster.nodes}

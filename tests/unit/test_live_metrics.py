@@ -26,7 +26,6 @@ def job(index: int, *, sent: float, done: float | None, status: str = "COMPLETED
         outcome="accepted",
         id=f"j{index}",
         sent_ns=T0 + int(sent * S),
-        accepted_ns=T0 + int(sent * S) + 1000,
         status=status,
         last_pending_ns=T0 + int((done or sent) * S) - S // 10,
         done_ns=None if done is None else T0 + int(done * S),

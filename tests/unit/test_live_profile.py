@@ -31,7 +31,6 @@ from jobbench.measure.live_metrics import (
 from jobbench.results.model import Rep
 
 S = 1_000_000_000
-MS = 1_000_000
 T0 = 50 * S
 
 
@@ -161,7 +160,6 @@ def job(index: int, *, due: float, late: float, done: float, **fields: Any) -> J
         "intended_ns": T0 + round(due * S),
         "first_sent_ns": T0 + round((due + late) * S),
         "sent_ns": T0 + round((due + late) * S),
-        "accepted_ns": T0 + round((due + late) * S) + MS,
         "done_ns": T0 + round(done * S),
         "delay_ms": 100.0,
         "execution_ms": 200.0,

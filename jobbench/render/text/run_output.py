@@ -15,11 +15,10 @@ from jobbench.results.store import print_json
 if TYPE_CHECKING:
     from jobbench.render.text.terminal import Console
 
-RUN_FORMATS = ("table", "json", *dashboard_formats.FORMATS)
-
 
 def show_result(doc: Result, fmt: str, console: Console | None, saved_to: str) -> None:
-    """`doc` in `fmt` (one of RUN_FORMATS); the table on `console`, else a plain one."""
+    """`doc` in `fmt` (table, json or a dashboard format: the request's list); the table on
+    `console`, else a plain one."""
     if fmt == "json":
         print_json(doc)
     elif fmt in dashboard_formats.FORMATS:
