@@ -225,6 +225,9 @@ async def bench_state(request: web.Request) -> web.Response:
             "conservation": queue.conservation_error(),
             "now_ns": queue.clock.now_ns(),
             "waiting_takes": len(queue.waiting),
+            # Where the event log ends at this snapshot: the events before it and these counts
+            # describe one moment, even while workers go on finishing jobs (a rep cut short).
+            "events_next": queue.events_base + len(queue.events),
         }
     )
 

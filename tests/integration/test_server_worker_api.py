@@ -101,6 +101,20 @@ def wait_for_waiting_takes(http: httpx.Client, n: int) -> None:
     raise AssertionError(f"{n} takes never started waiting")
 
 
+def test_the_state_marks_where_the_event_log_ended_at_its_counts(client: httpx.Client) -> None:
+    """A rep cut short reads the counts, then the log up to this mark: the two describe one
+    moment while workers go on finishing jobs."""
+    ids = burst(client, 3)
+    taken = [take_one(client, "w1")["id"] for _ in range(2)]
+    assert taken == ids[:2]
+    post_done(client, "w1", ids[0], {"output": 1})
+    marked = state(client)
+    assert marked["events_next"] == len(events(client)) > 0
+    post_done(client, "w1", ids[1], {"output": 2})  # after the snapshot: beyond its mark
+    assert len(events(client)) > marked["events_next"]
+    assert marked["counts"]["completed"] == 1
+
+
 # ---- job-take ---------------------------------------------------------------------------------
 
 
