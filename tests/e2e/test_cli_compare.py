@@ -23,7 +23,8 @@ scenarios = [{name = "deep", workers = 1, slots = 8, burst = 32, job_seconds = 0
 [suites.tiny]
 reps = 1
 latency = {take = 0.05, wake = 0.005, hold = 2}
-scenarios = [{name = "tiny", workers = 1, slots = 4, burst = 8, job_seconds = 0.02}]
+# A slot a job: the burst in one take (the real SDK re-checks a full worker once a second).
+scenarios = [{name = "tiny", workers = 1, slots = 8, burst = 8, job_seconds = 0.02}]
 """
 
 
