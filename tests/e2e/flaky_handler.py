@@ -1,6 +1,7 @@
 """A user worker (real runpod SDK) whose handler raises on a `fail` input: a job that fails."""
 
 import asyncio
+import os
 
 import runpod
 
@@ -13,4 +14,7 @@ async def handler(job):
 
 
 if __name__ == "__main__":
-    runpod.serverless.start({"handler": handler, "concurrency_modifier": lambda _: 4})
+    # As many at once as the run's --slots: the SDK re-checks a full worker once a second, so
+    # one wave of the burst, not five, keeps the rep short.
+    slots = int(os.environ["JOBBENCH_SLOTS"])
+    runpod.serverless.start({"handler": handler, "concurrency_modifier": lambda _: slots})

@@ -113,7 +113,7 @@ def test_failed_jobs_are_printed_with_their_share_and_exit_4_past_max_fail_ratio
     jobs = [{"seconds": 0.05, **({"fail": 1} if i % 10 == 9 else {})} for i in range(20)]
     inputs.write_text("\n".join(json.dumps(job) for job in jobs))
     worker = f"{sys.executable} {HERE / 'flaky_handler.py'}"
-    sizes = ["--workers", "1", "--slots", "4", "--burst", "20", "--inputs", str(inputs)]
+    sizes = ["--workers", "1", "--slots", "20", "--burst", "20", "--inputs", str(inputs)]
     strict = jobbench("run", "--worker", worker, *sizes, "--reps", "1", *FAST, cwd=tmp_path)
     assert strict.returncode == 4, strict.stderr
     assert "jobs: 2 of 20 jobs failed (10.0%) over 1 rep" in strict.stdout

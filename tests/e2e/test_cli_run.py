@@ -118,8 +118,8 @@ def test_run_user_command_gets_inputs_and_runpod_env(tmp_path: Path) -> None:
         "    await asyncio.sleep(job['input']['seconds'])\n"
         "    return {'tag': job['input']['tag'], 'pod': os.environ['RUNPOD_POD_ID']}\n"
         "if __name__ == '__main__':\n"
-        "    runpod.serverless.start({'handler': handler, 'concurrency_modifier': lambda _: 4})\n"
-    )
+        "    runpod.serverless.start({'handler': handler, 'concurrency_modifier': lambda _: 8})\n"
+    )  # a slot a job: the burst in one take (the SDK re-checks a full worker once a second)
     inputs = tmp_path / "in.jsonl"
     inputs.write_text('{"seconds": 0.01, "tag": "a"}\n{"seconds": 0.02, "tag": "b"}\n')
     doc, stderr = run_json(
@@ -128,7 +128,7 @@ def test_run_user_command_gets_inputs_and_runpod_env(tmp_path: Path) -> None:
         "--workers",
         "1",
         "--slots",
-        "4",
+        "8",
         "--burst",
         "8",
         "--inputs",

@@ -70,9 +70,11 @@ def interrupted_after(run: subprocess.Popen[str], text: str, times: int = 1) -> 
 @pytest.mark.quiet  # each step is the gate's verdict: a rep the tests beside it fill is set aside
 def test_an_interrupted_bisect_keeps_its_steps_for_the_next_call(tmp_path: Path) -> None:
     """Exit 130 with the steps taken saved: the same call again reuses them. A slowdown of x3
-    over 6 commits: the search gets past its first step and ends."""
+    at the second of 3 commits: the search gets past its first step (BAD against GOOD) and
+    ends at its second, the fewest steps that leave one to interrupt; it runs with the machine
+    to itself, and each step more kept every other test waiting."""
     repo = tmp_path / "sdk"
-    build_history(repo, [1.0] * 3 + [3.0] * 3)
+    build_history(repo, [1.0, 3.0, 3.0])
     commits = shas(repo)
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     bisect = ("bisect", "v0", "HEAD", "--repo", str(repo), *SCENARIO, "--json")
@@ -92,17 +94,17 @@ def test_an_interrupted_trend_keeps_its_commits_for_the_next_call(tmp_path: Path
     """Exit 130 with the commits measured saved: the same call again reuses them. A trend
     judges no step, so it runs beside other tests."""
     repo = tmp_path / "sdk"
-    build_history(repo, [1.0] * 3 + [3.0] * 3)
+    build_history(repo, [1.0] * 2 + [3.0] * 2)  # two pairs: one saved, one run again
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     trend = ("trend", "v0..HEAD", "--repo", str(repo), *SCENARIO, "--reps", "3")
     # Its second pair of commits begun: the first is saved.
-    said = interrupted_after(start_jobbench(*trend, cwd=tmp_path, env=env), " of 6: ", 2)
+    said = interrupted_after(start_jobbench(*trend, cwd=tmp_path, env=env), " of 4: ", 2)
     assert "interrupted" in said, said
     again = run_jobbench(*trend, cwd=tmp_path, env=env)
     assert again.returncode == 0, again.stderr
     reused = int(again.stderr.split(" measured before on this machine")[0].split()[-1])
     assert reused >= 2, again.stderr  # the pair it finished
-    assert "6 measured" in again.stdout
+    assert "4 measured" in again.stdout
     # What a nightly job sends a dashboard: the newest commit's rows, every commit reused.
     sent = run_jobbench(*trend, "--format", "github-action-benchmark", cwd=tmp_path, env=env)
     assert sent.returncode == 0, sent.stderr
