@@ -1,5 +1,5 @@
-"""The repository speaks of the project alone: no text file names a work item ("issue 16") or
-the sitting a change was made in ("this session", "a later sitting"). A reader has neither list;
+"""The repository speaks of the project alone: no text file names a work item by its number or
+the sitting of work a change was made in. A reader has neither list;
 a feature, a doc, a commit or a date says what a thing is and when it was measured.
 
 Files are listed by git (tracked, or new and not ignored, so a new file is checked before it is
@@ -16,7 +16,9 @@ import pytest
 from tests.integration.workflow import ROOT
 
 SUFFIXES = (".py", ".md", ".toml", ".yml")
-# A work item by number: "issue 38", "(issue 39, part)", "issue #12", or split over two lines.
+# A work item by number, with or without "#", or split over two lines. This file's examples and
+# citations spell the words through ITEM, A_SESSION and A_SITTING so that it names none itself.
+ITEM = "issue"
 WORK_ITEM = re.compile(r"\b[Ii]ssues?\s*#?\d+")
 # The sitting a change was made in. "session" alone is also the project's word for a target's
 # session (FakeSession, "the session's list", "one session" of aiohttp's) and "sitting" a plain
@@ -26,9 +28,13 @@ SITTING = re.compile(
     r"sessions?\b|\b(before|after|end of) the session\b|\bsittings\b|\bsitting's\b|"
     r"\b(a|an|the|this|that|one|each|same|later|earlier|next|last|previous)\s+sitting\b"
 )
+A_SESSION, A_SITTING = "session", "sitting"  # the examples' words, apart from their phrasings
 # Citations of other projects' issues, each exactly as its file has it.
 CITATIONS = {
-    "docs/protocol.md": ("SDK issue #458", "runpod-workers/worker-infinity-embedding issue 5"),
+    "docs/protocol.md": (
+        f"SDK {ITEM} #458",
+        f"runpod-workers/worker-infinity-embedding {ITEM} 5",
+    ),
 }
 # This file's own examples of what the check finds.
 HERE = Path(__file__).resolve().relative_to(ROOT).as_posix()
@@ -58,17 +64,17 @@ def findings(text: str, citations: tuple[str, ...] = ()) -> list[str]:
 @pytest.mark.parametrize(
     "text",
     [
-        "# An autoscaled fleet (issue 17)",
-        "absent: before issue 16, or live",
-        "the branch measured on the deep row, issue\n38); held jobs",
-        "Issue 15: the simulator ~1.4x faster",
-        "a bench job (issue #12)",
-        "Re-run at this session's code",
-        "2 CPUs shared with another session's runs",
-        "other sessions' tests running beside it",
-        "and in a later sitting (14:32-16:15 UTC)",
-        "180 reps a side over four sittings",
-        "alternated with the commit before the session",
+        f"# An autoscaled fleet ({ITEM} 17)",
+        f"absent: before {ITEM} 16, or live",
+        f"the branch measured on the deep row, {ITEM}\n38); held jobs",
+        f"{ITEM.title()} 15: the simulator ~1.4x faster",
+        f"a bench job ({ITEM} #12)",
+        f"Re-run at this {A_SESSION}'s code",
+        f"2 CPUs shared with another {A_SESSION}'s runs",
+        f"other {A_SESSION}s' tests running beside it",
+        f"and in a later {A_SITTING} (14:32-16:15 UTC)",
+        f"180 reps a side over four {A_SITTING}s",
+        f"alternated with the commit before the {A_SESSION}",
     ],
 )
 def test_a_work_item_or_a_sitting_is_found(text: str) -> None:
