@@ -445,6 +445,8 @@ def main() -> int:
             print(f"== gate base {defect.branch} ({defect.what}) on {defect.suite}", flush=True)
             code, overall, wall = gate(work, defect, args.budget)
             results.append((defect, code, overall, wall))
+            # Each gate's line as it ends, so a run stopped early keeps the ones it finished.
+            print(f"== done: {summary_line(defect, code, overall, wall)}", flush=True)
         print("\n| defect | suite | check | exit (want) | named | wall | the gate said |")
         print("|---|---|---|---|---|---|---|")
         for result in results:

@@ -69,6 +69,8 @@ def _trend(request: TrendRequest) -> int:
             "runs only the rest"
         ) from None
     series, points = analyse(trend, setup, request.gate)
+    if setup.reps == 1:
+        progress.message(ONE_REP)
     doc = document(trend.commits, trend.states, series, points)
     # In a folder of its own: `history` and the commit store list the results in --out.
     path = setup.out / "trends" / f"{safe_label(setup.repo.resolve().name)}.json"
@@ -84,7 +86,7 @@ def _trend(request: TrendRequest) -> int:
     if request.html is not None:
         from jobbench.render.page.trend_page import write_trend_page
 
-        notes = [_summary(trend, path), _rule(setup, request.gate)]
+        notes = [_summary(trend, path), method_note(setup.reps, request.gate.max_regression)]
         title = f"{setup.repo.resolve().name} {request.revrange}"
         written = write_trend_page(request.html, title, trend.commits, series, points, notes)
         progress.message(f"html page: {written}")
@@ -160,9 +162,20 @@ def _summary(trend: TrendRun, path: Path) -> str:
     )
 
 
-def _rule(setup: Setup, gate: GateConfig) -> str:
-    return (
-        f"{setup.reps} reps a row per commit; change points by the L1 Potts model with a "
-        f"penalty from the row's noise, a change of more than {gate.max_regression:.0%} "
-        "(docs/history.md)"
+# At one rep a commit no commit shows the spread of its own reps, so each row's noise is read
+# from the differences between neighbouring commits; where most commits move (a release
+# history), that is the size of a typical move, and only steps well beyond it are marked
+# (docs/history.md, "On the real history").
+ONE_REP = (
+    "1 rep a commit: each row's noise is read from neighbouring commits' differences, so where "
+    "most commits move, only the largest steps are marked; --reps 3 reads it within commits"
+)
+
+
+def method_note(reps: int, max_regression: float) -> str:
+    """How the trend's change points were found, for its page."""
+    rule = (
+        f"{reps} reps a row per commit; change points by the L1 Potts model with a penalty "
+        f"from the row's noise, a change of more than {max_regression:.0%} (docs/history.md)"
     )
+    return f"{rule}. {ONE_REP}" if reps == 1 else rule

@@ -393,3 +393,11 @@ def test_no_commit_starts_past_the_trend_budget() -> None:
     clock.done = 2  # 2 commits in 100 s: a pair takes about 100 s
     assert not clock.stop_before(2)  # 100 + 100 <= 300
     assert clock.stop_before(2)  # 250 + 100 > 300: it would end past the budget
+
+
+def test_a_trend_at_one_rep_says_its_noise_comes_from_neighbouring_commits() -> None:
+    from jobbench.commands.trend import ONE_REP, method_note
+
+    assert method_note(1, 0.05).endswith(ONE_REP)
+    assert "neighbouring" not in method_note(3, 0.05)
+    assert "more than 5%" in method_note(3, 0.05)
