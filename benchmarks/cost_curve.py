@@ -51,6 +51,7 @@ import psutil
 from common import machine, print_machine
 
 from jobbench.procs.groups import signal_group
+from jobbench.render.page.svg import nice_step, polyline_d
 from jobbench.render.page.svg import num as n
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -489,7 +490,9 @@ def markdown_table(cells: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-# ---- the plot (a small SVG writer: linear or log axes, lines, markers, legends) ------------
+# ---- the plot (a standalone SVG: linear or log axes, lines, markers, legends) --------------
+# Its own colours and style, not the report page's CSS classes: the file is shown on its own
+# (docs/performance.md). The tick step and a line's path are render/page/svg.py's.
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 FONT_PX = 12
 CHAR_PX = 6.8  # a generous glyph width at FONT_PX, for laying out legends
@@ -530,9 +533,7 @@ def linear_axis(values: Sequence[float], label: Callable[[float], str]) -> Axis:
     lo, hi = min(0.0, *values), max(values)
     if hi <= lo:
         hi = lo + 1.0
-    raw = (hi - lo) / 5
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(f * power for f in (1, 2, 2.5, 5, 10) if raw <= f * power)
+    step = nice_step(hi - lo, 5)
     first = math.floor(lo / step) * step
     count = math.ceil((hi - first) / step - 1e-9)
     ticks = tuple(round(first + i * step, 10) for i in range(count + 1))
@@ -601,10 +602,7 @@ def panel_svg(p: Panel, left: float, top: float, width: float, height: float) ->
         colour = PALETTE[index % len(PALETTE)]
         shown = sorted(pt for pt in pts if not (y_axis.log and pt[1] <= 0))
         if len(shown) > 1:
-            d = "".join(
-                f"{'M' if i == 0 else 'L'}{n(px(x))} {n(py(y))}"
-                for i, (x, y, _) in enumerate(shown)
-            )
+            d = polyline_d([(px(x), py(y)) for x, y, _ in shown])
             out.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="2"/>')
         for x, y, hollow in shown:
             fill = "#fff" if hollow else colour

@@ -5,11 +5,11 @@ and `jobbench serve` hand their argv to the one parser built here (argparse) and
 texts are the queue's own, so jobbench's latency flags read LATENCY_HELP here (jobbench's CLI
 imports this module on every start: stdlib only, argparse ~4 ms).
 
-A bad value or a mistyped flag is told as jobbench tells its own
-(jobbench/commands/requests/flag.py and cli/conventions.py, which this package cannot import;
-tests/unit/test_cli_conventions.py holds the two to the same words): a number that is not one
-says what to write (`--port 8e3: write a whole number, e.g. 8000`), a mistyped flag the flags
-most like it, closest first.
+A bad value or a mistyped flag is told as jobbench tells its own: a number that is not one
+says what to write (`--port 8e3: write a whole number, e.g. 8000`), with the readers here, which
+jobbench's flags use too (jobbench/commands/requests/flag.py); a mistyped flag the flags most
+like it, closest first, in jobbench's words (cli/conventions.py, which this package cannot
+import; tests/unit/test_cli_conventions.py holds the two to the same words).
 """
 
 from __future__ import annotations
@@ -150,8 +150,8 @@ def _read(parser: _Parser, spec: Flag, given: Any) -> Any:
         return tuple(given)
     try:
         if spec.reads == "whole":
-            return _whole_number(given, int(spec.example))
-        return _seconds(given, float(spec.example))
+            return whole_number(given, int(spec.example))
+        return number(given, "a number of seconds", float(spec.example))
     except ValueError as exc:
         parser.error_line(f"{spec.name} {shlex.quote(given)}: {exc}")
 
@@ -213,8 +213,9 @@ def _option_names(parser: argparse.ArgumentParser) -> list[str]:
 # ---- bad values and mistyped flags, in jobbench's words ------------------------------------
 
 
-def _whole_number(text: str, example: int) -> int:
-    """An int, or ValueError(the fix): `8e3` suggests 8000, `abc` the flag's example."""
+def whole_number(text: str, example: int) -> int:
+    """An int from a flag's text, or ValueError(the fix): `8e3` suggests 8000, `abc` the
+    flag's example. jobbench's own flags read whole numbers with it too."""
     try:
         return int(text)
     except ValueError:
@@ -227,11 +228,13 @@ def _whole_number(text: str, example: int) -> int:
     raise ValueError(f"write a whole number, e.g. {hint}")
 
 
-def _seconds(text: str, example: float) -> float:
+def number(text: str, what: str, example: float) -> float:
+    """A float from a flag's text (inf and nan too: the bounds are checked later), or
+    ValueError(the fix): `what` is "a number of seconds", say. jobbench's flags read it too."""
     try:
         return float(text)
     except ValueError:
-        raise ValueError(f"write a number of seconds, e.g. {example:g}") from None
+        raise ValueError(f"write {what}, e.g. {example:g}") from None
 
 
 def _not_an_option(word: str, options: Sequence[str], help_command: str) -> str:

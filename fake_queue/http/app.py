@@ -16,7 +16,6 @@ from fake_queue.http.http_util import (
     DELAYED_ARRIVAL,
     QUEUE_KEY,
     SETTINGS_KEY,
-    BadRequest,
     error,
     int_query,
     json_body,
@@ -51,7 +50,7 @@ def _route_name(request: web.Request) -> str:
 async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
-    except (JobError, BadRequest) as exc:
+    except JobError as exc:
         return error(exc.status, exc.message)
     except web.HTTPException as exc:
         if exc.status < 400:
@@ -115,15 +114,13 @@ def rate_limit_middleware(limiter: RateLimiter) -> Any:
 async def bench_burst(request: web.Request) -> web.Response:
     body = await json_body(request)
     if not isinstance(body, dict):
-        raise BadRequest(
-            400, 'burst body must be {"count": N, "input": {...}} or {"inputs": [...]}'
-        )
+        raise JobError(400, 'burst body must be {"count": N, "input": {...}} or {"inputs": [...]}')
     inputs = body.get("inputs", [body.get("input", {})])
     if not isinstance(inputs, list) or not inputs:
-        raise BadRequest(400, "inputs must be a non-empty list of job inputs")
+        raise JobError(400, "inputs must be a non-empty list of job inputs")
     count = body.get("count", len(inputs))
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BURST:
-        raise BadRequest(400, f"count must be a whole number of jobs, 1..{MAX_BURST}")
+        raise JobError(400, f"count must be a whole number of jobs, 1..{MAX_BURST}")
     queue = request.app[QUEUE_KEY]
     meant = _meant(body, count, queue.clock.now_ns())
     jobs = []
@@ -145,14 +142,14 @@ def _meant(body: dict[str, Any], count: int, now: int) -> list[tuple[int, int | 
         given = body["intended_ns"]
         times = given if isinstance(given, list) else [given] * count
         if len(times) != count or not all(_is_instant(t, now) for t in times):
-            raise BadRequest(
+            raise JobError(
                 400, "intended_ns must be the queue clock's ns within the last hour, or a list"
             )
         return [(0, t) for t in times]
     late = body.get("late_s", 0)  # the submission's lateness, or each job's (a list)
     lates = late if isinstance(late, list) else [late] * count
     if len(lates) != count or not all(_is_lateness(x) for x in lates):
-        raise BadRequest(400, "late_s must be seconds late, 0..3600, or a list of them a job")
+        raise JobError(400, "late_s must be seconds late, 0..3600, or a list of them a job")
     return [(round(x * 1e9), None) for x in lates]
 
 
@@ -197,7 +194,7 @@ async def bench_refreshed(request: web.Request) -> web.Response:
     code; a fresh process starts under that id and gets jobs once it polls."""
     body = await json_body(request)
     if not isinstance(body, dict) or not isinstance(body.get("worker"), str):
-        raise BadRequest(400, 'refreshed body must be {"worker": ID, "rc": EXIT_CODE}')
+        raise JobError(400, 'refreshed body must be {"worker": ID, "rc": EXIT_CODE}')
     rc = body.get("rc")
     request.app[QUEUE_KEY].refreshed(body["worker"], rc if isinstance(rc, int) else None)
     return web.json_response({"ok": True})
@@ -244,7 +241,7 @@ async def bench_workers(request: web.Request) -> web.Response:
     try:
         overdue_s = None if text is None else float(text)
     except ValueError:
-        raise BadRequest(400, f"overdue_s={text!r} is not a number of seconds") from None
+        raise JobError(400, f"overdue_s={text!r} is not a number of seconds") from None
     ids = request.query.get("ids") == "1"
     return web.json_response(worker_view(request.app[QUEUE_KEY], overdue_s, ids))
 
@@ -254,11 +251,11 @@ async def bench_latency(request: web.Request) -> web.Response:
     if request.method in ("PUT", "POST"):
         body = await json_body(request)
         if not isinstance(body, dict):
-            raise BadRequest(400, 'latency body must be an object like {"take": 0.5}')
+            raise JobError(400, 'latency body must be an object like {"take": 0.5}')
         try:
             model = LatencyModel.from_mapping(body, queue.sampler.model)
         except LatencySpecError as exc:
-            raise BadRequest(400, str(exc)) from None
+            raise JobError(400, str(exc)) from None
         queue.sampler = LatencySampler(model, queue.sampler.seed)
     return web.json_response(queue.sampler.model.to_json())
 
@@ -269,11 +266,11 @@ async def bench_faults(request: web.Request) -> web.Response:
         body = await json_body(request)
         rules = body.get("faults") if isinstance(body, dict) else None
         if not isinstance(rules, list):
-            raise BadRequest(400, 'faults body must be {"faults": ["ROUTE:KIND:RATE", ...]}')
+            raise JobError(400, 'faults body must be {"faults": ["ROUTE:KIND:RATE", ...]}')
         try:
             parsed = tuple(parse_fault(str(rule)) for rule in rules)
         except FaultSpecError as exc:
-            raise BadRequest(400, str(exc)) from None
+            raise JobError(400, str(exc)) from None
         request.app[FAULTS_KEY].set_rules(parsed)
     return web.json_response({"faults": [r.describe() for r in request.app[FAULTS_KEY].rules]})
 
@@ -286,9 +283,7 @@ async def bench_fleet(request: web.Request) -> web.Response:
     if request.method in ("PUT", "POST"):
         body = await json_body(request)
         if not isinstance(body, dict) or "settings" not in body:
-            raise BadRequest(
-                400, 'fleet body must be {"settings": {...} or null, "id_prefix": ...}'
-            )
+            raise JobError(400, 'fleet body must be {"settings": {...} or null, "id_prefix": ...}')
         settings = body["settings"]
         if settings is None:
             queue.fleet = None
@@ -296,7 +291,7 @@ async def bench_fleet(request: web.Request) -> web.Response:
             try:
                 parsed = FleetSettings.from_json(settings, str(body.get("id_prefix", "w")))
             except (FleetSettingsError, LatencySpecError, TypeError) as exc:
-                raise BadRequest(400, f"fleet settings: {exc}") from None
+                raise JobError(400, f"fleet settings: {exc}") from None
             queue.fleet = Fleet(queue, parsed, body.get("seed"))
     fleet = queue.fleet
     if fleet is None:
@@ -318,9 +313,9 @@ async def bench_fleet_report(request: web.Request) -> web.Response:
     fleet = request.app[QUEUE_KEY].fleet
     body = await json_body(request)
     if fleet is None:
-        raise BadRequest(409, "no autoscaled fleet is set (PUT /_bench/fleet first)")
+        raise JobError(409, "no autoscaled fleet is set (PUT /_bench/fleet first)")
     if not isinstance(body, dict) or body.get("what") not in ("started", "exited"):
-        raise BadRequest(400, 'report body must be {"worker": ID, "what": "started" | "exited"}')
+        raise JobError(400, 'report body must be {"worker": ID, "what": "started" | "exited"}')
     worker = str(body.get("worker"))
     if body["what"] == "started":
         fleet.started(worker)

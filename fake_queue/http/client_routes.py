@@ -6,9 +6,9 @@ from typing import Any
 
 from aiohttp import web
 
-from fake_queue.http.http_util import QUEUE_KEY, BadRequest, int_query, json_body
+from fake_queue.http.http_util import QUEUE_KEY, int_query, json_body
 from fake_queue.protocol import TERMINAL
-from fake_queue.queue.job_queue import Job
+from fake_queue.queue.job_queue import Job, JobError
 
 RUN_LIMIT_BYTES = 10_000_000
 RUNSYNC_LIMIT_BYTES = 20_000_000
@@ -35,15 +35,13 @@ def job_status(job: Job) -> dict[str, Any]:
 def _policy(body: dict[str, Any]) -> tuple[float | None, float | None]:
     policy = body.get("policy") or {}
     if not isinstance(policy, dict):
-        raise BadRequest(400, 'policy must be an object like {"executionTimeout": 600000}')
+        raise JobError(400, 'policy must be an object like {"executionTimeout": 600000}')
     timeout_ms = policy.get("executionTimeout")
     ttl_ms = policy.get("ttl")
     if timeout_ms is not None and not _in_range(timeout_ms, 5_000, MS_PER_7_DAYS):
-        raise BadRequest(
-            400, f"policy.executionTimeout={timeout_ms!r}: use 5000..{MS_PER_7_DAYS} ms"
-        )
+        raise JobError(400, f"policy.executionTimeout={timeout_ms!r}: use 5000..{MS_PER_7_DAYS} ms")
     if ttl_ms is not None and not _in_range(ttl_ms, 10_000, MS_PER_7_DAYS):
-        raise BadRequest(400, f"policy.ttl={ttl_ms!r}: use 10000..{MS_PER_7_DAYS} ms")
+        raise JobError(400, f"policy.ttl={ttl_ms!r}: use 10000..{MS_PER_7_DAYS} ms")
     return (
         timeout_ms / 1000 if timeout_ms is not None else None,
         ttl_ms / 1000 if ttl_ms is not None else None,
@@ -57,7 +55,7 @@ def _in_range(value: Any, low: int, high: int) -> bool:
 async def _submit(request: web.Request, limit: int) -> Job:
     body = await json_body(request, limit)
     if not isinstance(body, dict) or "input" not in body:
-        raise BadRequest(400, 'body must be a JSON object with an "input" key')
+        raise JobError(400, 'body must be a JSON object with an "input" key')
     timeout_s, ttl_s = _policy(body)
     extra = {key: body[key] for key in PASS_THROUGH_KEYS if key in body}
     return request.app[QUEUE_KEY].submit(

@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 
-from fake_queue.queue.job_queue import JobQueue
+from fake_queue.queue.job_queue import JobError, JobQueue
 from fake_queue.settings import ServerSettings
 
 QUEUE_KEY: web.AppKey[JobQueue] = web.AppKey("queue", JobQueue)
@@ -41,33 +41,26 @@ def one_line(text: str, limit: int = 200) -> str:
     return " ".join(text.split())[:limit]
 
 
-class BadRequest(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
 async def json_body(request: web.Request, limit_bytes: int | None = None) -> Any:
     """Parse the body as JSON whatever the Content-Type says (the SDK posts JSON as form)."""
     _check_size(request.content_length or 0, limit_bytes)  # declared: refuse before reading
     try:
         raw = await request.read()
     except RequestPayloadError as exc:  # a body that breaks its framing (bad chunks, cut short)
-        raise BadRequest(400, f"body could not be read: {one_line(str(exc))}") from None
+        raise JobError(400, f"body could not be read: {one_line(str(exc))}") from None
     _check_size(len(raw), limit_bytes)  # a chunked body declares nothing
     if not raw:
-        raise BadRequest(400, "empty body; send a JSON object")
+        raise JobError(400, "empty body; send a JSON object")
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise BadRequest(400, f"body is not valid JSON: {exc}") from None
+        raise JobError(400, f"body is not valid JSON: {exc}") from None
 
 
 def _check_size(size: int, limit_bytes: int | None) -> None:
     if limit_bytes is not None and size > limit_bytes:
         limit_mb = limit_bytes // 1_000_000
-        raise BadRequest(413, f"body of {size} bytes is over the {limit_mb} MB limit of this route")
+        raise JobError(413, f"body of {size} bytes is over the {limit_mb} MB limit of this route")
 
 
 def int_query(request: web.Request, name: str, default: int, low: int, high: int) -> int:
@@ -77,9 +70,9 @@ def int_query(request: web.Request, name: str, default: int, low: int, high: int
     try:
         value = int(text)
     except ValueError:
-        raise BadRequest(400, f"{name}={text!r} is not an integer") from None
+        raise JobError(400, f"{name}={text!r} is not an integer") from None
     if not low <= value <= high:
-        raise BadRequest(400, f"{name}={value} is out of range; use {low}..{high}")
+        raise JobError(400, f"{name}={value} is out of range; use {low}..{high}")
     return value
 
 

@@ -13,7 +13,6 @@ from aiohttp import web
 
 from fake_queue.http.http_util import (
     QUEUE_KEY,
-    BadRequest,
     arrival_ns,
     client_gone,
     error_payload,
@@ -113,7 +112,7 @@ async def _post_result(request: web.Request, *, stream: bool) -> web.Response:
     worker, job_id = request.match_info["worker"], request.match_info["job_id"]
     body = await json_body(request)
     if not isinstance(body, dict):
-        raise BadRequest(400, 'body must be a JSON object like {"output": ...}')
+        raise JobError(400, 'body must be a JSON object like {"output": ...}')
     if stream:
         try:
             outcome: str | JobError = await queue.job_stream(worker, job_id, body.get("output"))

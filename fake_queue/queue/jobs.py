@@ -78,7 +78,8 @@ class WorkerSeen:
 
 
 class JobError(Exception):
-    """A request about a job the queue cannot honour; `status` is the HTTP answer."""
+    """A request the queue cannot honour (a job it does not know, a body or a query it cannot
+    read): `status` is the HTTP answer, `message` says what is wrong and the fix."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)

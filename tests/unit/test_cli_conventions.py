@@ -12,11 +12,10 @@ import pytest
 import typer
 
 import jobbench.commands.run
-from fake_queue.options import SERVE_FLAGS, OptionsError, parse_options
+from fake_queue.options import SERVE_FLAGS, OptionsError, number, parse_options, whole_number
 from jobbench import __version__
 from jobbench.cli import app
 from jobbench.cli.conventions import not_an_option, similar
-from jobbench.commands.requests.flag import number, whole_number
 from jobbench.workers.policies import POLICIES
 from tests.unit.cli import run_cli
 
@@ -223,8 +222,9 @@ def told(argv: list[str]) -> str:
 
 
 def test_python_m_fake_queue_tells_a_slip_in_jobbench_s_words() -> None:
-    """fake_queue/options.py cannot import jobbench's conventions, so it words its own flags'
-    errors with a few lines of its own: the same words, flag by flag."""
+    """fake_queue/options.py cannot import jobbench's conventions, so it words a mistyped flag
+    with a few lines of its own: the same words, flag by flag. A bad number is told with the
+    readers jobbench's flags use too, after the flag and the text as jobbench tells it."""
     names = [*(spec.name for spec in SERVE_FLAGS), "-h", "--help"]
     help_command = "python -m fake_queue -h"
     for slip in sorted(set().union(*(slips(n) for n in names if n != "-h")) - set(names)):

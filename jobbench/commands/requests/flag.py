@@ -5,19 +5,19 @@ so a request stays plain data below the CLI.
 
 A reader says what is wrong in one of two ways: ValueError(the fix), which the CLI prints after
 the flag and the text as typed (`--burst 1e3: write a whole number, e.g. 1000`), or a UsageError
-whose message is the whole line (a check shared with a TOML key words its own). Numbers read with
-jobbench's words; `python -m fake_queue` words its own flags' numbers alike
-(fake_queue/options.py, which cannot import jobbench; tests/unit/test_cli_conventions.py holds
-the two to the same words)."""
+whose message is the whole line (a check shared with a TOML key words its own). Numbers read as
+`python -m fake_queue` reads its own flags' (fake_queue/options.py, stdlib only, which cannot
+import jobbench: the readers live there, once)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+from fake_queue.options import number, whole_number
 
 Reader = Callable[[str], Any]
 
@@ -121,26 +121,3 @@ def seconds(example: float) -> Callable[[str], float]:
 
 def path(text: str) -> Path:
     return Path(text)
-
-
-def whole_number(text: str, example: int) -> int:
-    """An int from a flag's text, or ValueError(the fix): `1e3` suggests 1000, `abc` the example."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        close = float(text)
-    except ValueError:
-        close = math.nan
-    hint = round(close) if math.isfinite(close) and abs(close) < 1e15 else example
-    raise ValueError(f"write a whole number, e.g. {hint}")
-
-
-def number(text: str, what: str, example: float) -> float:
-    """A float from a flag's text (inf and nan too: the bounds are checked later), or
-    ValueError(the fix)."""
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"write {what}, e.g. {example:g}") from None

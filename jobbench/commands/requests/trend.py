@@ -1,6 +1,7 @@
 """`jobbench trend` and `jobbench bisect` (SDK history over the commits of --repo): their requests.
 What both run at each commit (the checkout, the rows, the worker) is read from their flags
-alike, into one SetupRequest (core/sdk_history/setup.py)."""
+alike, into one SetupRequest (core/sdk_history/setup.py): the flags both take in the same order
+are one group, EachCommit."""
 
 from __future__ import annotations
 
@@ -72,7 +73,86 @@ JSON = option("--json", help="print a JSON document instead of the table", defau
 
 
 @dataclass(frozen=True)
-class TrendRequest:
+class EachCommit:
+    """What trend and bisect run at each commit, the same flags in the same order (--out to
+    --lanes): where results go, the worker, one scenario's flags instead of a suite, the queue's
+    CPU and the lanes. Both requests take them with one field, `group(EachCommit)`."""
+
+    out: Path = OUT()
+    worker: str = WORKER()
+    take_ahead: int = TAKE_AHEAD()
+    python: str | None = PYTHON()
+    workers: int | None = WORKERS()
+    slots: int | None = SLOTS()
+    burst: int | None = BURST()
+    job_seconds: float | None = JOB_SECONDS()
+    load: str | None = LOAD()
+    take_latency: str | None = TAKE_LATENCY()
+    wake_latency: str | None = WAKE_LATENCY()
+    hold: str | None = HOLD()
+    done_latency: str | None = DONE_LATENCY()
+    pin_queue: bool = PIN_QUEUE()
+    lanes: int | str = LANES()
+
+    def setup(self, repo: Path | None, suite: str | None, reps: int | None) -> SetupRequest:
+        """The checkout, the rows and the worker. One latency flag given fills the others with
+        `run`'s defaults."""
+        from jobbench.core.scenario.config import LatencyFlags
+        from jobbench.core.sdk_history.setup import ScenarioFlags, SetupRequest
+
+        given = (self.take_latency, self.wake_latency, self.hold, self.done_latency)
+        latency = None
+        if any(value is not None for value in given):
+            take, wake, hold, done = given
+            defaults = LatencyFlags()
+            latency = LatencyFlags(
+                take or defaults.take,
+                wake or defaults.wake,
+                hold or defaults.hold,
+                done or defaults.done,
+            )
+        scenario = ScenarioFlags(
+            self.workers, self.slots, self.burst, self.job_seconds, self.load, latency
+        )
+        return SetupRequest(
+            repo=repo,
+            suite=suite,
+            scenario=scenario,
+            worker=self.worker,
+            take_ahead=self.take_ahead,
+            python=self.python,
+            reps=reps,
+            out=self.out,
+            pin_queue=self.pin_queue,
+            lanes=self.lanes,
+        )
+
+
+class CommitsRequest:
+    """What trend's and bisect's requests make alike of their fields: the setup at each commit
+    and the gate (the metric and the size floor). The fields are each request's own, declared
+    there in its help's order; this class only names their types."""
+
+    repo: Path | None
+    suite: str | None
+    reps: int | None
+    metric: str | None
+    max_regression: float
+    each_commit: EachCommit
+
+    @property
+    def setup(self) -> SetupRequest:
+        return self.each_commit.setup(self.repo, self.suite, self.reps)
+
+    @property
+    def gate(self) -> GateConfig:
+        from jobbench.verdict.gate import GateConfig
+
+        return GateConfig(self.metric, self.max_regression)
+
+
+@dataclass(frozen=True)
+class TrendRequest(CommitsRequest):
     """`jobbench trend`'s flags, in the order its help lists them."""
 
     revrange: str = argument("REVRANGE", "START..END (first-parent), or END")()
@@ -126,21 +206,7 @@ class TrendRequest:
         read=parse_duration,
         help="no new commit starts past it (exit 3), e.g. 2h",
     )
-    out: Path = OUT()
-    worker: str = WORKER()
-    take_ahead: int = TAKE_AHEAD()
-    python: str | None = PYTHON()
-    workers: int | None = WORKERS()
-    slots: int | None = SLOTS()
-    burst: int | None = BURST()
-    job_seconds: float | None = JOB_SECONDS()
-    load: str | None = LOAD()
-    take_latency: str | None = TAKE_LATENCY()
-    wake_latency: str | None = WAKE_LATENCY()
-    hold: str | None = HOLD()
-    done_latency: str | None = DONE_LATENCY()
-    pin_queue: bool = PIN_QUEUE()
-    lanes: int | str = LANES()
+    each_commit: EachCommit = group(EachCommit)
     cluster: ClusterRequest = group(ClusterRequest)
     quiet: bool = QUIET()
 
@@ -148,20 +214,9 @@ class TrendRequest:
         if self.json_out:  # --json is --format json
             object.__setattr__(self, "fmt", "json")
 
-    @property
-    def setup(self) -> SetupRequest:
-        return setup_request(self)
-
-    @property
-    def gate(self) -> GateConfig:
-        """The metric and the size floor."""
-        from jobbench.verdict.gate import GateConfig
-
-        return GateConfig(self.metric, self.max_regression)
-
 
 @dataclass(frozen=True)
-class BisectRequest:
+class BisectRequest(CommitsRequest):
     """`jobbench bisect`'s flags, in the order its help lists them."""
 
     good: str = argument("GOOD", "a commit of --repo whose rows are fast")()
@@ -176,64 +231,6 @@ class BisectRequest:
     max_reps: int = MAX_REPS()
     budget_s: float = BUDGET("3h")
     json_out: bool = JSON()
-    out: Path = OUT()
-    worker: str = WORKER()
-    take_ahead: int = TAKE_AHEAD()
-    python: str | None = PYTHON()
-    workers: int | None = WORKERS()
-    slots: int | None = SLOTS()
-    burst: int | None = BURST()
-    job_seconds: float | None = JOB_SECONDS()
-    load: str | None = LOAD()
-    take_latency: str | None = TAKE_LATENCY()
-    wake_latency: str | None = WAKE_LATENCY()
-    hold: str | None = HOLD()
-    done_latency: str | None = DONE_LATENCY()
-    pin_queue: bool = PIN_QUEUE()
-    lanes: int | str = LANES()
+    each_commit: EachCommit = group(EachCommit)
     cluster: ClusterRequest = group(ClusterRequest)
     quiet: bool = QUIET()
-
-    @property
-    def setup(self) -> SetupRequest:
-        return setup_request(self)
-
-    @property
-    def gate(self) -> GateConfig:
-        from jobbench.verdict.gate import GateConfig
-
-        return GateConfig(self.metric, self.max_regression)
-
-
-def setup_request(flags: TrendRequest | BisectRequest) -> SetupRequest:
-    """The checkout, the rows and the worker, as trend and bisect are given them alike. One
-    latency flag given fills the others with `run`'s defaults."""
-    from jobbench.core.scenario.config import LatencyFlags
-    from jobbench.core.sdk_history.setup import ScenarioFlags, SetupRequest
-
-    given = (flags.take_latency, flags.wake_latency, flags.hold, flags.done_latency)
-    latency = None
-    if any(value is not None for value in given):
-        take, wake, hold, done = given
-        defaults = LatencyFlags()
-        latency = LatencyFlags(
-            take or defaults.take,
-            wake or defaults.wake,
-            hold or defaults.hold,
-            done or defaults.done,
-        )
-    scenario = ScenarioFlags(
-        flags.workers, flags.slots, flags.burst, flags.job_seconds, flags.load, latency
-    )
-    return SetupRequest(
-        repo=flags.repo,
-        suite=flags.suite,
-        scenario=scenario,
-        worker=flags.worker,
-        take_ahead=flags.take_ahead,
-        python=flags.python,
-        reps=flags.reps,
-        out=flags.out,
-        pin_queue=flags.pin_queue,
-        lanes=flags.lanes,
-    )

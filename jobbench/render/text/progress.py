@@ -42,10 +42,3 @@ def end_progress(after_ctrl_c: bool, stream: TextIO | None = None) -> None:
     if after_ctrl_c and stream.isatty():
         stream.write("\r\x1b[K")  # back to column 0, erase to the end of the line
         stream.flush()
-
-
-def stdout_console() -> Console:
-    """A 100-column console on stdout, for results printed without rich progress."""
-    from jobbench.render.text.terminal import stdout_console as console
-
-    return console()

@@ -8,7 +8,6 @@ import sys
 from typing import TYPE_CHECKING
 
 from jobbench.render.text import dashboard_formats
-from jobbench.render.text.progress import stdout_console
 from jobbench.results.model import Result
 from jobbench.results.store import print_json
 
@@ -24,6 +23,7 @@ def show_result(doc: Result, fmt: str, console: Console | None, saved_to: str) -
     elif fmt in dashboard_formats.FORMATS:
         dashboard_formats.write(fmt, dashboard_formats.of_result(doc), sys.stdout)
     else:
-        from jobbench.render.text.terminal import render_result  # rich, only for the table
+        # rich, only for the table.
+        from jobbench.render.text.terminal import render_result, stdout_console
 
         render_result(doc, console or stdout_console(), saved_to=saved_to)
