@@ -16,10 +16,11 @@ KIB = 1024
 DISK_KIND = "disk_writes"  # the anomaly's kind
 # More than this a completed job is writing on every job. Measured on the default suite's
 # burst (4 workers x 16 slots, 256 x 0.5 s jobs, 2 reps, 2026-12-07, docs/metrics.md): the real
-# runpod 1.12.0 worker, whose log lines are its only writes, DISK_BASE_KIB a job; the same
-# SDK writing its in-progress jobs to a file and fsyncing it on every change
-# (benchmarks/planted_defects.py `state-on-disk`), DISK_DEFECT_KIB. A page rewritten on every
-# job is 4 KiB a job by itself; the threshold sits between the two measured figures.
+# runpod 1.12.0 worker, whose log holds nothing per job, 0 bytes in both reps; the same SDK
+# writing its in-progress jobs to a file and fsyncing it on every change
+# (benchmarks/planted_defects.py `state-on-disk`), 7.72 and 7.75 KiB a job (two pages). One
+# page rewritten a job is 4 KiB a job by itself: half of it leaves room on both sides, for a
+# log line or two a job below and a single state write a job above.
 THRESHOLD_KIB = 2.0
 
 
