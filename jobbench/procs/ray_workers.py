@@ -32,6 +32,7 @@ from ray.util.placement_group import placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from jobbench.errors import RunFailed, UsageError, WorkerError
+from jobbench.procs.disk_writes import group_write_bytes
 from jobbench.procs.harness_cpu import group_cpu
 from jobbench.procs.ray_cluster import ClusterInfo, live_nodes
 from jobbench.procs.signals import interrupts_deferred
@@ -154,6 +155,13 @@ class NodeWorker:
         if self.process is None or self.process.popen is None or self.returncode() is not None:
             return None
         return group_cpu({self.worker_id: self.process.popen.pid})[self.worker_id]
+
+    def write_bytes(self) -> int | None:
+        """Its group's bytes written to storage, read on its node as the CPU is (None: it
+        ended, or its node's /proc/<pid>/io cannot be read)."""
+        if self.process is None or self.process.popen is None or self.returncode() is not None:
+            return None
+        return group_write_bytes({self.worker_id: self.process.popen.pid}).get(self.worker_id)
 
     def collect(self) -> bytes:
         """The worker's folder and log as a gzipped tar, then removed from the node."""
@@ -421,6 +429,19 @@ class ClusterPool:
                 seconds = ray.get(ref, timeout=CALL_TIMEOUT_S)
                 if seconds is not None:
                     found[worker.worker_id] = float(seconds)
+        return found
+
+    def write_bytes(self, workers: Sequence[Worker]) -> dict[str, int]:
+        """Each live worker's bytes written, asked of its actor as the CPU is; one slow, gone
+        or unreadable is left out."""
+        live = [w for w in workers if isinstance(w, ClusterWorker) and not w._lost]
+        asked = [(w, w.actor.write_bytes.remote()) for w in live]
+        found: dict[str, int] = {}
+        for worker, ref in asked:
+            with contextlib.suppress(Exception):  # slow or gone: left out, as an ended one
+                written = ray.get(ref, timeout=CALL_TIMEOUT_S)
+                if written is not None:
+                    found[worker.worker_id] = int(written)
         return found
 
     def describe(self) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """The seam between the fake target and where its worker processes run: a `Worker` is
 one worker process as the runner sees it, started here (procs/spawn.py `WorkerProcess`) or on a
 Ray cluster's node (procs/ray_workers.py `ClusterWorker`); a `WorkerPool` starts, stops and reads
-the CPU of a scenario's workers, and a `PoolFactory` opens one pool per scenario. core/real_workers/
-speaks only these, so it never learns Ray."""
+the CPU and disk writes of a scenario's workers, and a `PoolFactory` opens one pool per
+scenario. core/real_workers/ speaks only these, so it never learns Ray."""
 
 from __future__ import annotations
 
@@ -50,6 +50,10 @@ class WorkerPool(Protocol):
 
     def cpu_seconds(self, workers: Sequence[Worker]) -> dict[str, float]:
         """Each running worker's process group's CPU seconds (procs/harness_cpu.py)."""
+
+    def write_bytes(self, workers: Sequence[Worker]) -> dict[str, int]:
+        """Each running worker's process group's bytes written to storage, where they can be
+        read (procs/disk_writes.py): a worker left out has no figure, never 0."""
 
     def describe(self) -> dict[str, Any] | None:
         """What the result's `environment` says of where the workers ran (None: here)."""

@@ -335,6 +335,9 @@ class Rep(Doc):
     worker_nodes: dict[str, str] | None = None
     below_slots: list[WorkerBelowSlots] | None = None  # fake: workers below --slots (absent: none)
     requests: Requests | None = None  # the workers' requests (absent: live, or older files)
+    # Each worker's process group's bytes written to storage over the rep, from /proc/<pid>/io
+    # (measure/disk_writes.py; absent: live, sim, not Linux, unreadable, or older files)
+    worker_write_bytes: dict[str, int] | None = None
 
 
 class Spread(Doc):

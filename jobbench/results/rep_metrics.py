@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jobbench.measure.disk_writes import write_kib_per_job
 from jobbench.results.model import Rep
 
 
@@ -28,9 +29,9 @@ class Metric:
     read: Callable[[Rep], float | None]  # one rep's figure
     label: str  # what it is, for headers and legends
     pooled: bool = False  # the side's figure is over every job of every rep, not a median
-    # Compared only where a rep of the baseline has it (the workers' CPU: not live or
-    # simulated; the split: two workers or more; the requests: not live), so rows that cannot
-    # have it do not list it.
+    # Compared only where a rep of the baseline has it (the workers' CPU and disk writes: not
+    # live or simulated; the split: two workers or more; the requests: not live), so rows that
+    # cannot have it do not list it.
     where_measured: bool = False
     # Reps far from the others are set aside as outliers (a disturbed measurement); a figure of
     # the workers' own (their CPU, the split) is judged whole: a far rep is their doing too.
@@ -57,6 +58,14 @@ def worker_cpu_ms_per_job(rep: Rep) -> float | None:
     if not cores:
         return None
     return sum(cores) * harness.wall_s / rep.jobs.completed * 1000
+
+
+def worker_write_kib_per_job(rep: Rep) -> float | None:
+    """The workers' bytes written to storage (every worker's process group, from /proc/<pid>/io)
+    per completed job, in KiB: their log lines, and any state they write on every job. None
+    where it was not read (live, simulated, a Ray cluster's node that cannot read it, not
+    Linux, files before it) or no job completed."""
+    return write_kib_per_job(rep.worker_write_bytes, rep.jobs.completed)
 
 
 def requests_per_job(rep: Rep) -> float | None:
@@ -86,6 +95,12 @@ METRICS: dict[str, Metric] = {
     "worker_cpu_ms_per_job": Metric(
         worker_cpu_ms_per_job,
         "workers' CPU per completed job, ms",
+        where_measured=True,
+        outliers=False,
+    ),
+    "worker_write_kib_per_job": Metric(
+        worker_write_kib_per_job,
+        "workers' disk writes per completed job, KiB",
         where_measured=True,
         outliers=False,
     ),

@@ -6,13 +6,16 @@ A rep's anomalies are of two kinds:
   machine busy with processes outside the run). Such a rep measured the harness, not the
   worker, so its figures are set aside, as before;
 - **behaviour**: what the side's own workers did (a stall, a worker spinning a core, a worker
-  that would not stop). That is part of the measurement: the rep counts, and a candidate that
-  shows a behaviour more often than its baseline is judged for it. An unknown kind is taken as
-  behaviour, so a new kind of anomaly can never hide a candidate's fault.
+  that would not stop, workers writing to disk on every job). That is part of the
+  measurement: the rep counts, and a candidate that shows a behaviour more often than its
+  baseline is judged for it. An unknown kind is taken as behaviour, so a new kind of anomaly
+  can never hide a candidate's fault.
 
 Beside the anomalies, three figures of the workers are compared like the latency: their CPU per
 completed job, how unevenly the jobs spread over them and their requests per completed job
-(results/rep_metrics.py METRICS).
+(results/rep_metrics.py METRICS). Their disk writes per job are compared and shown, but judged
+here only, as the `disk_writes` behaviour of the reps over its threshold
+(measure/disk_writes.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from jobbench.measure.disk_writes import DISK_KIND
 from jobbench.results.model import Rep, ScenarioResult
 
 # A behaviour the baseline shows too, seen more often in the candidate at this one-sided p but
@@ -39,6 +43,7 @@ WORDS = {
     "stall": "a worker stalled",
     "worker_cpu": "a worker kept a core busy",
     "stop timeout": "a worker did not stop when told",
+    DISK_KIND: "the workers wrote to disk on every job",
 }
 
 

@@ -67,8 +67,9 @@ def test_compare_runs_both_variants_interleaved_and_saves_everything(
     assert p99["ci"][0] <= p99["change"] <= p99["ci"][1] < 0 and p99["p_faster"] < 0.002
     assert set(deep["metrics"]) == {
         "time_to_p99_s", "time_to_p100_s", "e2e_p50_s", "e2e_p99_s", "e2e_mean_s",
-        # The workers' own, judged before speed (one worker: no split).
-        "worker_cpu_ms_per_job", "requests_per_job",
+        # The workers' own, judged before speed (one worker: no split); their disk writes
+        # (judged as a behaviour only).
+        "worker_cpu_ms_per_job", "requests_per_job", "worker_write_kib_per_job",
     }  # fmt: skip
     assert comparison["verdict"] == "pass" and deep["verdict"] == "better"
     assert deep["metric"] == "time_to_p99_s" and deep["stopped"].startswith("fixed --reps 8")

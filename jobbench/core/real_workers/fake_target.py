@@ -25,6 +25,7 @@ from jobbench.core.sim.predict import predict
 from jobbench.errors import RunFailed
 from jobbench.measure.concurrency import below_slots_text
 from jobbench.measure.conservation import check_conservation
+from jobbench.measure.disk_writes import DISK_KIND, disk_anomalies
 from jobbench.procs import lane_stop
 from jobbench.procs.cpu_plan import CpuPlan, pin, plan_cpus
 from jobbench.procs.embedded_queue import EmbeddedQueue, start_embedded_queue
@@ -272,6 +273,7 @@ class FakeSession:
             fleet,
             self.refreshes,
             self.pool.cpu_seconds,
+            self.pool.write_bytes,
         )
         ended = drive.run()
         # The queue's counts first, then the events up to that moment: a rep cut short (another
@@ -288,6 +290,9 @@ class FakeSession:
         scaled = fleet.started if fleet is not None else []
         measure = measure_rep(s, events, self.worker_ids + scaled)
         note_rep_end(measure.figures, ended)
+        for found in measure.figures.get("anomalies", []):
+            if found["kind"] == DISK_KIND:  # the others were said as they were found
+                self.progress.message(f"{self.title} rep {rep}: {found['what']}")
         for found in measure.figures.get("below_slots", []):
             self.progress.message(f"{self.title} rep {rep}: {below_slots_text(found)}")
         # The fleet's workers that stopped during the rep are forgotten; the others stay.
@@ -373,7 +378,7 @@ class FakeSession:
 
 def note_rep_end(figures: dict[str, Any], ended: RepEnd) -> None:
     """What the rep's end adds to its figures: lost jobs, stalls, worker faults, partial, the
-    machine's load."""
+    machine's load, the workers' disk writes (and their anomaly: measure/disk_writes.py)."""
     if ended.lost:
         figures["jobs"]["lost"] = len(ended.lost)
         figures["lost_jobs"] = ended.lost
@@ -393,6 +398,12 @@ def note_rep_end(figures: dict[str, Any], ended: RepEnd) -> None:
         figures["arrivals"] = ended.arrivals
     if ended.worker_nodes is not None:
         figures["worker_nodes"] = dict(sorted(ended.worker_nodes.items()))
+    if ended.worker_write_bytes is not None:
+        figures["worker_write_bytes"] = ended.worker_write_bytes
+    # Known once the jobs are counted: writes over the threshold a job are the workers' doing.
+    disk = disk_anomalies(ended.worker_write_bytes, figures["jobs"]["completed"])
+    if disk:
+        figures["anomalies"] = [*figures.get("anomalies", []), *disk]
 
 
 def make_workdir() -> Path:

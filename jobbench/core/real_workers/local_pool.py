@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobbench.procs.cpu_plan import pin
+from jobbench.procs.disk_writes import group_write_bytes
 from jobbench.procs.harness_cpu import group_cpu
 from jobbench.procs.spawn import WorkerProcess, stop_all
 from jobbench.procs.worker_handle import MakeSpec, Worker, WorkerPool
@@ -39,17 +40,27 @@ class LocalPool:
     def cpu_seconds(self, workers: Sequence[Worker]) -> dict[str, float]:
         """Read from /proc in one pass; one that has exited is left out (its CPU since the
         last look is not read)."""
-        return group_cpu({
-            w.worker_id: w.popen.pid
-            for w in workers
-            if isinstance(w, WorkerProcess) and w.popen is not None and w.returncode() is None
-        })  # fmt: skip
+        return group_cpu(_running(workers))
+
+    def write_bytes(self, workers: Sequence[Worker]) -> dict[str, int]:
+        """Read from /proc in one pass, as the CPU; one that has exited, or cannot be read,
+        is left out."""
+        return group_write_bytes(_running(workers))
 
     def describe(self) -> None:
         return None
 
     def close(self) -> None:
         return None
+
+
+def _running(workers: Sequence[Worker]) -> dict[str, int]:
+    """Each running worker's process group (its leader's pid: it leads its own group)."""
+    return {
+        w.worker_id: w.popen.pid
+        for w in workers
+        if isinstance(w, WorkerProcess) and w.popen is not None and w.returncode() is None
+    }
 
 
 class LocalPools:

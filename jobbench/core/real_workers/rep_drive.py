@@ -26,6 +26,7 @@ from jobbench.core.scenario.config import Scenario
 from jobbench.core.scenario.faults import WorkerFault
 from jobbench.core.scenario.watch_bounds import watch_bounds
 from jobbench.errors import RunFailed, WorkerError
+from jobbench.measure.disk_writes import writes_over
 from jobbench.procs import harness_cpu, lane_stop, machine
 from jobbench.procs.worker_handle import Worker
 
@@ -61,6 +62,9 @@ class RepEnd:
     arrivals: dict[str, Any] | None = None
     # On a cluster, each worker's node, a fleet's scaled-up workers included (none: here).
     worker_nodes: dict[str, str] | None = None
+    # Each worker's bytes written to storage over the rep (measure/disk_writes.py; None: none
+    # could be read).
+    worker_write_bytes: dict[str, int] | None = None
 
 
 @dataclass
@@ -126,6 +130,8 @@ class RepDrive:
     refreshes: Refreshes | None = None
     # Each running worker's process group's CPU seconds, wherever it runs (its pool's).
     cpu_seconds: Callable[[list[Worker]], dict[str, float]] = lambda _workers: {}
+    # Each running worker's process group's bytes written to storage, where they can be read.
+    write_bytes: Callable[[list[Worker]], dict[str, int]] = lambda _workers: {}
     _reported: set[str] = field(default_factory=set)  # ended fleet workers told to the queue
 
     def run(self) -> RepEnd:
@@ -139,6 +145,7 @@ class RepDrive:
         began = time.monotonic()
         load_at_start = machine.sample()
         cpu_at_start = harness_cpu.sample(self.queue_pid, self._worker_cpu())
+        writes_at_start = self.write_bytes(self._all_workers())
         timeout_s = rep_timeout_s(s) + waves[-1].at_s
         faults = _FaultClock(s.worker_faults, self.workers)
         dog = Watchdog(watch_bounds(s), [w.worker_id for w in self.workers], began)
@@ -204,6 +211,7 @@ class RepDrive:
             self._nodes(),
         )
         end.worker_nodes = self._nodes() or None
+        end.worker_write_bytes = writes_over(writes_at_start, self.write_bytes(self._all_workers()))
         for busy in harness_cpu.saturation(end.harness):
             end.anomalies.append(busy)
             said = "the harness was saturated" if busy["kind"] == "saturated" else "worker CPU"
