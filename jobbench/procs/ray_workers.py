@@ -421,28 +421,11 @@ class ClusterPool:
                 worker.end_actor()
 
     def cpu_seconds(self, workers: Sequence[Worker]) -> dict[str, float]:
-        live = [w for w in workers if isinstance(w, ClusterWorker) and not w._lost]
-        asked = [(w, w.actor.cpu_seconds.remote()) for w in live]
-        found: dict[str, float] = {}
-        for worker, ref in asked:
-            with contextlib.suppress(Exception):  # slow or gone: left out, as an ended one
-                seconds = ray.get(ref, timeout=CALL_TIMEOUT_S)
-                if seconds is not None:
-                    found[worker.worker_id] = float(seconds)
-        return found
+        return {w: float(v) for w, v in _ask_live(workers, "cpu_seconds").items()}
 
     def write_bytes(self, workers: Sequence[Worker]) -> dict[str, int]:
-        """Each live worker's bytes written, asked of its actor as the CPU is; one slow, gone
-        or unreadable is left out."""
-        live = [w for w in workers if isinstance(w, ClusterWorker) and not w._lost]
-        asked = [(w, w.actor.write_bytes.remote()) for w in live]
-        found: dict[str, int] = {}
-        for worker, ref in asked:
-            with contextlib.suppress(Exception):  # slow or gone: left out, as an ended one
-                written = ray.get(ref, timeout=CALL_TIMEOUT_S)
-                if written is not None:
-                    found[worker.worker_id] = int(written)
-        return found
+        """Each live worker's bytes written, asked of its actor as the CPU is."""
+        return {w: int(v) for w, v in _ask_live(workers, "write_bytes").items()}
 
     def describe(self) -> dict[str, Any]:
         nodes = {node.node_id: node for node in self.cluster.nodes}
@@ -492,3 +475,17 @@ class ClusterPools:
     ) -> WorkerPool:
         shared = join_lane(self.cluster, lane, bundles, self.worker_cpus)
         return ClusterPool(self.cluster, workdir, lane, shared, self.subdirs)
+
+
+def _ask_live(workers: Sequence[Worker], method: str) -> dict[str, Any]:
+    """Each live worker's answer to its actor's `method`, asked of all at once; one slow, gone
+    or answering None is left out, as an ended one."""
+    live = [w for w in workers if isinstance(w, ClusterWorker) and not w._lost]
+    asked = [(w, getattr(w.actor, method).remote()) for w in live]
+    found: dict[str, Any] = {}
+    for worker, ref in asked:
+        with contextlib.suppress(Exception):
+            answer = ray.get(ref, timeout=CALL_TIMEOUT_S)
+            if answer is not None:
+                found[worker.worker_id] = answer
+    return found
